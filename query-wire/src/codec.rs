@@ -1,0 +1,99 @@
+//! The `Decode` / `Encode` traits that `#[derive(Wire)]` implements.
+
+use crate::error::{ErrorKind, Result};
+use crate::reader::Reader;
+use crate::writer::Writer;
+
+/// A value read from the wire, borrowing from the input where it can.
+///
+/// `Ctx` is what an outer packet passes in (SQP's requested chunks, OneQuery's header flags);
+/// it is `()` for self-contained packets.
+pub trait Decode<'a>: Sized {
+    /// Context the decoder needs from the enclosing packet.
+    type Ctx: Copy;
+
+    /// The type's name as it starts an error's field path.
+    const NAME: &'static str;
+
+    /// Reads one value from `r`, leaving it after the value's last byte.
+    fn decode(r: &mut Reader<'a>, ctx: Self::Ctx) -> Result<Self>;
+
+    /// Decodes a whole datagram: the value must use every byte.
+    ///
+    /// Errors carry the type name as the first segment of their path.
+    fn from_bytes(bytes: &'a [u8]) -> Result<Self>
+    where
+        Self: Decode<'a, Ctx = ()>,
+    {
+        Self::from_bytes_with(bytes, ())
+    }
+
+    /// [`from_bytes`](Decode::from_bytes) with a context.
+    fn from_bytes_with(bytes: &'a [u8], ctx: Self::Ctx) -> Result<Self> {
+        let mut r = Reader::new(bytes);
+        Self::decode(&mut r, ctx)
+            .and_then(|value| r.expect_end().map(|()| value))
+            .map_err(|e| e.in_field(Self::NAME))
+    }
+
+    /// Decodes a value from the start of `bytes` and returns it with the bytes after it.
+    fn from_prefix(bytes: &'a [u8], ctx: Self::Ctx) -> Result<(Self, &'a [u8])> {
+        let mut r = Reader::new(bytes);
+        let value = Self::decode(&mut r, ctx).map_err(|e| e.in_field(Self::NAME))?;
+        Ok((value, r.rest()))
+    }
+}
+
+/// A value written to the wire. `encoded_len` is exact, so callers can size buffers up front.
+pub trait Encode {
+    /// Context the encoder needs from the enclosing packet.
+    type Ctx: Copy;
+
+    /// The exact number of bytes [`encode`](Encode::encode) writes.
+    fn encoded_len(&self, ctx: Self::Ctx) -> usize;
+
+    /// Writes the value; length prefixes declared on the type are computed here.
+    fn encode(&self, w: &mut Writer<'_>, ctx: Self::Ctx) -> Result<()>;
+
+    /// Encodes into the start of `buf` and returns how many bytes were written.
+    fn encode_into(&self, buf: &mut [u8]) -> Result<usize>
+    where
+        Self: Encode<Ctx = ()>,
+    {
+        self.encode_into_with(buf, ())
+    }
+
+    /// [`encode_into`](Encode::encode_into) with a context.
+    fn encode_into_with(&self, buf: &mut [u8], ctx: Self::Ctx) -> Result<usize> {
+        let mut w = Writer::new(buf);
+        self.encode(&mut w, ctx)?;
+        Ok(w.position())
+    }
+
+    /// Encodes into a new, exactly sized `Vec`.
+    fn to_vec(&self) -> Result<Vec<u8>>
+    where
+        Self: Encode<Ctx = ()>,
+    {
+        self.to_vec_with(())
+    }
+
+    /// [`to_vec`](Encode::to_vec) with a context.
+    fn to_vec_with(&self, ctx: Self::Ctx) -> Result<Vec<u8>> {
+        let mut buf = vec![0u8; self.encoded_len(ctx)];
+        let mut w = Writer::new(&mut buf);
+        self.encode(&mut w, ctx)?;
+        let written = w.position();
+        if written != buf.len() {
+            // encoded_len is generated to be exact; a difference is a bug in a hand-written impl.
+            return Err(crate::Error::new(
+                ErrorKind::LengthMismatch {
+                    declared: buf.len(),
+                    actual: written,
+                },
+                written,
+            ));
+        }
+        Ok(buf)
+    }
+}

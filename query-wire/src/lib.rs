@@ -1,0 +1,40 @@
+//! The runtime behind `#[derive(Wire)]`: declare a packet as a Rust type, get a fast, zero-copy,
+//! symmetric codec whose errors say where the bytes went wrong.
+//!
+//! - [`Reader`] borrows a datagram and tracks the absolute offset; [`Writer`] encodes into a
+//!   caller's `&mut [u8]` without allocating and fills in length prefixes after the fact.
+//! - [`Decode`] and [`Encode`] are what the derive implements; `encoded_len` is exact.
+//! - [`Error`] carries the byte offset, the field path and an [`ErrorKind`]:
+//!   `QueryResponse.chunks.server_info.map at byte 91: need 9 bytes, have 3`.
+//! - [`TextEncoding`] and [`Text`] cover the code pages old game servers speak.
+//!
+//! A protocol author depends on this crate alone: it re-exports the derive.
+
+mod codec;
+mod error;
+mod fill;
+mod int;
+mod reader;
+mod text;
+mod writer;
+
+pub use codec::{Decode, Encode};
+pub use error::{Error, ErrorKind, PathSegment, Result};
+pub use fill::{Padding, Reserved};
+pub use int::{Endian, Integer, Number};
+pub use reader::Reader;
+pub use text::{Text, TextEncoding};
+pub use writer::{LengthSlot, Writer};
+
+pub use query_derive::Wire;
+
+/// Crates the generated code and protocol declarations use, re-exported so that a protocol
+/// crate needs no direct dependency on them.
+pub mod reexport {
+    pub use bitflags;
+    pub use uuid;
+}
+
+/// The SQP-style bit set of flags, re-exported for `#[wire(bits)]` fields.
+pub use bitflags::bitflags;
+pub use uuid::Uuid;

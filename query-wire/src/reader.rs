@@ -1,0 +1,289 @@
+//! A zero-copy cursor over a received datagram.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::int::{Endian, Integer, Number};
+
+/// Reads fields from a borrowed byte slice, tracking the absolute offset for error messages.
+///
+/// Everything it returns borrows from the input: `bytes` and `str_utf8` never copy.
+/// A [`sub`](Reader::sub)-reader bounds a nested read to a declared length and still reports
+/// offsets relative to the start of the whole datagram.
+///
+/// ```
+/// use query_wire::{Endian, Reader};
+///
+/// let mut r = Reader::new(&[0x00, 0x10, 3, b'a', b'b', b'c']);
+/// assert_eq!(r.number::<u16>(Endian::Big)?, 16);
+/// assert_eq!(r.prefixed_str::<u8>(Endian::Big, None)?, "abc");
+/// assert!(r.is_empty());
+/// # Ok::<(), query_wire::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Reader<'a> {
+    data: &'a [u8],
+    pos: usize,
+    /// Absolute offset of `data[0]` in the outermost input.
+    origin: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader at the start of `data`.
+    #[inline]
+    pub fn new(data: &'a [u8]) -> Self {
+        Reader {
+            data,
+            pos: 0,
+            origin: 0,
+        }
+    }
+
+    /// The absolute offset of the next byte to read.
+    #[inline]
+    pub fn offset(&self) -> usize {
+        self.origin + self.pos
+    }
+
+    /// How many bytes are left.
+    #[inline]
+    pub fn remaining(&self) -> usize {
+        self.data.len() - self.pos
+    }
+
+    /// True when every byte has been read.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.pos == self.data.len()
+    }
+
+    /// The unread bytes, without consuming them.
+    #[inline]
+    pub fn peek_rest(&self) -> &'a [u8] {
+        &self.data[self.pos..]
+    }
+
+    /// An error of `kind` at the current offset.
+    #[cold]
+    pub fn error(&self, kind: ErrorKind) -> Error {
+        Error::new(kind, self.offset())
+    }
+
+    #[cold]
+    fn unexpected_end(&self, need: usize) -> Error {
+        self.error(ErrorKind::UnexpectedEnd {
+            need,
+            have: self.remaining(),
+        })
+    }
+
+    /// Takes the next `n` bytes.
+    #[inline]
+    pub fn bytes(&mut self, n: usize) -> Result<&'a [u8]> {
+        match self.data.get(self.pos..).and_then(|rest| rest.get(..n)) {
+            Some(out) => {
+                self.pos += n;
+                Ok(out)
+            }
+            None => Err(self.unexpected_end(n)),
+        }
+    }
+
+    /// Takes every byte that is left.
+    #[inline]
+    pub fn rest(&mut self) -> &'a [u8] {
+        let out = &self.data[self.pos..];
+        self.pos = self.data.len();
+        out
+    }
+
+    /// Takes the next `N` bytes as an array.
+    #[inline]
+    pub fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
+        let bytes = self.bytes(N)?;
+        let mut out = [0u8; N];
+        out.copy_from_slice(bytes);
+        Ok(out)
+    }
+
+    /// Skips `n` bytes.
+    #[inline]
+    pub fn skip(&mut self, n: usize) -> Result<()> {
+        self.bytes(n).map(|_| ())
+    }
+
+    /// Reads a fixed-width number in the given byte order.
+    #[inline(always)]
+    pub fn number<T: Number>(&mut self, endian: Endian) -> Result<T> {
+        let bytes = self.bytes(T::SIZE)?;
+        match T::Bytes::try_from(bytes) {
+            Ok(array) => Ok(T::from_bytes(array, endian)),
+            Err(_) => Err(self.unexpected_end(T::SIZE)),
+        }
+    }
+
+    /// Reads one byte.
+    #[inline(always)]
+    pub fn u8(&mut self) -> Result<u8> {
+        match self.data.get(self.pos) {
+            Some(&b) => {
+                self.pos += 1;
+                Ok(b)
+            }
+            None => Err(self.unexpected_end(1)),
+        }
+    }
+
+    /// Reads a `bool` byte: 0 is false, anything else true (servers are not strict about 1).
+    #[inline]
+    pub fn bool(&mut self) -> Result<bool> {
+        self.u8().map(|b| b != 0)
+    }
+
+    /// Checks that the next bytes equal `expected`.
+    #[inline]
+    pub fn magic(&mut self, expected: &'static [u8]) -> Result<()> {
+        let start = self.offset();
+        let found = self.bytes(expected.len())?;
+        if found == expected {
+            Ok(())
+        } else {
+            Err(Error::new(
+                ErrorKind::BadMagic {
+                    expected,
+                    found: found.to_vec(),
+                },
+                start,
+            ))
+        }
+    }
+
+    /// Reads an integer length or count prefix, checking it against `max` when one is declared.
+    #[inline]
+    pub fn length<P: Integer>(&mut self, endian: Endian, max: Option<usize>) -> Result<usize> {
+        let start = self.offset();
+        let raw = self.number::<P>(endian)?.to_u64();
+        let len = usize::try_from(raw).unwrap_or(usize::MAX);
+        match max {
+            Some(max) if len > max => Err(Error::new(ErrorKind::TooLong { len, max }, start)),
+            _ => Ok(len),
+        }
+    }
+
+    /// Reads a length prefix of type `P`, then that many bytes.
+    #[inline]
+    pub fn prefixed_bytes<P: Integer>(
+        &mut self,
+        endian: Endian,
+        max: Option<usize>,
+    ) -> Result<&'a [u8]> {
+        let len = self.length::<P>(endian, max)?;
+        self.bytes(len)
+    }
+
+    /// Reads `n` bytes of strict UTF-8, borrowed.
+    #[inline]
+    pub fn str_utf8(&mut self, n: usize) -> Result<&'a str> {
+        let start = self.offset();
+        let bytes = self.bytes(n)?;
+        std::str::from_utf8(bytes).map_err(|e| {
+            Error::new(
+                ErrorKind::InvalidText { encoding: "UTF-8" },
+                start + e.valid_up_to(),
+            )
+        })
+    }
+
+    /// Reads a length prefix of type `P`, then that many bytes of strict UTF-8, borrowed.
+    #[inline]
+    pub fn prefixed_str<P: Integer>(
+        &mut self,
+        endian: Endian,
+        max: Option<usize>,
+    ) -> Result<&'a str> {
+        let len = self.length::<P>(endian, max)?;
+        self.str_utf8(len)
+    }
+
+    /// Takes the next `n` bytes as a reader of their own, so a nested value cannot read past
+    /// its declared length. Offsets stay absolute.
+    #[inline]
+    pub fn sub(&mut self, n: usize) -> Result<Reader<'a>> {
+        let origin = self.offset();
+        let data = self.bytes(n)?;
+        Ok(Reader {
+            data,
+            pos: 0,
+            origin,
+        })
+    }
+
+    /// Fails with [`ErrorKind::TrailingBytes`] unless every byte has been read.
+    #[inline]
+    pub fn expect_end(&self) -> Result<()> {
+        if self.is_empty() {
+            Ok(())
+        } else {
+            Err(self.error(ErrorKind::TrailingBytes {
+                count: self.remaining(),
+            }))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sub_reader_reports_absolute_offsets() {
+        let data = [1, 2, 3, 4, 5, 6];
+        let mut r = Reader::new(&data);
+        r.skip(2).unwrap();
+        let mut inner = r.sub(3).unwrap();
+        assert_eq!(inner.offset(), 2);
+        inner.skip(3).unwrap();
+        let err = inner.u8().unwrap_err();
+        assert_eq!(err.offset(), 5);
+        assert_eq!(err.kind(), &ErrorKind::UnexpectedEnd { need: 1, have: 0 });
+        assert_eq!(r.u8().unwrap(), 6);
+    }
+
+    #[test]
+    fn numbers_in_both_orders() {
+        let data = [0x12, 0x34, 0x12, 0x34];
+        let mut r = Reader::new(&data);
+        assert_eq!(r.number::<u16>(Endian::Big).unwrap(), 0x1234);
+        assert_eq!(r.number::<u16>(Endian::Little).unwrap(), 0x3412);
+    }
+
+    #[test]
+    fn short_input_names_need_and_have() {
+        let mut r = Reader::new(&[9, b'a', b'b']);
+        let err = r.prefixed_str::<u8>(Endian::Big, None).unwrap_err();
+        assert_eq!(err.offset(), 1);
+        assert_eq!(err.kind(), &ErrorKind::UnexpectedEnd { need: 9, have: 2 });
+    }
+
+    #[test]
+    fn invalid_utf8_points_at_the_bad_byte() {
+        let mut r = Reader::new(&[3, b'a', 0xff, b'b']);
+        let err = r.prefixed_str::<u8>(Endian::Big, None).unwrap_err();
+        assert_eq!(err.offset(), 2);
+    }
+
+    #[test]
+    fn bad_magic_points_at_its_start() {
+        let mut r = Reader::new(b"xxSAMQ");
+        r.skip(2).unwrap();
+        let err = r.magic(b"SAMP").unwrap_err();
+        assert_eq!(err.offset(), 2);
+        assert!(matches!(err.kind(), ErrorKind::BadMagic { .. }));
+    }
+
+    #[test]
+    fn declared_maximum_is_enforced_at_the_prefix() {
+        let mut r = Reader::new(&[0, 5, 1, 2, 3, 4, 5]);
+        let err = r.prefixed_bytes::<u16>(Endian::Big, Some(4)).unwrap_err();
+        assert_eq!(err.kind(), &ErrorKind::TooLong { len: 5, max: 4 });
+        assert_eq!(err.offset(), 0);
+    }
+}

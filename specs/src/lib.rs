@@ -1,0 +1,1 @@
+//! Game-query protocols declared as types: one module per protocol.
