@@ -16,6 +16,26 @@ pub struct Reserved<const N: usize>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Padding<const N: usize>;
 
+#[cfg(feature = "serde")]
+impl<const N: usize> serde::Serialize for Reserved<N> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_unit()
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<const N: usize> serde::Serialize for Padding<N> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_unit()
+    }
+}
+
 impl<'a, const N: usize> Decode<'a> for Reserved<N> {
     type Ctx = ();
     const NAME: &'static str = "Reserved";

@@ -210,6 +210,18 @@ impl fmt::Debug for Text<'_> {
     }
 }
 
+/// Serializes as the text decoded in Windows-1252, the encoding most servers that send
+/// undeclared text use; the raw bytes stay available through [`Text::as_bytes`].
+#[cfg(feature = "serde")]
+impl serde::Serialize for Text<'_> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.decode(TextEncoding::Windows1252))
+    }
+}
+
 impl<'a> From<&'a str> for Text<'a> {
     fn from(s: &'a str) -> Self {
         Text(Cow::Borrowed(s.as_bytes()))

@@ -1,1 +1,13 @@
-//! Game-query protocols declared as types: one module per protocol.
+//! Game-query protocols declared as types, one module per protocol: every packet here comes
+//! from `#[derive(Wire)]` (binary) or `#[derive(KeyValues)]` (GameSpy text), none is hand-coded.
+//!
+//! | module | protocol | byte order | text |
+//! |---|---|---|---|
+//! | [`sqp`] | Unity / Multiplay SQP | big | u8-length UTF-8 |
+//! | [`onequery`] | Hytale OneQuery V2 | little | u16-length UTF-8 |
+//! | [`samp`] | SA:MP / open.mp | little | raw bytes, caller's code page |
+//! | `gamespy1` | GameSpy v1 | text | Latin-1 / Windows-1252 |
+
+pub mod onequery;
+pub mod samp;
+pub mod sqp;
