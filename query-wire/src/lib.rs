@@ -14,6 +14,7 @@ mod codec;
 mod error;
 mod fill;
 mod int;
+pub mod kv;
 mod reader;
 mod text;
 mod writer;
@@ -27,6 +28,7 @@ pub use text::{Text, TextEncoding};
 pub use writer::{LengthSlot, Writer};
 
 pub use query_derive::Wire;
+pub use query_derive::KeyValues;
 
 /// Crates the generated code and protocol declarations use, re-exported so that a protocol
 /// crate needs no direct dependency on them.
