@@ -11,6 +11,7 @@
 //! A protocol author depends on this crate alone: it re-exports the derive.
 
 mod codec;
+mod derive_support;
 mod error;
 mod fill;
 mod int;
@@ -27,8 +28,15 @@ pub use reader::Reader;
 pub use text::{Text, TextEncoding};
 pub use writer::{LengthSlot, Writer};
 
-pub use query_derive::Wire;
 pub use query_derive::KeyValues;
+pub use query_derive::Wire;
+
+/// What the code `#[derive(Wire)]` generates calls besides [`Reader`] and [`Writer`]; not a
+/// stable API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::derive_support::*;
+}
 
 /// Crates the generated code and protocol declarations use, re-exported so that a protocol
 /// crate needs no direct dependency on them.

@@ -1,7 +1,10 @@
 //! A zero-copy cursor over a received datagram.
 
+use std::borrow::Cow;
+
 use crate::error::{Error, ErrorKind, Result};
 use crate::int::{Endian, Integer, Number};
+use crate::text::TextEncoding;
 
 /// Reads fields from a borrowed byte slice, tracking the absolute offset for error messages.
 ///
@@ -203,6 +206,86 @@ impl<'a> Reader<'a> {
         self.str_utf8(len)
     }
 
+    /// Reads a length prefix of type `P`, then that many bytes of text in `encoding`.
+    ///
+    /// Borrows when the bytes are already the UTF-8 of the text (always for valid UTF-8, and
+    /// for ASCII in the single-byte encodings).
+    #[inline]
+    pub fn prefixed_text<P: Integer>(
+        &mut self,
+        endian: Endian,
+        max: Option<usize>,
+        encoding: TextEncoding,
+    ) -> Result<Cow<'a, str>> {
+        let len = self.length::<P>(endian, max)?;
+        self.text(len, encoding)
+    }
+
+    /// Reads `n` bytes of text in `encoding`; an error points at the first byte that is not
+    /// valid in it.
+    #[inline]
+    pub fn text(&mut self, n: usize, encoding: TextEncoding) -> Result<Cow<'a, str>> {
+        let start = self.offset();
+        let bytes = self.bytes(n)?;
+        encoding.decode_at(bytes, start)
+    }
+
+    /// Takes every byte that is left, failing with [`ErrorKind::TooLong`] when there are more
+    /// than `max`.
+    #[inline]
+    pub fn rest_bytes(&mut self, max: Option<usize>) -> Result<&'a [u8]> {
+        self.check_rest(max)?;
+        Ok(self.rest())
+    }
+
+    /// Takes every byte that is left as strict UTF-8, at most `max` bytes of it.
+    #[inline]
+    pub fn rest_str(&mut self, max: Option<usize>) -> Result<&'a str> {
+        self.check_rest(max)?;
+        self.str_utf8(self.remaining())
+    }
+
+    /// Takes every byte that is left as text in `encoding`, at most `max` bytes of it.
+    #[inline]
+    pub fn rest_text(
+        &mut self,
+        max: Option<usize>,
+        encoding: TextEncoding,
+    ) -> Result<Cow<'a, str>> {
+        self.check_rest(max)?;
+        self.text(self.remaining(), encoding)
+    }
+
+    #[inline]
+    fn check_rest(&self, max: Option<usize>) -> Result<()> {
+        match max {
+            Some(max) if self.remaining() > max => Err(self.error(ErrorKind::TooLong {
+                len: self.remaining(),
+                max,
+            })),
+            _ => Ok(()),
+        }
+    }
+
+    /// Reads a UUID as two `u64` halves in `endian` order: big-endian gives the RFC 4122 byte
+    /// order, little-endian byte-swaps each half (not the whole 16 bytes).
+    #[inline]
+    pub fn uuid(&mut self, endian: Endian) -> Result<uuid::Uuid> {
+        let high = self.number::<u64>(endian)?;
+        let low = self.number::<u64>(endian)?;
+        Ok(uuid::Uuid::from_u64_pair(high, low))
+    }
+
+    /// Checks a repeat count that an expression computed (not read from a prefix) against the
+    /// declared `max`, failing with [`ErrorKind::TooLong`] at the current offset.
+    #[inline]
+    pub fn check_count(&self, count: usize, max: Option<usize>) -> Result<usize> {
+        match max {
+            Some(max) if count > max => Err(self.error(ErrorKind::TooLong { len: count, max })),
+            _ => Ok(count),
+        }
+    }
+
     /// Takes the next `n` bytes as a reader of their own, so a nested value cannot read past
     /// its declared length. Offsets stay absolute.
     #[inline]
@@ -277,6 +360,53 @@ mod tests {
         let err = r.magic(b"SAMP").unwrap_err();
         assert_eq!(err.offset(), 2);
         assert!(matches!(err.kind(), ErrorKind::BadMagic { .. }));
+    }
+
+    #[test]
+    fn text_in_a_code_page_borrows_ascii_and_converts_the_rest() {
+        let mut r = Reader::new(&[2, b'o', b'k', 2, 0xc0, b'!']);
+        let ascii = r
+            .prefixed_text::<u8>(Endian::Big, None, TextEncoding::Windows1251)
+            .unwrap();
+        assert!(matches!(ascii, Cow::Borrowed("ok")));
+        let cyrillic = r
+            .prefixed_text::<u8>(Endian::Big, None, TextEncoding::Windows1251)
+            .unwrap();
+        assert_eq!(cyrillic, "А!");
+    }
+
+    #[test]
+    fn rest_respects_its_maximum() {
+        let mut r = Reader::new(b"abcd");
+        r.skip(1).unwrap();
+        let err = r.rest_bytes(Some(2)).unwrap_err();
+        assert_eq!(err.kind(), &ErrorKind::TooLong { len: 3, max: 2 });
+        assert_eq!(err.offset(), 1);
+        assert_eq!(r.rest_str(Some(3)).unwrap(), "bcd");
+        assert!(r.is_empty());
+        assert_eq!(r.rest_text(None, TextEncoding::Latin1).unwrap(), "");
+    }
+
+    #[test]
+    fn uuid_halves_follow_the_byte_order() {
+        let bytes: Vec<u8> = (0u8..16).collect();
+        let big = Reader::new(&bytes).uuid(Endian::Big).unwrap();
+        assert_eq!(big.as_bytes(), &bytes[..]);
+        let little = Reader::new(&bytes).uuid(Endian::Little).unwrap();
+        assert_eq!(
+            little.as_bytes(),
+            &[7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8]
+        );
+    }
+
+    #[test]
+    fn computed_count_is_checked_against_its_maximum() {
+        let mut r = Reader::new(&[1, 2, 3]);
+        r.skip(1).unwrap();
+        assert_eq!(r.check_count(4, Some(4)).unwrap(), 4);
+        let err = r.check_count(5, Some(4)).unwrap_err();
+        assert_eq!(err.kind(), &ErrorKind::TooLong { len: 5, max: 4 });
+        assert_eq!(err.offset(), 1);
     }
 
     #[test]

@@ -101,6 +101,39 @@ impl TextEncoding {
         Cow::Owned(out)
     }
 
+    /// The number of bytes `text` takes in this encoding (when every character is
+    /// representable; otherwise encoding fails anyway). The code pages are single-byte, so it is
+    /// the character count there, and the UTF-8 length for UTF-8.
+    #[inline]
+    pub fn encoded_len(self, text: &str) -> usize {
+        match self {
+            TextEncoding::Utf8 => text.len(),
+            TextEncoding::Latin1 | TextEncoding::Windows1252 | TextEncoding::Windows1251 => {
+                text.chars().count()
+            }
+        }
+    }
+
+    /// Encodes `text` into `out`, which must be exactly [`encoded_len`](Self::encoded_len)
+    /// bytes, without allocating. On a character the encoding cannot represent, returns the
+    /// index in `out` where it would have gone.
+    pub(crate) fn encode_into(self, text: &str, out: &mut [u8]) -> std::result::Result<(), usize> {
+        match self {
+            TextEncoding::Utf8 => {
+                out.copy_from_slice(text.as_bytes());
+                Ok(())
+            }
+            TextEncoding::Latin1 => {
+                for (i, (slot, ch)) in out.iter_mut().zip(text.chars()).enumerate() {
+                    *slot = u8::try_from(u32::from(ch)).map_err(|_| i)?;
+                }
+                Ok(())
+            }
+            TextEncoding::Windows1252 => encode_single_byte(encoding_rs::WINDOWS_1252, text, out),
+            TextEncoding::Windows1251 => encode_single_byte(encoding_rs::WINDOWS_1251, text, out),
+        }
+    }
+
     /// Decodes for a field read at `offset`: an error names the encoding and the offset.
     pub fn decode_at<'a>(self, bytes: &'a [u8], offset: usize) -> Result<Cow<'a, str>> {
         self.decode(bytes).ok_or_else(|| {
@@ -167,6 +200,19 @@ fn encode_with<'t>(
 ) -> Option<Cow<'t, [u8]>> {
     let (bytes, _, had_unmappable) = encoding.encode(text);
     (!had_unmappable).then_some(bytes)
+}
+
+fn encode_single_byte(
+    encoding: &'static encoding_rs::Encoding,
+    text: &str,
+    out: &mut [u8],
+) -> std::result::Result<(), usize> {
+    let mut encoder = encoding.new_encoder();
+    let (result, _read, written) = encoder.encode_from_utf8_without_replacement(text, out, true);
+    match result {
+        encoding_rs::EncoderResult::InputEmpty if written == out.len() => Ok(()),
+        _ => Err(written),
+    }
 }
 
 /// Text whose encoding the protocol does not declare: the raw bytes, decoded on demand.
@@ -256,6 +302,21 @@ mod tests {
         assert!(TextEncoding::Windows1252.encode("Ж").is_none());
         assert_eq!(&*TextEncoding::Windows1252.encode_lossy("aЖb"), b"a?b");
         assert_eq!(&*TextEncoding::Windows1251.encode("Ж").unwrap(), &[0xc6]);
+    }
+
+    #[test]
+    fn encoded_len_counts_bytes_on_the_wire() {
+        assert_eq!(TextEncoding::Utf8.encoded_len("Жé"), 4);
+        assert_eq!(TextEncoding::Windows1251.encoded_len("Жé"), 2);
+        let mut out = [0u8; 3];
+        TextEncoding::Windows1252
+            .encode_into("€ab", &mut out)
+            .unwrap();
+        assert_eq!(out, [0x80, b'a', b'b']);
+        assert_eq!(
+            TextEncoding::Windows1252.encode_into("aЖb", &mut out),
+            Err(1)
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@ use std::marker::PhantomData;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::int::{Endian, Integer, Number};
+use crate::text::TextEncoding;
 
 /// Writes fields into a caller-provided `&mut [u8]`.
 ///
@@ -128,6 +129,73 @@ impl<'b> Writer<'b> {
         self.put_bytes(bytes)
     }
 
+    /// Writes `text` in `encoding` behind a length prefix of type `P` that counts the encoded
+    /// bytes. Encodes straight into the buffer, without allocating; a character the encoding
+    /// cannot represent is an [`ErrorKind::InvalidText`] at the byte it would have taken.
+    #[inline]
+    pub fn put_prefixed_text<P: Integer>(
+        &mut self,
+        text: &str,
+        endian: Endian,
+        max: Option<usize>,
+        encoding: TextEncoding,
+    ) -> Result<()> {
+        if encoding == TextEncoding::Utf8 {
+            return self.put_prefixed_bytes::<P>(text.as_bytes(), endian, max);
+        }
+        let len = encoding.encoded_len(text);
+        self.put_length::<P>(len, endian, max)?;
+        self.put_encoded(text, len, encoding)
+    }
+
+    /// Writes `text` in `encoding` with no prefix (it runs to the end of its body), failing with
+    /// [`ErrorKind::TooLong`] when it takes more than `max` bytes.
+    #[inline]
+    pub fn put_rest_text(
+        &mut self,
+        text: &str,
+        max: Option<usize>,
+        encoding: TextEncoding,
+    ) -> Result<()> {
+        let len = encoding.encoded_len(text);
+        check_max(len, max).map_err(|kind| self.error(kind))?;
+        if encoding == TextEncoding::Utf8 {
+            return self.put_bytes(text.as_bytes());
+        }
+        self.put_encoded(text, len, encoding)
+    }
+
+    /// Writes `bytes` with no prefix, failing with [`ErrorKind::TooLong`] when there are more
+    /// than `max`.
+    #[inline]
+    pub fn put_rest_bytes(&mut self, bytes: &[u8], max: Option<usize>) -> Result<()> {
+        check_max(bytes.len(), max).map_err(|kind| self.error(kind))?;
+        self.put_bytes(bytes)
+    }
+
+    /// Writes a UUID as two `u64` halves in `endian` order, the inverse of
+    /// [`Reader::uuid`](crate::Reader::uuid).
+    #[inline]
+    pub fn put_uuid(&mut self, uuid: &uuid::Uuid, endian: Endian) -> Result<()> {
+        let (high, low) = uuid.as_u64_pair();
+        self.put_number(high, endian)?;
+        self.put_number(low, endian)
+    }
+
+    #[inline]
+    fn put_encoded(&mut self, text: &str, len: usize, encoding: TextEncoding) -> Result<()> {
+        let start = self.pos;
+        let out = self.claim(len)?;
+        encoding.encode_into(text, out).map_err(|at| {
+            Error::new(
+                ErrorKind::InvalidText {
+                    encoding: encoding.name(),
+                },
+                start + at,
+            )
+        })
+    }
+
     /// Reserves a length prefix of type `P`; the length of everything written until
     /// [`end_length`](Writer::end_length) goes there.
     #[inline]
@@ -152,12 +220,16 @@ impl<'b> Writer<'b> {
 }
 
 #[inline]
-fn check_length<P: Integer>(len: usize, max: Option<usize>) -> std::result::Result<P, ErrorKind> {
-    if let Some(max) = max {
-        if len > max {
-            return Err(ErrorKind::TooLong { len, max });
-        }
+fn check_max(len: usize, max: Option<usize>) -> std::result::Result<(), ErrorKind> {
+    match max {
+        Some(max) if len > max => Err(ErrorKind::TooLong { len, max }),
+        _ => Ok(()),
     }
+}
+
+#[inline]
+fn check_length<P: Integer>(len: usize, max: Option<usize>) -> std::result::Result<P, ErrorKind> {
+    check_max(len, max)?;
     P::from_u64(len as u64).ok_or_else(|| ErrorKind::TooLong {
         len,
         max: usize::try_from(max_of::<P>()).unwrap_or(usize::MAX),
@@ -204,6 +276,65 @@ mod tests {
             .put_prefixed_bytes::<u8>(&long, Endian::Big, None)
             .unwrap_err();
         assert_eq!(err.kind(), &ErrorKind::TooLong { len: 300, max: 255 });
+    }
+
+    #[test]
+    fn code_page_text_is_encoded_in_place_and_counted_in_bytes() {
+        let mut buf = [0u8; 8];
+        let mut w = Writer::new(&mut buf);
+        w.put_prefixed_text::<u16>("Жa", Endian::Little, None, TextEncoding::Windows1251)
+            .unwrap();
+        assert_eq!(w.written(), &[2, 0, 0xc6, b'a']);
+        w.put_rest_text("é", Some(1), TextEncoding::Latin1).unwrap();
+        assert_eq!(w.written(), &[2, 0, 0xc6, b'a', 0xe9]);
+    }
+
+    #[test]
+    fn unmappable_character_points_at_its_byte() {
+        let mut buf = [0u8; 8];
+        let mut w = Writer::new(&mut buf);
+        let err = w
+            .put_prefixed_text::<u8>("abЖ", Endian::Big, None, TextEncoding::Windows1252)
+            .unwrap_err();
+        assert_eq!(
+            err.kind(),
+            &ErrorKind::InvalidText {
+                encoding: "Windows-1252"
+            }
+        );
+        assert_eq!(err.offset(), 3);
+        let mut w = Writer::new(&mut buf);
+        let err = w
+            .put_rest_text("aĀ", None, TextEncoding::Latin1)
+            .unwrap_err();
+        assert_eq!(err.offset(), 1);
+    }
+
+    #[test]
+    fn rest_maximum_is_checked_on_encode() {
+        let mut buf = [0u8; 8];
+        let mut w = Writer::new(&mut buf);
+        let err = w.put_rest_bytes(b"abc", Some(2)).unwrap_err();
+        assert_eq!(err.kind(), &ErrorKind::TooLong { len: 3, max: 2 });
+        let err = w
+            .put_rest_text("abc", Some(2), TextEncoding::Utf8)
+            .unwrap_err();
+        assert_eq!(err.kind(), &ErrorKind::TooLong { len: 3, max: 2 });
+        assert_eq!(w.position(), 0);
+    }
+
+    #[test]
+    fn uuid_round_trips_in_both_orders() {
+        let id = uuid::Uuid::from_u128(0x0011_2233_4455_6677_8899_aabb_ccdd_eeff);
+        for endian in [Endian::Big, Endian::Little] {
+            let mut buf = [0u8; 16];
+            let mut w = Writer::new(&mut buf);
+            w.put_uuid(&id, endian).unwrap();
+            assert_eq!(crate::Reader::new(&buf).uuid(endian).unwrap(), id);
+        }
+        let mut buf = [0u8; 16];
+        Writer::new(&mut buf).put_uuid(&id, Endian::Big).unwrap();
+        assert_eq!(&buf, id.as_bytes());
     }
 
     #[test]
