@@ -1,8 +1,86 @@
-//! `#[derive(KeyValues)]`.
+//! `#[derive(KeyValues)]`: backslash-delimited key/value text (GameSpy v1).
+//!
+//! Built like serde_derive: `attr` parses each `#[kv(...)]` keyword, `ast` assembles the typed
+//! model, `check` applies the rules across attributes, and only then `de` and `ser` generate
+//! `FromKeyValues` and `ToKeyValues`. Every error is collected in `ctxt` with its span and all
+//! are reported together. `names` holds every path and identifier the generated code uses.
+//!
+//! The vocabulary is documented on `query_wire::kv`.
+
+mod ast;
+mod attr;
+mod check;
+mod ctxt;
+mod de;
+mod names;
+mod ser;
 
 use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{DeriveInput, Lifetime, LifetimeParam};
+
+use ast::Container;
+use ctxt::Ctxt;
 
 pub fn derive(input: TokenStream) -> TokenStream {
-    let _ = input;
-    TokenStream::new()
+    let input: DeriveInput = match syn::parse2(input) {
+        Ok(input) => input,
+        Err(e) => return e.to_compile_error(),
+    };
+    match expand(&input) {
+        Ok(tokens) => tokens,
+        Err(errors) => errors,
+    }
+}
+
+fn expand(input: &DeriveInput) -> Result<TokenStream, TokenStream> {
+    let mut cx = Ctxt::default();
+    let Some(cont) = Container::from_ast(&mut cx, input) else {
+        return Err(cx.check().err().unwrap_or_default());
+    };
+    check::check(&mut cx, &cont);
+    cx.check()?;
+
+    let common = common_consts(&cont);
+    let de = de::expand(&cont, &common);
+    let ser = ser::expand(&cont, &common);
+    Ok(quote! {
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals, unused_qualifications, clippy::needless_lifetimes)]
+        const _: () = {
+            #de
+            #ser
+        };
+    })
+}
+
+/// `NAME` and `DEFAULT_ENCODING`, shared by both traits.
+fn common_consts(cont: &Container<'_>) -> TokenStream {
+    let name = cont.name();
+    let text_encoding = names::text_encoding();
+    let variant = syn::Ident::new(
+        cont.attrs.encoding.map_or("Utf8", attr::Encoding::variant),
+        proc_macro2::Span::call_site(),
+    );
+    quote! {
+        const NAME: &'static str = #name;
+        const DEFAULT_ENCODING: #text_encoding = #text_encoding::#variant;
+    }
+}
+
+/// The impl generics for `FromKeyValues<'x>` and the input lifetime `'x`: the type's first
+/// lifetime, or a fresh one when it has none.
+fn de_generics(input: &DeriveInput) -> (TokenStream, Lifetime) {
+    if let Some(first) = input.generics.lifetimes().next() {
+        let (impl_generics, _, _) = input.generics.split_for_impl();
+        return (quote!(#impl_generics), first.lifetime.clone());
+    }
+    let lifetime = names::input_lifetime();
+    let mut generics = input.generics.clone();
+    generics.params.insert(
+        0,
+        syn::GenericParam::Lifetime(LifetimeParam::new(lifetime.clone())),
+    );
+    let (impl_generics, _, _) = generics.split_for_impl();
+    (quote!(#impl_generics), lifetime)
 }

@@ -1,0 +1,331 @@
+//! Rules across attributes: which keywords go together, which keys collide, which shapes the
+//! generated code can handle. Every violation is recorded at the span that caused it.
+
+use std::collections::HashMap;
+
+use proc_macro2::Span;
+use syn::GenericParam;
+
+use super::ast::{is_bool, Container, Data, Field, Role, Style, Variant};
+use super::attr::StrArg;
+use super::ctxt::Ctxt;
+use super::names::*;
+
+pub fn check(cx: &mut Ctxt, cont: &Container<'_>) {
+    check_generics(cx, cont);
+    match &cont.data {
+        Data::Struct(fields) => check_struct(cx, cont, fields),
+        Data::Enum(variants) => check_enum(cx, cont, variants),
+    }
+}
+
+fn check_generics(cx: &mut Ctxt, cont: &Container<'_>) {
+    for param in &cont.input.generics.params {
+        match param {
+            GenericParam::Lifetime(_) => {}
+            GenericParam::Type(ty) => cx.error_spanned_by(
+                ty,
+                "`KeyValues` does not support type parameters: declare the concrete types",
+            ),
+            GenericParam::Const(c) => {
+                cx.error_spanned_by(c, "`KeyValues` does not support const parameters")
+            }
+        }
+    }
+}
+
+fn error_at(cx: &mut Ctxt, span: Span, message: impl std::fmt::Display) {
+    cx.syn_error(syn::Error::new(span, message));
+}
+
+/// A key must be writable: not empty and free of the delimiter.
+fn check_key_text(cx: &mut Ctxt, arg: &StrArg, what: &str) {
+    if arg.value.is_empty() {
+        error_at(cx, arg.span, format!("{what} cannot be empty"));
+    } else if arg.value.contains('\\') {
+        error_at(
+            cx,
+            arg.span,
+            format!("{what} cannot contain a backslash: it separates keys and values"),
+        );
+    }
+}
+
+fn check_struct(cx: &mut Ctxt, cont: &Container<'_>, fields: &[Field<'_>]) {
+    let mut rest: Option<&Field<'_>> = None;
+    let mut index: Option<&Field<'_>> = None;
+    // Key → the field that claimed it first.
+    let mut keys: HashMap<String, String> = HashMap::new();
+
+    for field in fields {
+        check_role_conflicts(cx, field);
+        check_keywords_fit_role(cx, field);
+        match field.role() {
+            Role::Rest => {
+                if let Some(first) = rest {
+                    cx.error_spanned_by(
+                        field.ident,
+                        format!(
+                            "only one `rest` field is allowed; `{}` is one already",
+                            first.name()
+                        ),
+                    );
+                } else {
+                    rest = Some(field);
+                }
+            }
+            Role::Index => {
+                if let Some(first) = index {
+                    cx.error_spanned_by(
+                        field.ident,
+                        format!(
+                            "only one `index` field is allowed; `{}` is one already",
+                            first.name()
+                        ),
+                    );
+                } else {
+                    index = Some(field);
+                }
+            }
+            Role::Flag => {
+                if !is_bool(field.ty) {
+                    cx.error_spanned_by(field.ty, "a `flag` field must be a `bool`");
+                }
+            }
+            Role::Plain | Role::Indexed | Role::Skip => {}
+        }
+        if matches!(field.role(), Role::Plain | Role::Flag) {
+            if let Some(key) = &field.attrs.key {
+                check_key_text(cx, key, "a key");
+            }
+            for alias in &field.attrs.aliases {
+                check_key_text(cx, alias, "an alias");
+            }
+            let spans = std::iter::once(
+                field
+                    .attrs
+                    .key
+                    .as_ref()
+                    .map_or(field.ident.span(), |k| k.span),
+            )
+            .chain(field.attrs.aliases.iter().map(|a| a.span));
+            for (key, span) in field.accepted_keys().into_iter().zip(spans) {
+                match keys.get(&key) {
+                    Some(owner) => error_at(
+                        cx,
+                        span,
+                        format!("key `{key}` is already used by field `{owner}`"),
+                    ),
+                    None => {
+                        keys.insert(key, field.name());
+                    }
+                }
+            }
+        }
+    }
+
+    if let Some(prefix) = &cont.attrs.unknown_prefix {
+        check_key_text(cx, prefix, "`unknown_prefix`");
+        if rest.is_none() {
+            error_at(
+                cx,
+                prefix.span,
+                "`unknown_prefix` needs a `#[kv(rest)]` field to keep the keys it claims",
+            );
+        }
+    }
+}
+
+/// The role keywords exclude each other.
+fn check_role_conflicts(cx: &mut Ctxt, field: &Field<'_>) {
+    let a = &field.attrs;
+    let roles = [
+        (INDEXED, a.indexed),
+        (REST, a.rest),
+        (INDEX, a.index),
+        (FLAG, a.flag),
+        (SKIP, a.skip),
+    ];
+    let present: Vec<_> = roles
+        .iter()
+        .filter_map(|(name, span)| span.map(|s| (*name, s)))
+        .collect();
+    if let Some(((first, _), others)) = present.split_first() {
+        for (name, span) in others {
+            error_at(
+                cx,
+                *span,
+                format!("`{name}` cannot be combined with `{first}`"),
+            );
+        }
+    }
+}
+
+/// `key`, `alias`, `default` and `parse` only make sense on some roles.
+fn check_keywords_fit_role(cx: &mut Ctxt, field: &Field<'_>) {
+    let a = &field.attrs;
+    let role = field.role();
+    let role_name = match role {
+        Role::Plain | Role::Flag => None,
+        Role::Indexed => Some(INDEXED),
+        Role::Rest => Some(REST),
+        Role::Index => Some(INDEX),
+        Role::Skip => Some(SKIP),
+    };
+    if let Some(role_name) = role_name {
+        if let Some(key) = &a.key {
+            let why = if role == Role::Indexed {
+                "the element type's fields name the keys"
+            } else {
+                "it has no key of its own"
+            };
+            error_at(
+                cx,
+                key.span,
+                format!("`key` does not apply to a `{role_name}` field: {why}"),
+            );
+        }
+        for alias in &a.aliases {
+            error_at(
+                cx,
+                alias.span,
+                format!("`alias` does not apply to a `{role_name}` field"),
+            );
+        }
+    }
+    if role != Role::Plain {
+        let role_name = role_name.unwrap_or(FLAG);
+        if let Some(span) = a.default {
+            error_at(
+                cx,
+                span,
+                format!("`default` does not apply to a `{role_name}` field"),
+            );
+        }
+        if let Some(span) = a.parse {
+            error_at(
+                cx,
+                span,
+                format!("`parse` does not apply to a `{role_name}` field"),
+            );
+        }
+    } else if let (Some(span), Some(_)) = (a.default, field.option_inner()) {
+        error_at(
+            cx,
+            span,
+            "`default` is redundant on an `Option` field: an absent key is `None`",
+        );
+    }
+}
+
+fn check_enum(cx: &mut Ctxt, cont: &Container<'_>, variants: &[Variant<'_>]) {
+    if variants.is_empty() {
+        cx.error_spanned_by(cont.ident, "an enum needs at least one variant to be a key");
+    }
+    if let Some(prefix) = &cont.attrs.unknown_prefix {
+        error_at(
+            cx,
+            prefix.span,
+            "`unknown_prefix` applies to structs (indexed elements), not enums",
+        );
+    }
+    let mut other: Option<&Variant<'_>> = None;
+    // (key, exact value or None for any value) → the variant that matches it first.
+    let mut matchers: HashMap<(String, Option<String>), String> = HashMap::new();
+
+    for variant in variants {
+        for field in &variant.original.fields {
+            if field.attrs.iter().any(|a| a.path().is_ident(KV)) {
+                cx.error_spanned_by(
+                    field,
+                    "`#[kv]` is not supported on a variant's fields; put it on the variant",
+                );
+            }
+        }
+        let a = &variant.attrs;
+        if let Some(key) = &a.key {
+            check_key_text(cx, key, "a key");
+        }
+        match variant.style {
+            Style::Struct => {
+                cx.error_spanned_by(
+                    variant.original,
+                    "a variant is one pair: use a unit variant (key only) or a tuple variant with one field (the value)",
+                );
+                continue;
+            }
+            Style::Unit => {
+                if let Some(span) = a.other {
+                    error_at(
+                        cx,
+                        span,
+                        "`other` needs a tuple variant with two fields: `Other(key, value)`",
+                    );
+                }
+            }
+            Style::Tuple(n) => {
+                if let Some(value) = &a.value {
+                    error_at(
+                        cx,
+                        value.span,
+                        "`value` applies to unit variants only: this variant holds the value",
+                    );
+                }
+                match (n, a.other) {
+                    (1, None) | (2, Some(_)) => {}
+                    (_, Some(span)) => error_at(
+                        cx,
+                        span,
+                        "`other` needs a tuple variant with two fields: `Other(key, value)`",
+                    ),
+                    (_, None) => cx.error_spanned_by(
+                        variant.original,
+                        "a tuple variant holds one field, the value (or two with `#[kv(other)]`)",
+                    ),
+                }
+            }
+        }
+        if let Some(span) = a.other {
+            if let Some(key) = &a.key {
+                error_at(
+                    cx,
+                    key.span,
+                    "an `other` variant takes every undeclared key; it has no `key`",
+                );
+            }
+            if let Some(first) = other {
+                error_at(
+                    cx,
+                    span,
+                    format!(
+                        "only one `other` variant is allowed; `{}` is one already",
+                        first.name()
+                    ),
+                );
+            } else {
+                other = Some(variant);
+            }
+            continue;
+        }
+        let matcher = (variant.key(), a.value.as_ref().map(|v| v.value.clone()));
+        let span = a
+            .value
+            .as_ref()
+            .map(|v| v.span)
+            .or(a.key.as_ref().map(|k| k.span))
+            .unwrap_or(variant.ident.span());
+        match matchers.get(&matcher) {
+            Some(owner) => error_at(
+                cx,
+                span,
+                format!(
+                    "variant `{owner}` already matches key `{}` with this value",
+                    matcher.0
+                ),
+            ),
+            None => {
+                matchers.insert(matcher, variant.name());
+            }
+        }
+    }
+}
