@@ -6,8 +6,9 @@
 //! | [`sqp`] | Unity / Multiplay SQP | big | u8-length UTF-8 |
 //! | [`onequery`] | Hytale OneQuery V2 | little | u16-length UTF-8 |
 //! | [`samp`] | SA:MP / open.mp | little | raw bytes, caller's code page |
-//! | `gamespy1` | GameSpy v1 | text | Latin-1 / Windows-1252 |
+//! | [`gamespy1`] | GameSpy v1 | text | Latin-1 / Windows-1252 |
 
+pub mod gamespy1;
 pub mod onequery;
 pub mod samp;
 pub mod sqp;

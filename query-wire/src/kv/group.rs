@@ -71,8 +71,8 @@ impl<'a> IndexedGroup<'a> {
     pub fn decode<F: IndexedField<'a>>(self, encoding: TextEncoding) -> Result<F> {
         let mut elements = Vec::with_capacity(self.entries.len());
         for (n, pairs) in self.entries {
-            let element = F::Element::from_pairs(&pairs, Some(n), encoding)
-                .map_err(|e| e.at_index(n))?;
+            let element =
+                F::Element::from_pairs(&pairs, Some(n), encoding).map_err(|e| e.at_index(n))?;
             elements.push(element);
         }
         Ok(F::from_elements(elements))
@@ -193,7 +193,14 @@ mod tests {
         for pair in &pairs {
             rest.push_pair(*pair, TextEncoding::Windows1252).unwrap();
         }
-        assert_eq!(rest, [("b".into(), "2".into()), ("a".into(), "1".into()), ("b".into(), "3".into())]);
+        assert_eq!(
+            rest,
+            [
+                ("b".into(), "2".into()),
+                ("a".into(), "1".into()),
+                ("b".into(), "3".into())
+            ]
+        );
         let mut out = Vec::new();
         rest.write_rest(&mut out, Some(4), TextEncoding::Windows1252)
             .unwrap();

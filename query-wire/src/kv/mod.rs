@@ -100,9 +100,7 @@ mod pairs;
 mod sink;
 mod value;
 
-pub use group::{
-    split_index, FromRest, IndexedField, IndexedGroup, ToIndexedField, ToRest,
-};
+pub use group::{split_index, FromRest, IndexedField, IndexedGroup, ToIndexedField, ToRest};
 pub use pairs::{pairs, split_pairs, Pair, Pairs, DELIMITER};
 pub use sink::{check_pair, pair_len, KvSink, LenCounter};
 pub use value::{display_value, parse_value, trim, FromValue, ToValue};
@@ -241,7 +239,10 @@ pub fn missing_key(pairs: &[Pair<'_>]) -> Error {
 #[cold]
 pub fn not_one_pair(pairs: &[Pair<'_>]) -> Error {
     let at = pairs.get(1).map_or(0, |p| p.key_offset.saturating_sub(1));
-    Error::new(ErrorKind::Invalid("expected exactly one key/value pair"), at)
+    Error::new(
+        ErrorKind::Invalid("expected exactly one key/value pair"),
+        at,
+    )
 }
 
 /// The error for a key no variant of a one-pair type declares.

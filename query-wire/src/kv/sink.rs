@@ -166,7 +166,10 @@ mod tests {
     fn backslash_is_refused_with_its_offset() {
         let mut out = b"\\a\\b".to_vec();
         let err = out.put_pair(b"ke\\y", None, b"v").unwrap_err();
-        assert_eq!(err.kind(), &ErrorKind::Invalid("a key cannot contain a backslash"));
+        assert_eq!(
+            err.kind(),
+            &ErrorKind::Invalid("a key cannot contain a backslash")
+        );
         assert_eq!(err.offset(), 4 + 1 + 2);
         let err = out.put_pair(b"k", Some(3), b"va\\l").unwrap_err();
         assert_eq!(
