@@ -1,0 +1,706 @@
+//! Querying many servers at once through a few sockets.
+//!
+//! One task owns a handful of sockets and every session in flight. Replies are routed to their
+//! session by the socket they arrived on and their source address, so two sessions to the same
+//! address never share a socket. Targets are pulled from a stream only when a slot is free, and
+//! finished results wait in a queue no longer than the concurrency limit: memory depends on the
+//! concurrency, never on how many targets there are.
+//!
+//! ```no_run
+//! use query_net::bulk::{bulk, BulkConfig};
+//! use query_net::{engines, Options, Protocol};
+//! use tokio_stream::StreamExt;
+//!
+//! # async fn example() {
+//! let targets = vec![
+//!     (Protocol::Sqp, "192.0.2.1:7779".parse().unwrap()),
+//!     (Protocol::Samp, "192.0.2.2:7777".parse().unwrap()),
+//! ];
+//! let options = Options::default();
+//! let mut results = bulk(
+//!     tokio_stream::iter(targets),
+//!     move |&(protocol, address)| engines::new_session(protocol, address, &options),
+//!     BulkConfig::default(),
+//! );
+//! while let Some(done) = results.next().await {
+//!     println!("{:?}: {:?}", done.target, done.result.map(|s| s.name));
+//! }
+//! # }
+//! ```
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::future::Future as _;
+use std::io;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::num::NonZeroU32;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tokio::io::ReadBuf;
+use tokio::net::UdpSocket;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_stream::{Stream, StreamExt};
+use tokio_util::time::{delay_queue, DelayQueue};
+
+use crate::driver::RECV_BUFFER;
+use crate::engine::ClientSession;
+use crate::error::QueryError;
+
+/// How a bulk run uses the network.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BulkConfig {
+    /// Sockets per address family (1 to 64; a few are enough: more only spread the kernel's
+    /// receive buffers and allow more sessions to one address at once).
+    pub sockets: usize,
+    /// Sessions in flight at most. Also bounds the results waiting for the consumer.
+    pub concurrency: usize,
+    /// Datagrams per second over all sockets, if limited. Bursts are at most 1/20 s worth.
+    pub send_rate: Option<NonZeroU32>,
+    /// Where IPv4 sockets bind (`0.0.0.0:0` by default).
+    pub bind_v4: SocketAddr,
+    /// Where IPv6 sockets bind (`[::]:0` by default); bound only if an IPv6 target comes.
+    pub bind_v6: SocketAddr,
+}
+
+impl Default for BulkConfig {
+    fn default() -> Self {
+        BulkConfig {
+            sockets: 4,
+            concurrency: 256,
+            send_rate: None,
+            bind_v4: SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)),
+            bind_v6: SocketAddr::from((Ipv6Addr::UNSPECIFIED, 0)),
+        }
+    }
+}
+
+/// One finished target.
+#[derive(Debug)]
+pub struct BulkResult<T, O> {
+    /// The target as it came from the input.
+    pub target: T,
+    /// The session's outcome.
+    pub result: Result<O, QueryError>,
+}
+
+/// Counters of a bulk run.
+#[derive(Debug, Default)]
+struct BulkCounters {
+    sessions_started: AtomicU64,
+    sessions_finished: AtomicU64,
+    peak_in_flight: AtomicU64,
+    datagrams_sent: AtomicU64,
+    datagrams_received: AtomicU64,
+    stray_datagrams: AtomicU64,
+    recv_errors: AtomicU64,
+}
+
+/// What a bulk run has done so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct BulkStats {
+    /// Sessions created by the factory.
+    pub sessions_started: u64,
+    /// Results produced (including factory failures).
+    pub sessions_finished: u64,
+    /// The most sessions in flight at once.
+    pub peak_in_flight: u64,
+    /// Datagrams sent.
+    pub datagrams_sent: u64,
+    /// Datagrams received.
+    pub datagrams_received: u64,
+    /// Datagrams from an address no session on that socket was waiting for.
+    pub stray_datagrams: u64,
+    /// Receive errors (ICMP reports on some systems).
+    pub recv_errors: u64,
+}
+
+impl BulkCounters {
+    fn snapshot(&self) -> BulkStats {
+        let read = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        BulkStats {
+            sessions_started: read(&self.sessions_started),
+            sessions_finished: read(&self.sessions_finished),
+            peak_in_flight: read(&self.peak_in_flight),
+            datagrams_sent: read(&self.datagrams_sent),
+            datagrams_received: read(&self.datagrams_received),
+            stray_datagrams: read(&self.stray_datagrams),
+            recv_errors: read(&self.recv_errors),
+        }
+    }
+}
+
+fn bump(counter: &AtomicU64) {
+    counter.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The results of [`bulk`], in completion order. Dropping it stops the run.
+pub struct BulkStream<T, O> {
+    results: mpsc::Receiver<BulkResult<T, O>>,
+    task: JoinHandle<()>,
+    counters: Arc<BulkCounters>,
+}
+
+impl<T, O> BulkStream<T, O> {
+    /// Counters so far.
+    pub fn stats(&self) -> BulkStats {
+        self.counters.snapshot()
+    }
+}
+
+impl<T, O> Stream for BulkStream<T, O> {
+    type Item = BulkResult<T, O>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        match self.results.poll_recv(cx) {
+            Poll::Ready(None) => {
+                // The run ended: if it ended by a panic, let the consumer see it.
+                if let Poll::Ready(Err(e)) = Pin::new(&mut self.task).poll(cx) {
+                    if e.is_panic() {
+                        std::panic::resume_unwind(e.into_panic());
+                    }
+                }
+                Poll::Ready(None)
+            }
+            other => other,
+        }
+    }
+}
+
+impl<T, O> Drop for BulkStream<T, O> {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl<T, O> fmt::Debug for BulkStream<T, O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BulkStream")
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Runs a session for every item of `targets`, made by `factory`, and streams the results as
+/// they complete.
+///
+/// `targets` is consumed lazily, so it may be endless or huge; the factory may fail for one
+/// target (an unsupported protocol) without affecting the others. Must be called inside a tokio
+/// runtime: the run is a spawned task.
+pub fn bulk<T, S, F, I>(targets: I, factory: F, config: BulkConfig) -> BulkStream<T, S::Output>
+where
+    I: Stream<Item = T> + Send + 'static,
+    F: FnMut(&T) -> Result<S, QueryError> + Send + 'static,
+    S: ClientSession + Send + 'static,
+    S::Output: Send + 'static,
+    T: Send + 'static,
+{
+    let concurrency = config.concurrency.max(1);
+    let (tx, rx) = mpsc::channel(concurrency);
+    let counters = Arc::new(BulkCounters::default());
+    let run = Run {
+        targets: Box::pin(targets),
+        targets_done: false,
+        factory,
+        concurrency,
+        sockets_per_family: config.sockets.clamp(1, 64),
+        binds: [config.bind_v4, config.bind_v6],
+        pools: [None, None],
+        recv_rotation: 0,
+        slots: Vec::new(),
+        free_slots: Vec::new(),
+        in_flight: 0,
+        routes: HashMap::new(),
+        deferred: VecDeque::new(),
+        ready: VecDeque::new(),
+        timers: DelayQueue::new(),
+        pacer: config.send_rate.map(Pacer::new),
+        pacer_wait: None,
+        outbox: VecDeque::new(),
+        counters: Arc::clone(&counters),
+    };
+    let task = tokio::spawn(run.run(tx));
+    BulkStream {
+        results: rx,
+        task,
+        counters,
+    }
+}
+
+/// Spaces datagrams out to a rate, allowing short bursts.
+///
+/// governor's limiters take a token when asked; here the driver must know whether a datagram
+/// may go *before* it asks the engine for one, so that the engine's retry clock starts when the
+/// datagram really leaves. That needs a look without taking, which this GCRA-style pacer gives.
+#[derive(Debug)]
+struct Pacer {
+    interval: Duration,
+    burst_allowance: Duration,
+    /// When the next datagram would be due if sends were perfectly spaced.
+    theoretical: Option<Instant>,
+}
+
+impl Pacer {
+    fn new(per_second: NonZeroU32) -> Self {
+        let interval = Duration::from_secs(1) / per_second.get();
+        let burst = (per_second.get() / 20).max(1);
+        Pacer {
+            interval,
+            burst_allowance: interval * (burst - 1),
+            theoretical: None,
+        }
+    }
+
+    /// `None` if a datagram may go at `now`, else when it may.
+    fn blocked_until(&self, now: Instant) -> Option<Instant> {
+        let due = self.theoretical?;
+        let allowed_from = due.checked_sub(self.burst_allowance).unwrap_or(due);
+        (now < allowed_from).then_some(allowed_from)
+    }
+
+    fn sent(&mut self, now: Instant) {
+        let base = match self.theoretical {
+            Some(due) if due > now => due,
+            _ => now,
+        };
+        self.theoretical = Some(base + self.interval);
+    }
+}
+
+/// The sockets of one address family.
+#[derive(Debug)]
+struct Pool {
+    sockets: Vec<PoolSocket>,
+    next: usize,
+}
+
+#[derive(Debug)]
+struct PoolSocket {
+    socket: UdpSocket,
+    /// Receive errors in a row; a socket that only errors is no longer polled.
+    failures: u32,
+}
+
+const MAX_SOCKET_FAILURES: u32 = 100;
+
+/// Where a reply is routed: address family, socket index, peer address.
+type Route = (usize, usize, SocketAddr);
+
+struct Slot<T, S> {
+    target: T,
+    session: S,
+    route: Route,
+    timer: Option<(delay_queue::Key, Instant)>,
+    queued: bool,
+}
+
+enum Event<T> {
+    Datagram(usize, usize, io::Result<(usize, SocketAddr)>),
+    Timer(usize),
+    Target(Option<T>),
+    Delivered,
+    ConsumerGone,
+    PacerReady,
+}
+
+struct Run<T, S: ClientSession, F> {
+    targets: Pin<Box<dyn Stream<Item = T> + Send>>,
+    targets_done: bool,
+    factory: F,
+    concurrency: usize,
+    sockets_per_family: usize,
+    binds: [SocketAddr; 2],
+    /// IPv4 then IPv6; bound on first use. `Err` keeps the bind failure to report per target.
+    pools: [Option<Result<Pool, (io::ErrorKind, String)>>; 2],
+    recv_rotation: usize,
+    slots: Vec<Option<Slot<T, S>>>,
+    free_slots: Vec<usize>,
+    in_flight: usize,
+    routes: HashMap<Route, usize>,
+    /// Sessions whose address is already in flight on every socket.
+    deferred: VecDeque<(T, S)>,
+    /// Slots to drive: something happened to them.
+    ready: VecDeque<usize>,
+    timers: DelayQueue<usize>,
+    pacer: Option<Pacer>,
+    pacer_wait: Option<Instant>,
+    outbox: VecDeque<BulkResult<T, S::Output>>,
+    counters: Arc<BulkCounters>,
+}
+
+fn family(addr: SocketAddr) -> usize {
+    usize::from(addr.is_ipv6())
+}
+
+fn canonical(addr: SocketAddr) -> SocketAddr {
+    SocketAddr::new(addr.ip().to_canonical(), addr.port())
+}
+
+impl<T, S, F> Run<T, S, F>
+where
+    T: Send + 'static,
+    S: ClientSession + Send + 'static,
+    S::Output: Send + 'static,
+    F: FnMut(&T) -> Result<S, QueryError> + Send + 'static,
+{
+    async fn run(mut self, tx: mpsc::Sender<BulkResult<T, S::Output>>) {
+        let mut buf = vec![0u8; RECV_BUFFER];
+        loop {
+            self.drive_ready().await;
+            if self.targets_done
+                && self.in_flight == 0
+                && self.deferred.is_empty()
+                && self.outbox.is_empty()
+            {
+                return;
+            }
+            let event = self.next_event(&tx, &mut buf).await;
+            match event {
+                Event::Datagram(fam, index, received) => {
+                    self.on_datagram(fam, index, received, &buf)
+                }
+                Event::Timer(slot) => {
+                    if let Some(Some(s)) = self.slots.get_mut(slot) {
+                        s.timer = None;
+                        s.session.handle_timeout(Instant::now());
+                        self.enqueue(slot);
+                    }
+                }
+                Event::Target(Some(target)) => self.admit(target).await,
+                Event::Target(None) => self.targets_done = true,
+                Event::Delivered => {}
+                // The consumer dropped the stream: nobody wants the rest.
+                Event::ConsumerGone => return,
+                Event::PacerReady => self.pacer_wait = None,
+            }
+        }
+    }
+
+    /// Waits for the next thing to happen.
+    async fn next_event(
+        &mut self,
+        tx: &mpsc::Sender<BulkResult<T, S::Output>>,
+        buf: &mut [u8],
+    ) -> Event<T> {
+        let admitting = !self.targets_done
+            && self.in_flight + self.deferred.len() + self.outbox.len() < self.concurrency;
+        let delivering = !self.outbox.is_empty();
+        let has_timers = !self.timers.is_empty();
+        let pacer_wait = self.pacer_wait;
+        self.recv_rotation = self.recv_rotation.wrapping_add(1);
+        let rotation = self.recv_rotation;
+        let pools = &self.pools;
+        let timers = &mut self.timers;
+        let targets = &mut self.targets;
+        let outbox = &mut self.outbox;
+        tokio::select! {
+            (fam, index, received) = std::future::poll_fn(|cx| poll_recv_any(pools, rotation, buf, cx)) => {
+                Event::Datagram(fam, index, received)
+            }
+            Some(expired) = std::future::poll_fn(|cx| timers.poll_expired(cx)), if has_timers => {
+                Event::Timer(expired.into_inner())
+            }
+            permit = tx.reserve(), if delivering => match (permit, outbox.pop_front()) {
+                (Ok(permit), Some(result)) => {
+                    permit.send(result);
+                    Event::Delivered
+                }
+                (Ok(_), None) => Event::Delivered,
+                (Err(_), _) => Event::ConsumerGone,
+            },
+            () = tokio::time::sleep_until(pacer_wait.unwrap_or_else(Instant::now).into()), if pacer_wait.is_some() => {
+                Event::PacerReady
+            }
+            target = targets.next(), if admitting => Event::Target(target),
+        }
+    }
+
+    /// Drives every slot something happened to: sends what is due (as the pacer allows),
+    /// collects results, and re-arms timers.
+    async fn drive_ready(&mut self) {
+        while let Some(&index) = self.ready.front() {
+            if self.pacer_wait.is_some() {
+                return;
+            }
+            match self.drive(index).await {
+                Drive::Paced(until) => {
+                    self.pacer_wait = Some(until);
+                    return;
+                }
+                Drive::Done => {
+                    self.ready.pop_front();
+                    if let Some(Some(slot)) = self.slots.get_mut(index) {
+                        slot.queued = false;
+                    }
+                }
+            }
+        }
+    }
+
+    async fn drive(&mut self, index: usize) -> Drive {
+        let Run {
+            slots,
+            pools,
+            pacer,
+            counters,
+            timers,
+            ..
+        } = self;
+        let Some(Some(slot)) = slots.get_mut(index) else {
+            return Drive::Done;
+        };
+        let finished = 'step: {
+            if let Some(result) = slot.session.poll_result() {
+                break 'step Some(result);
+            }
+            let (fam, socket_index, _) = slot.route;
+            let Some(Ok(pool)) = &pools[fam] else {
+                break 'step Some(Err(QueryError::protocol("the session lost its socket")));
+            };
+            let socket = &pool.sockets[socket_index].socket;
+            let target = slot.session.target();
+            loop {
+                let now = Instant::now();
+                if let Some(until) = pacer.as_ref().and_then(|p| p.blocked_until(now)) {
+                    return Drive::Paced(until);
+                }
+                let Some(datagram) = slot.session.poll_transmit(now) else {
+                    break;
+                };
+                if let Err(e) = socket.send_to(datagram, target).await {
+                    break 'step Some(Err(QueryError::Io(e)));
+                }
+                bump(&counters.datagrams_sent);
+                if let Some(pacer) = pacer.as_mut() {
+                    pacer.sent(now);
+                }
+            }
+            if let Some(result) = slot.session.poll_result() {
+                break 'step Some(result);
+            }
+            match (slot.session.poll_timeout(), slot.timer.take()) {
+                (Some(deadline), Some((key, armed))) => {
+                    if deadline != armed {
+                        timers.reset_at(&key, deadline.into());
+                    }
+                    slot.timer = Some((key, deadline));
+                    None
+                }
+                (Some(deadline), None) => {
+                    let key = timers.insert_at(index, deadline.into());
+                    slot.timer = Some((key, deadline));
+                    None
+                }
+                // Neither finished nor waiting: an engine bug that would strand the slot.
+                (None, _) => Some(Err(QueryError::protocol(
+                    "the engine neither finished nor asked to be woken up",
+                ))),
+            }
+        };
+        if let Some(result) = finished {
+            self.complete(index, result);
+        }
+        Drive::Done
+    }
+
+    fn on_datagram(
+        &mut self,
+        fam: usize,
+        socket_index: usize,
+        received: io::Result<(usize, SocketAddr)>,
+        buf: &[u8],
+    ) {
+        let failures = match &mut self.pools[fam] {
+            Some(Ok(pool)) => &mut pool.sockets[socket_index].failures,
+            _ => return,
+        };
+        let (len, from) = match received {
+            Ok(received) => {
+                *failures = 0;
+                received
+            }
+            Err(_) => {
+                *failures += 1;
+                bump(&self.counters.recv_errors);
+                return;
+            }
+        };
+        bump(&self.counters.datagrams_received);
+        let Some(&index) = self.routes.get(&(fam, socket_index, canonical(from))) else {
+            bump(&self.counters.stray_datagrams);
+            return;
+        };
+        if let Some(Some(slot)) = self.slots.get_mut(index) {
+            slot.session
+                .handle_datagram(from, &buf[..len], Instant::now());
+            self.enqueue(index);
+        }
+    }
+
+    fn enqueue(&mut self, index: usize) {
+        if let Some(Some(slot)) = self.slots.get_mut(index) {
+            if !slot.queued {
+                slot.queued = true;
+                self.ready.push_back(index);
+            }
+        }
+    }
+
+    /// Makes a session for a new target and starts it, or parks it if its address is busy on
+    /// every socket.
+    async fn admit(&mut self, target: T) {
+        let session = match (self.factory)(&target) {
+            Ok(session) => session,
+            Err(e) => {
+                self.finish(target, Err(e));
+                return;
+            }
+        };
+        bump(&self.counters.sessions_started);
+        let fam = family(session.target());
+        if self.pools[fam].is_none() {
+            self.pools[fam] = Some(bind_pool(self.binds[fam], self.sockets_per_family).await);
+        }
+        if let Some(Err((kind, message))) = &self.pools[fam] {
+            let error = io::Error::new(*kind, message.clone());
+            self.finish(target, Err(QueryError::Io(error)));
+            return;
+        }
+        if let Err(parked) = self.place(target, session) {
+            self.deferred.push_back(parked);
+        }
+    }
+
+    /// Starts `session` on a socket where its address is not in flight yet.
+    fn place(&mut self, target: T, session: S) -> Result<(), (T, S)> {
+        let addr = session.target();
+        let fam = family(addr);
+        let Some(Ok(pool)) = &mut self.pools[fam] else {
+            return Err((target, session));
+        };
+        let count = pool.sockets.len();
+        let free_socket = (0..count)
+            .map(|k| (pool.next + k) % count)
+            .find(|&i| !self.routes.contains_key(&(fam, i, canonical(addr))));
+        let Some(socket_index) = free_socket else {
+            return Err((target, session));
+        };
+        pool.next = (socket_index + 1) % count;
+        let route = (fam, socket_index, canonical(addr));
+        let slot = Slot {
+            target,
+            session,
+            route,
+            timer: None,
+            queued: false,
+        };
+        let index = match self.free_slots.pop() {
+            Some(index) => {
+                self.slots[index] = Some(slot);
+                index
+            }
+            None => {
+                self.slots.push(Some(slot));
+                self.slots.len() - 1
+            }
+        };
+        self.routes.insert(route, index);
+        self.in_flight += 1;
+        self.counters
+            .peak_in_flight
+            .fetch_max(self.in_flight as u64, Ordering::Relaxed);
+        self.enqueue(index);
+        Ok(())
+    }
+
+    /// Retires a slot and hands its result out; a parked session to the same address may start.
+    fn complete(&mut self, index: usize, result: Result<S::Output, QueryError>) {
+        let Some(slot) = self.slots.get_mut(index).and_then(Option::take) else {
+            return;
+        };
+        if let Some((key, _)) = slot.timer {
+            self.timers.remove(&key);
+        }
+        self.routes.remove(&slot.route);
+        self.free_slots.push(index);
+        self.in_flight -= 1;
+        self.finish(slot.target, result);
+        self.start_deferred();
+    }
+
+    fn start_deferred(&mut self) {
+        for _ in 0..self.deferred.len() {
+            let Some((target, session)) = self.deferred.pop_front() else {
+                break;
+            };
+            if let Err(parked) = self.place(target, session) {
+                self.deferred.push_back(parked);
+            }
+        }
+    }
+
+    fn finish(&mut self, target: T, result: Result<S::Output, QueryError>) {
+        bump(&self.counters.sessions_finished);
+        self.outbox.push_back(BulkResult { target, result });
+    }
+}
+
+enum Drive {
+    Done,
+    Paced(Instant),
+}
+
+async fn bind_pool(bind: SocketAddr, count: usize) -> Result<Pool, (io::ErrorKind, String)> {
+    let mut sockets = Vec::with_capacity(count);
+    for _ in 0..count {
+        match UdpSocket::bind(bind).await {
+            Ok(socket) => sockets.push(PoolSocket {
+                socket,
+                failures: 0,
+            }),
+            Err(e) => return Err((e.kind(), format!("cannot bind a socket on {bind}: {e}"))),
+        }
+    }
+    Ok(Pool { sockets, next: 0 })
+}
+
+/// Polls every live socket for a datagram, starting at a rotating position so that a busy
+/// socket cannot starve the others.
+fn poll_recv_any(
+    pools: &[Option<Result<Pool, (io::ErrorKind, String)>>; 2],
+    rotation: usize,
+    buf: &mut [u8],
+    cx: &mut Context<'_>,
+) -> Poll<(usize, usize, io::Result<(usize, SocketAddr)>)> {
+    let v4 = pool_sockets(&pools[0]);
+    let v6 = pool_sockets(&pools[1]);
+    let total = v4.len() + v6.len();
+    for k in 0..total {
+        let position = (rotation + k) % total;
+        let (fam, index, entry) = match v4.get(position) {
+            Some(entry) => (0, position, entry),
+            None => (1, position - v4.len(), &v6[position - v4.len()]),
+        };
+        if entry.failures >= MAX_SOCKET_FAILURES {
+            continue;
+        }
+        let mut read = ReadBuf::new(buf);
+        if let Poll::Ready(result) = entry.socket.poll_recv_from(cx, &mut read) {
+            let len = read.filled().len();
+            return Poll::Ready((fam, index, result.map(|from| (len, from))));
+        }
+    }
+    Poll::Pending
+}
+
+fn pool_sockets(pool: &Option<Result<Pool, (io::ErrorKind, String)>>) -> &[PoolSocket] {
+    match pool {
+        Some(Ok(pool)) => &pool.sockets,
+        _ => &[],
+    }
+}

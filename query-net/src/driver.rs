@@ -1,0 +1,294 @@
+//! Tokio drivers: the thin layer that moves datagrams between sockets and the sans-I/O engines.
+//!
+//! - [`query`] resolves a host, picks the protocol's engine and runs it; [`query_blocking`] does
+//!   the same for code without an async runtime.
+//! - [`run_session`] runs any [`ClientSession`] on a socket you provide.
+//! - [`serve`] answers requests with a [`Service`] until told to stop.
+
+use std::future::Future;
+use std::io;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio::net::UdpSocket;
+use tokio_util::sync::CancellationToken;
+
+use crate::clock::Clock;
+use crate::engine::{ClientSession, Responder};
+use crate::engines;
+use crate::error::QueryError;
+use crate::limit::Stats;
+use crate::options::Options;
+use crate::protocol::Protocol;
+use crate::service::Service;
+use crate::status::ServerStatus;
+
+/// Receive buffer size: the largest datagram a socket can deliver. Real GameSpy replies exceed
+/// 1024 bytes; a smaller buffer would silently cut them.
+pub const RECV_BUFFER: usize = 65_535;
+
+/// After this many receive errors in a row, [`serve`] gives up: the socket is broken, not
+/// merely bothered by one bad peer.
+const MAX_CONSECUTIVE_RECV_ERRORS: u32 = 100;
+
+/// Resolves `address` (`host:port`, `1.2.3.4:port` or `[v6]:port`) to its first address.
+pub async fn resolve(address: &str) -> Result<SocketAddr, QueryError> {
+    if let Ok(literal) = address.parse::<SocketAddr>() {
+        return Ok(literal);
+    }
+    let resolve_error = |source| QueryError::Resolve {
+        host: address.to_owned(),
+        source,
+    };
+    tokio::net::lookup_host(address)
+        .await
+        .map_err(resolve_error)?
+        .next()
+        .ok_or_else(|| {
+            resolve_error(io::Error::new(
+                io::ErrorKind::NotFound,
+                "the name has no addresses",
+            ))
+        })
+}
+
+/// A socket on an ephemeral port of the same address family as `target`.
+pub async fn bind_for(target: SocketAddr) -> io::Result<UdpSocket> {
+    let local = match target {
+        SocketAddr::V4(_) => SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)),
+        SocketAddr::V6(_) => SocketAddr::from((Ipv6Addr::UNSPECIFIED, 0)),
+    };
+    UdpSocket::bind(local).await
+}
+
+/// Runs `session` on `socket` until it produces its result.
+///
+/// Datagrams from other sources are handed to the session, which ignores them; the socket may
+/// therefore be shared with nothing else that expects to read it meanwhile.
+pub async fn run_session<S: ClientSession>(
+    socket: &UdpSocket,
+    mut session: S,
+) -> Result<S::Output, QueryError> {
+    let target = session.target();
+    let mut buf = vec![0u8; RECV_BUFFER];
+    loop {
+        let now = Instant::now();
+        while let Some(datagram) = session.poll_transmit(now) {
+            socket.send_to(datagram, target).await?;
+        }
+        if let Some(result) = session.poll_result() {
+            return result;
+        }
+        let Some(deadline) = session.poll_timeout() else {
+            return Err(QueryError::protocol(
+                "the engine neither finished nor asked to be woken up",
+            ));
+        };
+        tokio::select! {
+            received = socket.recv_from(&mut buf) => match received {
+                Ok((len, from)) => session.handle_datagram(from, &buf[..len], Instant::now()),
+                // Some systems report an ICMP "port unreachable" for an earlier send this way;
+                // the timeout will tell the user, with the attempts made.
+                Err(e) if is_icmp_echo(&e) => {}
+                Err(e) => return Err(e.into()),
+            },
+            () = tokio::time::sleep_until(deadline.into()) => session.handle_timeout(Instant::now()),
+        }
+    }
+}
+
+fn is_icmp_echo(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionReset
+    )
+}
+
+/// Runs `session` on a socket of its own.
+pub async fn query_session<S: ClientSession>(session: S) -> Result<S::Output, QueryError> {
+    let socket = bind_for(session.target()).await?;
+    run_session(&socket, session).await
+}
+
+/// Queries the server at `address` (`host:port`) with `protocol`.
+///
+/// ```no_run
+/// use query_net::{driver, Options, Protocol};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query(Protocol::Sqp, "play.example.com:7779", &Options::default()).await?;
+/// println!("{} on {:?}: {}/{}", status.name, status.map, status.num_players, status.max_players);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query(
+    protocol: Protocol,
+    address: &str,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    let target = resolve(address).await?;
+    let session = engines::new_session(protocol, target, options)?;
+    query_session(session).await
+}
+
+/// [`query`] for code without an async runtime: runs one on the current thread.
+///
+/// Returns an error if called from inside a tokio runtime (await [`query`] there instead).
+pub fn query_blocking(
+    protocol: Protocol,
+    address: &str,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    block_on(query(protocol, address, options))?
+}
+
+/// [`query_session`] for code without an async runtime.
+pub fn query_session_blocking<S: ClientSession>(session: S) -> Result<S::Output, QueryError> {
+    block_on(query_session(session))?
+}
+
+/// Runs `future` on a new current-thread runtime.
+fn block_on<F: Future>(future: F) -> Result<F::Output, QueryError> {
+    if tokio::runtime::Handle::try_current().is_ok() {
+        return Err(QueryError::Io(io::Error::other(
+            "a blocking query cannot run inside an async runtime: await the async function instead",
+        )));
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    Ok(runtime.block_on(future))
+}
+
+/// Answers requests arriving on `socket` with `service` until `shutdown` is cancelled.
+///
+/// Never stops because of a request: malformed, spoofed or rate-limited datagrams are counted
+/// and dropped, and a reply the socket refuses to send is counted in
+/// [`Stats::send_errors`]. Returns an error only if the socket itself keeps failing.
+///
+/// ```no_run
+/// use tokio::net::UdpSocket;
+/// use tokio_util::sync::CancellationToken;
+/// use query_net::{driver, service::Service};
+/// # use query_net::{clock::Now, engine::{ReplySink, Responder, Verdict}};
+/// # struct MyResponder;
+/// # impl Responder for MyResponder {
+/// #     fn handle(&mut self, _: std::net::SocketAddr, _: &[u8], _: Now, _: &mut ReplySink) -> Verdict {
+/// #         Verdict::Dropped(query_net::engine::DropReason::Unsupported)
+/// #     }
+/// # }
+///
+/// # async fn example() -> std::io::Result<()> {
+/// let socket = UdpSocket::bind("0.0.0.0:7779").await?;
+/// let mut service = Service::new(MyResponder);
+/// let shutdown = CancellationToken::new();
+/// tokio::spawn({
+///     let shutdown = shutdown.clone();
+///     async move { tokio::signal::ctrl_c().await.ok(); shutdown.cancel(); }
+/// });
+/// driver::serve(&socket, &mut service, &shutdown).await
+/// # }
+/// ```
+pub async fn serve<R: Responder, C: Clock + Clone>(
+    socket: &UdpSocket,
+    service: &mut Service<R, C>,
+    shutdown: &CancellationToken,
+) -> io::Result<()> {
+    let stats = Arc::clone(service.stats());
+    let mut buf = vec![0u8; RECV_BUFFER];
+    let mut consecutive_errors = 0;
+    loop {
+        let received = tokio::select! {
+            biased;
+            () = shutdown.cancelled() => return Ok(()),
+            received = socket.recv_from(&mut buf) => received,
+        };
+        let (len, from) = match received {
+            Ok(received) => {
+                consecutive_errors = 0;
+                received
+            }
+            Err(e) => {
+                Stats::bump(&stats.recv_errors);
+                consecutive_errors += 1;
+                if consecutive_errors >= MAX_CONSECUTIVE_RECV_ERRORS {
+                    return Err(e);
+                }
+                continue;
+            }
+        };
+        for reply in service.handle(from, &buf[..len]) {
+            match socket.send_to(reply, from).await {
+                Ok(_) => Stats::bump(&stats.replies_sent),
+                Err(_) => Stats::bump(&stats.send_errors),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn literal_addresses_resolve_without_a_lookup() {
+        assert_eq!(
+            resolve("127.0.0.1:7777").await.unwrap(),
+            "127.0.0.1:7777".parse().unwrap()
+        );
+        assert_eq!(
+            resolve("[::1]:7777").await.unwrap(),
+            "[::1]:7777".parse().unwrap()
+        );
+    }
+
+    #[tokio::test]
+    async fn localhost_resolves_to_a_loopback_address() {
+        let addr = resolve("localhost:7777").await.unwrap();
+        assert!(addr.ip().is_loopback(), "{addr}");
+        assert_eq!(addr.port(), 7777);
+    }
+
+    #[tokio::test]
+    async fn missing_port_or_unknown_host_is_a_resolve_error() {
+        for bad in ["localhost", "no-such-host.invalid:7777"] {
+            match resolve(bad).await {
+                Err(QueryError::Resolve { host, .. }) => assert_eq!(host, bad),
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn sockets_match_the_target_family() {
+        let v4 = bind_for("127.0.0.1:1".parse().unwrap()).await.unwrap();
+        assert!(v4.local_addr().unwrap().is_ipv4());
+        if let Ok(v6) = bind_for("[::1]:1".parse().unwrap()).await {
+            assert!(v6.local_addr().unwrap().is_ipv6());
+        }
+    }
+
+    #[tokio::test]
+    async fn query_reports_protocols_without_an_engine() {
+        let err = query(Protocol::Sqp, "127.0.0.1:9", &Options::default())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, QueryError::Unsupported(Protocol::Sqp)),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn blocking_wrapper_refuses_to_nest_in_a_runtime() {
+        let err = query_blocking(Protocol::Samp, "127.0.0.1:9", &Options::default()).unwrap_err();
+        assert!(err.to_string().contains("inside an async runtime"), "{err}");
+    }
+
+    #[test]
+    fn blocking_wrapper_runs_its_own_runtime() {
+        let err = query_blocking(Protocol::Samp, "localhost", &Options::default()).unwrap_err();
+        assert!(matches!(err, QueryError::Resolve { .. }), "{err}");
+    }
+}

@@ -1,0 +1,623 @@
+//! The sans-I/O interfaces every protocol engine implements.
+//!
+//! An engine is a plain state machine: it is handed datagrams and the time, and asked what to
+//! send and when to wake it up, in the style of quinn-proto. It never touches a socket or a
+//! clock, so timeouts, retries and lost or spoofed replies are tested deterministically, and the
+//! same engine runs under the single-query driver, the bulk driver, or a caller's own loop.
+//!
+//! - Client side: [`ClientSession`], one query to one server; [`Retry`] does the resending.
+//! - Responder side: [`Responder`], which answers one request into a [`ReplySink`] and says
+//!   what it did with a [`Verdict`].
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use query_wire::Encode;
+
+use crate::clock::Now;
+use crate::error::QueryError;
+use crate::options::Options;
+
+/// One query of one server, as a state machine.
+///
+/// A driver repeats: send everything [`poll_transmit`] yields, collect [`poll_result`], then wait
+/// for a datagram (→ [`handle_datagram`]) or the [`poll_timeout`] deadline (→
+/// [`handle_timeout`]). Once `poll_result` has returned `Some`, the session is finished and
+/// further calls change nothing.
+///
+/// Implementors write [`on_reply`]; the provided [`handle_datagram`] has already dropped
+/// datagrams whose source is not [`target`], so a spoofed reply from elsewhere never reaches
+/// the protocol code.
+///
+/// [`poll_transmit`]: ClientSession::poll_transmit
+/// [`poll_result`]: ClientSession::poll_result
+/// [`handle_datagram`]: ClientSession::handle_datagram
+/// [`poll_timeout`]: ClientSession::poll_timeout
+/// [`handle_timeout`]: ClientSession::handle_timeout
+/// [`on_reply`]: ClientSession::on_reply
+/// [`target`]: ClientSession::target
+pub trait ClientSession {
+    /// What a successful session produces: a [`ServerStatus`](crate::ServerStatus) for status
+    /// queries, other types for other exchanges (RCON output, a ping).
+    type Output;
+
+    /// The server's address: every datagram goes there, and only replies from there count.
+    fn target(&self) -> SocketAddr;
+
+    /// The next datagram to send to [`target`](ClientSession::target), if one is due.
+    fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]>;
+
+    /// A datagram from `from`. Ignored unless `from` is the target.
+    fn handle_datagram(&mut self, from: SocketAddr, datagram: &[u8], now: Instant) {
+        if same_endpoint(from, self.target()) {
+            self.on_reply(datagram, now);
+        }
+    }
+
+    /// A datagram known to come from the target. Replies that do not fit the current step
+    /// (a wrong challenge, a late duplicate) must be ignored, not treated as errors, since
+    /// anyone can send a datagram with a forged source address.
+    fn on_reply(&mut self, datagram: &[u8], now: Instant);
+
+    /// When the session wants [`handle_timeout`](ClientSession::handle_timeout) called.
+    /// `None` while a transmit is pending or once finished.
+    fn poll_timeout(&self) -> Option<Instant>;
+
+    /// The deadline from [`poll_timeout`](ClientSession::poll_timeout) has passed.
+    fn handle_timeout(&mut self, now: Instant);
+
+    /// The outcome, once: `Some` exactly one time, then `None`.
+    fn poll_result(&mut self) -> Option<Result<Self::Output, QueryError>>;
+}
+
+impl<S: ClientSession + ?Sized> ClientSession for Box<S> {
+    type Output = S::Output;
+
+    fn target(&self) -> SocketAddr {
+        (**self).target()
+    }
+    fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
+        (**self).poll_transmit(now)
+    }
+    fn handle_datagram(&mut self, from: SocketAddr, datagram: &[u8], now: Instant) {
+        (**self).handle_datagram(from, datagram, now);
+    }
+    fn on_reply(&mut self, datagram: &[u8], now: Instant) {
+        (**self).on_reply(datagram, now);
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        (**self).poll_timeout()
+    }
+    fn handle_timeout(&mut self, now: Instant) {
+        (**self).handle_timeout(now);
+    }
+    fn poll_result(&mut self) -> Option<Result<Self::Output, QueryError>> {
+        (**self).poll_result()
+    }
+}
+
+/// Whether two socket addresses name the same endpoint, treating an IPv4-mapped IPv6 address
+/// (as a dual-stack socket reports IPv4 peers) as the IPv4 address it maps.
+pub fn same_endpoint(a: SocketAddr, b: SocketAddr) -> bool {
+    a.port() == b.port() && a.ip().to_canonical() == b.ip().to_canonical()
+}
+
+/// Sends one request until it is answered or its attempts run out.
+///
+/// An engine [`start`](Retry::start)s a step with the request bytes, forwards its own
+/// `poll_transmit` / `poll_timeout` / `handle_timeout` here, and calls
+/// [`finish`](Retry::finish) when a reply is accepted.
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use query_net::engine::Retry;
+///
+/// let mut retry = Retry::new(Duration::from_secs(1), 2);
+/// retry.start("challenge request", b"\x00\x00\x00\x00\x00");
+/// let t0 = Instant::now();
+/// assert_eq!(retry.poll_transmit(t0), Some(&b"\x00\x00\x00\x00\x00"[..]));
+/// assert_eq!(retry.poll_transmit(t0), None);
+/// let deadline = retry.poll_timeout().unwrap();
+/// retry.handle_timeout(deadline)?;            // resend due
+/// assert!(retry.poll_transmit(deadline).is_some());
+/// let end = retry.poll_timeout().unwrap();
+/// assert!(retry.handle_timeout(end).is_err()); // second attempt unanswered: give up
+/// # Ok::<(), query_net::QueryError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Retry {
+    timeout: Duration,
+    max_attempts: u32,
+    waiting_for: &'static str,
+    payload: Vec<u8>,
+    attempts: u32,
+    first_sent: Option<Instant>,
+    last_sent: Option<Instant>,
+    send_due: bool,
+    active: bool,
+}
+
+impl Retry {
+    /// Waits `timeout` for each attempt, and sends at most `attempts` times (at least once).
+    pub fn new(timeout: Duration, attempts: u32) -> Self {
+        Retry {
+            timeout,
+            max_attempts: attempts.max(1),
+            waiting_for: "request",
+            payload: Vec::new(),
+            attempts: 0,
+            first_sent: None,
+            last_sent: None,
+            send_due: false,
+            active: false,
+        }
+    }
+
+    /// The timeout and attempts of `options`.
+    pub fn from_options(options: &Options) -> Self {
+        Self::new(options.timeout, options.attempts())
+    }
+
+    /// Starts a new step: `payload` is sent at the next `poll_transmit` and resent after each
+    /// timeout. `waiting_for` names the request in a timeout error.
+    pub fn start(&mut self, waiting_for: &'static str, payload: &[u8]) {
+        self.payload.clear();
+        self.payload.extend_from_slice(payload);
+        self.arm(waiting_for);
+    }
+
+    /// [`start`](Retry::start) with a declared packet, encoded into the reused payload buffer.
+    pub fn start_encoded<P>(
+        &mut self,
+        waiting_for: &'static str,
+        packet: &P,
+        ctx: P::Ctx,
+    ) -> Result<(), query_wire::Error>
+    where
+        P: Encode + ?Sized,
+    {
+        self.payload.clear();
+        self.payload.resize(packet.encoded_len(ctx), 0);
+        let written = packet.encode_into_with(&mut self.payload, ctx)?;
+        self.payload.truncate(written);
+        self.arm(waiting_for);
+        Ok(())
+    }
+
+    fn arm(&mut self, waiting_for: &'static str) {
+        self.waiting_for = waiting_for;
+        self.attempts = 0;
+        self.first_sent = None;
+        self.last_sent = None;
+        self.send_due = true;
+        self.active = true;
+    }
+
+    /// The request, when a first send or a resend is due.
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
+        if !(self.active && self.send_due) {
+            return None;
+        }
+        self.send_due = false;
+        self.attempts += 1;
+        self.first_sent.get_or_insert(now);
+        self.last_sent = Some(now);
+        Some(&self.payload)
+    }
+
+    /// When the current attempt times out.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        match (self.active && !self.send_due, self.last_sent) {
+            (true, Some(sent)) => Some(sent + self.timeout),
+            _ => None,
+        }
+    }
+
+    /// Schedules a resend if the attempt has timed out and attempts remain; an error once the
+    /// last attempt has timed out. Early or spurious calls change nothing.
+    pub fn handle_timeout(&mut self, now: Instant) -> Result<(), QueryError> {
+        match self.poll_timeout() {
+            Some(deadline) if now >= deadline => {}
+            _ => return Ok(()),
+        }
+        if self.attempts < self.max_attempts {
+            self.send_due = true;
+            return Ok(());
+        }
+        self.active = false;
+        let first = self.first_sent.unwrap_or(now);
+        Err(QueryError::Timeout {
+            waiting_for: self.waiting_for,
+            attempts: self.attempts,
+            after: now.saturating_duration_since(first),
+        })
+    }
+
+    /// The step got its reply: stop resending. Returns the time since the latest send, the
+    /// round trip if the reply answers that send.
+    pub fn finish(&mut self, now: Instant) -> Option<Duration> {
+        self.active = false;
+        self.send_due = false;
+        self.last_sent
+            .map(|sent| now.saturating_duration_since(sent))
+    }
+
+    /// Whether a step is in progress (started, neither finished nor given up).
+    pub fn is_active(&self) -> bool {
+        self.active
+    }
+
+    /// How many times the current step's request has been sent.
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    /// The request of the current step, as sent.
+    pub fn payload(&self) -> &[u8] {
+        &self.payload
+    }
+}
+
+/// Answers requests: the server side of a protocol.
+///
+/// `handle` decodes one request, checks its challenge, and encodes the reply datagrams into
+/// `replies`. It must never panic on any input; whatever it cannot answer it reports in the
+/// [`Verdict`], and the caller counts it. It takes `&mut self` because some protocols keep
+/// short-lived state per client (SQP's single-use challenges).
+pub trait Responder {
+    /// Handles one datagram from `from` at `now`, pushing zero or more replies into `replies`
+    /// (empty on entry).
+    fn handle(
+        &mut self,
+        from: SocketAddr,
+        datagram: &[u8],
+        now: Now,
+        replies: &mut ReplySink,
+    ) -> Verdict;
+}
+
+/// What a responder did with a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Replies were pushed.
+    Answered,
+    /// Nothing is sent back, for this reason.
+    Dropped(DropReason),
+}
+
+/// Why a request got no reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DropReason {
+    /// The request did not decode.
+    Malformed,
+    /// Missing, wrong or expired challenge or token.
+    BadChallenge,
+    /// Well-formed, but not a request this responder answers.
+    Unsupported,
+    /// Over the source's rate limit.
+    RateLimited,
+}
+
+/// The reply datagrams for one request, encoded back to back into one reusable buffer.
+///
+/// After the first few requests the buffer has grown to its working size and answering
+/// allocates nothing. Several datagrams per request are normal: GameSpy replies in parts,
+/// SA:MP RCON answers one datagram per console line.
+///
+/// ```
+/// use query_net::engine::ReplySink;
+///
+/// let mut sink = ReplySink::new(1400);
+/// sink.push(b"part 1")?;
+/// sink.push_with(|buf| {
+///     buf[..6].copy_from_slice(b"part 2");
+///     Ok::<usize, query_wire::Error>(6)
+/// })?;
+/// assert_eq!(sink.datagrams().collect::<Vec<_>>(), [&b"part 1"[..], &b"part 2"[..]]);
+/// # Ok::<(), query_wire::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct ReplySink {
+    /// Never shrinks: `len()` is the high-water mark, so pushes do not re-zero memory.
+    buf: Vec<u8>,
+    used: usize,
+    ends: Vec<usize>,
+    max_datagram: usize,
+}
+
+impl ReplySink {
+    /// The largest UDP payload over IPv4, the default datagram cap.
+    pub const MAX_UDP_PAYLOAD: usize = 65_507;
+
+    /// A sink whose datagrams are at most `max_datagram` bytes each.
+    pub fn new(max_datagram: usize) -> Self {
+        ReplySink {
+            buf: Vec::new(),
+            used: 0,
+            ends: Vec::new(),
+            max_datagram,
+        }
+    }
+
+    /// The per-datagram cap.
+    pub fn max_datagram(&self) -> usize {
+        self.max_datagram
+    }
+
+    /// Writes one datagram: `write` gets a zeroed-or-reused buffer of `max_datagram` bytes and
+    /// returns how many it used. If `write` fails, nothing is added.
+    pub fn push_with<E>(
+        &mut self,
+        write: impl FnOnce(&mut [u8]) -> Result<usize, E>,
+    ) -> Result<(), E> {
+        let start = self.used;
+        let end = start + self.max_datagram;
+        if self.buf.len() < end {
+            self.buf.resize(end, 0);
+        }
+        let written = write(&mut self.buf[start..end])?;
+        self.used = start + written.min(self.max_datagram);
+        self.ends.push(self.used);
+        Ok(())
+    }
+
+    /// Copies `bytes` in as one datagram.
+    pub fn push(&mut self, bytes: &[u8]) -> Result<(), query_wire::Error> {
+        self.push_with(|buf| match buf.get_mut(..bytes.len()) {
+            Some(slot) => {
+                slot.copy_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            None => Err(query_wire::Error::new(
+                query_wire::ErrorKind::BufferTooSmall {
+                    need: bytes.len(),
+                    have: buf.len(),
+                },
+                0,
+            )),
+        })
+    }
+
+    /// Encodes a declared packet as one datagram.
+    pub fn push_encoded<P>(&mut self, packet: &P, ctx: P::Ctx) -> Result<(), query_wire::Error>
+    where
+        P: Encode + ?Sized,
+    {
+        self.push_with(|buf| packet.encode_into_with(buf, ctx))
+    }
+
+    /// The datagrams pushed so far, in order.
+    pub fn datagrams(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
+        (0..self.ends.len()).map(move |i| {
+            let start = if i == 0 { 0 } else { self.ends[i - 1] };
+            &self.buf[start..self.ends[i]]
+        })
+    }
+
+    /// How many datagrams were pushed.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether nothing was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Forgets the datagrams, keeping the memory for the next request.
+    pub fn clear(&mut self) {
+        self.used = 0;
+        self.ends.clear();
+    }
+}
+
+impl Default for ReplySink {
+    fn default() -> Self {
+        Self::new(Self::MAX_UDP_PAYLOAD)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr(s: &str) -> SocketAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn retry_sends_once_per_attempt_and_reports_the_step_that_timed_out() {
+        let t0 = Instant::now();
+        let mut retry = Retry::new(Duration::from_millis(100), 3);
+        assert_eq!(retry.poll_transmit(t0), None, "nothing before start");
+        retry.start("query request", b"q");
+        assert_eq!(retry.poll_timeout(), None, "transmit pending");
+        let mut now = t0;
+        for attempt in 1..=3 {
+            assert_eq!(retry.poll_transmit(now), Some(&b"q"[..]));
+            assert_eq!(retry.poll_transmit(now), None);
+            assert_eq!(retry.attempts(), attempt);
+            let deadline = retry.poll_timeout().unwrap();
+            assert_eq!(deadline, now + Duration::from_millis(100));
+            // An early wake-up changes nothing.
+            retry
+                .handle_timeout(deadline - Duration::from_millis(1))
+                .unwrap();
+            assert_eq!(retry.poll_transmit(now), None);
+            now = deadline;
+            let outcome = retry.handle_timeout(now);
+            if attempt < 3 {
+                outcome.unwrap();
+            } else {
+                match outcome.unwrap_err() {
+                    QueryError::Timeout {
+                        waiting_for,
+                        attempts,
+                        after,
+                    } => {
+                        assert_eq!(waiting_for, "query request");
+                        assert_eq!(attempts, 3);
+                        assert_eq!(after, Duration::from_millis(300));
+                    }
+                    other => panic!("unexpected {other:?}"),
+                }
+            }
+        }
+        assert!(!retry.is_active());
+        assert_eq!(retry.poll_timeout(), None);
+        assert_eq!(retry.poll_transmit(now), None);
+    }
+
+    #[test]
+    fn retry_finish_stops_resends_and_measures_from_the_latest_send() {
+        let t0 = Instant::now();
+        let mut retry = Retry::new(Duration::from_millis(100), 2);
+        retry.start("challenge request", b"c");
+        retry.poll_transmit(t0).unwrap();
+        retry
+            .handle_timeout(t0 + Duration::from_millis(100))
+            .unwrap();
+        retry
+            .poll_transmit(t0 + Duration::from_millis(100))
+            .unwrap();
+        let rtt = retry.finish(t0 + Duration::from_millis(130));
+        assert_eq!(rtt, Some(Duration::from_millis(30)));
+        assert_eq!(retry.poll_timeout(), None);
+        retry.handle_timeout(t0 + Duration::from_secs(10)).unwrap();
+        assert_eq!(retry.poll_transmit(t0 + Duration::from_secs(10)), None);
+    }
+
+    #[test]
+    fn retry_restart_resets_attempts_for_the_next_step() {
+        let t0 = Instant::now();
+        let mut retry = Retry::new(Duration::from_millis(100), 2);
+        retry.start("challenge request", b"c");
+        retry.poll_transmit(t0).unwrap();
+        retry
+            .handle_timeout(t0 + Duration::from_millis(100))
+            .unwrap();
+        retry
+            .poll_transmit(t0 + Duration::from_millis(100))
+            .unwrap();
+        retry.finish(t0 + Duration::from_millis(150));
+        retry.start("query request", b"query");
+        assert_eq!(retry.attempts(), 0);
+        assert_eq!(
+            retry.poll_transmit(t0 + Duration::from_millis(150)),
+            Some(&b"query"[..])
+        );
+        assert_eq!(retry.payload(), b"query");
+    }
+
+    #[test]
+    fn retry_with_zero_attempts_still_sends_once() {
+        let t0 = Instant::now();
+        let mut retry = Retry::new(Duration::from_millis(10), 0);
+        retry.start("request", b"x");
+        assert!(retry.poll_transmit(t0).is_some());
+        assert!(retry
+            .handle_timeout(t0 + Duration::from_millis(10))
+            .is_err());
+    }
+
+    #[test]
+    fn mapped_ipv4_is_the_same_endpoint() {
+        assert!(same_endpoint(
+            addr("[::ffff:127.0.0.1]:7777"),
+            addr("127.0.0.1:7777")
+        ));
+        assert!(!same_endpoint(
+            addr("127.0.0.1:7778"),
+            addr("127.0.0.1:7777")
+        ));
+        assert!(!same_endpoint(
+            addr("127.0.0.2:7777"),
+            addr("127.0.0.1:7777")
+        ));
+    }
+
+    /// A session that records what reached `on_reply`.
+    struct Recorder {
+        target: SocketAddr,
+        seen: std::rc::Rc<std::cell::RefCell<Vec<Vec<u8>>>>,
+    }
+
+    impl ClientSession for Recorder {
+        type Output = ();
+        fn target(&self) -> SocketAddr {
+            self.target
+        }
+        fn poll_transmit(&mut self, _now: Instant) -> Option<&[u8]> {
+            None
+        }
+        fn on_reply(&mut self, datagram: &[u8], _now: Instant) {
+            self.seen.borrow_mut().push(datagram.to_vec());
+        }
+        fn poll_timeout(&self) -> Option<Instant> {
+            None
+        }
+        fn handle_timeout(&mut self, _now: Instant) {}
+        fn poll_result(&mut self) -> Option<Result<(), QueryError>> {
+            None
+        }
+    }
+
+    #[test]
+    fn datagrams_from_other_addresses_never_reach_the_engine_even_boxed() {
+        let seen = std::rc::Rc::default();
+        let mut session: Box<dyn ClientSession<Output = ()>> = Box::new(Recorder {
+            target: addr("127.0.0.1:7777"),
+            seen: std::rc::Rc::clone(&seen),
+        });
+        let now = Instant::now();
+        session.handle_datagram(addr("127.0.0.1:9999"), b"spoof port", now);
+        session.handle_datagram(addr("10.0.0.1:7777"), b"spoof host", now);
+        session.handle_datagram(addr("127.0.0.1:7777"), b"real", now);
+        session.handle_datagram(addr("[::ffff:127.0.0.1]:7777"), b"mapped", now);
+        assert_eq!(*seen.borrow(), [b"real".to_vec(), b"mapped".to_vec()]);
+    }
+
+    #[test]
+    fn sink_keeps_datagrams_in_order_and_reuses_its_buffer() {
+        let mut sink = ReplySink::new(16);
+        sink.push(b"one").unwrap();
+        sink.push(b"three").unwrap();
+        assert_eq!(sink.len(), 2);
+        assert_eq!(
+            sink.datagrams().collect::<Vec<_>>(),
+            [&b"one"[..], &b"three"[..]]
+        );
+        let capacity = sink.buf.capacity();
+        for _ in 0..100 {
+            sink.clear();
+            assert!(sink.is_empty());
+            sink.push(b"again").unwrap();
+            sink.push(b"and again").unwrap();
+        }
+        assert_eq!(sink.buf.capacity(), capacity, "no growth after warm-up");
+        assert_eq!(sink.datagrams().nth(1), Some(&b"and again"[..]));
+    }
+
+    #[test]
+    fn sink_refuses_an_oversized_datagram_and_keeps_the_rest() {
+        let mut sink = ReplySink::new(4);
+        sink.push(b"ok").unwrap();
+        let err = sink.push(b"too long").unwrap_err();
+        assert!(matches!(
+            err.kind(),
+            query_wire::ErrorKind::BufferTooSmall { need: 8, have: 4 }
+        ));
+        let failed: Result<(), &str> = sink.push_with(|_| Err("encoder failed"));
+        assert_eq!(failed, Err("encoder failed"));
+        assert_eq!(sink.datagrams().collect::<Vec<_>>(), [&b"ok"[..]]);
+    }
+
+    #[test]
+    fn sink_encodes_declared_packets() {
+        let mut sink = ReplySink::new(8);
+        sink.push_encoded(&query_wire::Padding::<3>, ())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(sink.datagrams().next(), Some(&[0u8, 0, 0][..]));
+    }
+}

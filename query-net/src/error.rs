@@ -1,0 +1,110 @@
+//! Why a query failed, in terms a user can act on.
+
+use std::borrow::Cow;
+use std::io;
+use std::time::Duration;
+
+use crate::protocol::Protocol;
+
+/// A failed query. Each variant points at something to do: wait or raise the timeout, supply a
+/// token, report a broken server, fix the address.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum QueryError {
+    /// Every attempt went unanswered: the server is down, the port is wrong, a firewall drops
+    /// the traffic, or the server rate-limited us.
+    #[error("no reply to the {waiting_for} after {attempts} attempt(s) over {after:.1?}")]
+    Timeout {
+        /// The request that went unanswered (`challenge request`, `players request`, ...).
+        waiting_for: &'static str,
+        /// How many times it was sent.
+        attempts: u32,
+        /// How long we waited in total for it.
+        after: Duration,
+    },
+    /// The server answers only with a valid auth token (OneQuery), or refused the RCON password.
+    #[error("the server requires authentication: {0}")]
+    AuthRequired(Cow<'static, str>),
+    /// A reply that does not decode: the message names the byte offset and the field path.
+    #[error("malformed reply: {0}")]
+    Malformed(#[from] query_wire::Error),
+    /// The host name did not resolve.
+    #[error("cannot resolve {host}: {source}")]
+    Resolve {
+        /// The name as given.
+        host: String,
+        /// What the resolver said.
+        #[source]
+        source: io::Error,
+    },
+    /// A socket operation failed.
+    #[error("network error: {0}")]
+    Io(#[from] io::Error),
+    /// The reply decoded but breaks the protocol's rules (wrong challenge echo, impossible
+    /// counts, a multi-part reply that contradicts itself).
+    #[error("protocol violation: {0}")]
+    Protocol(Cow<'static, str>),
+    /// This build has no client engine for the protocol.
+    #[error("no client engine for protocol {0}")]
+    Unsupported(Protocol),
+}
+
+impl QueryError {
+    /// A [`QueryError::Protocol`] with a fixed or formatted message.
+    pub fn protocol(message: impl Into<Cow<'static, str>>) -> Self {
+        QueryError::Protocol(message.into())
+    }
+
+    /// Whether trying again later could succeed (timeouts and network errors), as opposed to an
+    /// answer that will stay wrong.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, QueryError::Timeout { .. } | QueryError::Io(_))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use query_wire::{Error, ErrorKind};
+
+    #[test]
+    fn malformed_message_names_offset_and_field_path() {
+        let wire = Error::new(ErrorKind::UnexpectedEnd { need: 9, have: 3 }, 91)
+            .in_field("map")
+            .in_field("server_info")
+            .in_field("QueryResponse");
+        let err = QueryError::from(wire);
+        assert_eq!(
+            err.to_string(),
+            "malformed reply: QueryResponse.server_info.map at byte 91: need 9 bytes, have 3"
+        );
+        assert!(!err.is_transient());
+    }
+
+    #[test]
+    fn timeout_message_says_what_went_unanswered() {
+        let err = QueryError::Timeout {
+            waiting_for: "challenge request",
+            attempts: 3,
+            after: Duration::from_millis(4500),
+        };
+        assert_eq!(
+            err.to_string(),
+            "no reply to the challenge request after 3 attempt(s) over 4.5s"
+        );
+        assert!(err.is_transient());
+    }
+
+    #[test]
+    fn resolve_error_keeps_its_source() {
+        let err = QueryError::Resolve {
+            host: "nowhere.invalid:1".to_owned(),
+            source: io::Error::new(io::ErrorKind::NotFound, "no such host"),
+        };
+        assert_eq!(
+            err.to_string(),
+            "cannot resolve nowhere.invalid:1: no such host"
+        );
+        assert!(std::error::Error::source(&err).is_some());
+    }
+}

@@ -1,0 +1,100 @@
+//! The protocols this crate speaks, by the names users type.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+/// A game-query protocol.
+///
+/// The names (`sqp`, `onequery`, `samp`, `gamespy1`) are the same in `Display`, `FromStr`, JSON
+/// and the command line.
+///
+/// ```
+/// use query_net::Protocol;
+///
+/// let p: Protocol = "onequery".parse()?;
+/// assert_eq!(p, Protocol::OneQuery);
+/// assert_eq!(p.to_string(), "onequery");
+/// # Ok::<(), query_net::protocol::UnknownProtocol>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    /// Unity / Multiplay Server Query Protocol.
+    Sqp,
+    /// Hytale OneQuery V2.
+    #[serde(rename = "onequery")]
+    OneQuery,
+    /// SA:MP and open.mp query.
+    Samp,
+    /// GameSpy v1 (backslash-separated text).
+    #[serde(rename = "gamespy1")]
+    GameSpy1,
+}
+
+impl Protocol {
+    /// Every protocol, in a stable order.
+    pub const ALL: [Protocol; 4] = [
+        Protocol::Sqp,
+        Protocol::OneQuery,
+        Protocol::Samp,
+        Protocol::GameSpy1,
+    ];
+
+    /// The protocol's short name: `sqp`, `onequery`, `samp`, `gamespy1`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Sqp => "sqp",
+            Protocol::OneQuery => "onequery",
+            Protocol::Samp => "samp",
+            Protocol::GameSpy1 => "gamespy1",
+        }
+    }
+}
+
+impl fmt::Display for Protocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A protocol name that is not one of [`Protocol::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown protocol {0:?}: expected one of sqp, onequery, samp, gamespy1")]
+pub struct UnknownProtocol(pub String);
+
+impl FromStr for Protocol {
+    type Err = UnknownProtocol;
+
+    /// Accepts the short names in any letter case.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Protocol::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| UnknownProtocol(s.to_owned()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_through_display_fromstr_and_serde() {
+        for p in Protocol::ALL {
+            assert_eq!(p.to_string().parse::<Protocol>(), Ok(p));
+            let json = serde_json::to_string(&p).unwrap();
+            assert_eq!(json, format!("\"{}\"", p.name()));
+            assert_eq!(serde_json::from_str::<Protocol>(&json).unwrap(), p);
+        }
+    }
+
+    #[test]
+    fn parsing_ignores_case_and_rejects_unknown_names() {
+        assert_eq!("GameSpy1".parse(), Ok(Protocol::GameSpy1));
+        let err = "quake3".parse::<Protocol>().unwrap_err();
+        assert!(err.to_string().contains("quake3"), "{err}");
+        assert!(serde_json::from_str::<Protocol>("\"one_query\"").is_err());
+    }
+}

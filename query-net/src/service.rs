@@ -1,0 +1,267 @@
+//! One responder made ready to face the network: rate limit first, then the protocol, then the
+//! counters. This is everything [`serve`](crate::driver::serve) does per datagram except the
+//! socket calls, so it is tested without sockets.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use crate::clock::{Clock, SystemClock};
+use crate::engine::{DropReason, ReplySink, Responder, Verdict};
+use crate::limit::{RateLimit, SourceLimiter, Stats};
+
+/// A [`Responder`] with its per-source rate limiter, its counters and its reply buffer.
+///
+/// ```
+/// use std::net::SocketAddr;
+/// use query_net::clock::Now;
+/// use query_net::engine::{ReplySink, Responder, Verdict};
+/// use query_net::service::Service;
+///
+/// /// Answers every datagram with "pong".
+/// struct Pong;
+/// impl Responder for Pong {
+///     fn handle(&mut self, _: SocketAddr, _: &[u8], _: Now, replies: &mut ReplySink) -> Verdict {
+///         match replies.push(b"pong") {
+///             Ok(()) => Verdict::Answered,
+///             Err(_) => Verdict::Dropped(query_net::engine::DropReason::Unsupported),
+///         }
+///     }
+/// }
+///
+/// let mut service = Service::new(Pong);
+/// let from: SocketAddr = "192.0.2.1:5000".parse().unwrap();
+/// let replies: Vec<&[u8]> = service.handle(from, b"ping").collect();
+/// assert_eq!(replies, [&b"pong"[..]]);
+/// assert_eq!(service.stats().snapshot().answered, 1);
+/// ```
+#[derive(Debug)]
+pub struct Service<R, C: Clock + Clone = SystemClock> {
+    responder: R,
+    limiter: Option<SourceLimiter<C>>,
+    stats: Arc<Stats>,
+    sink: ReplySink,
+    clock: C,
+}
+
+impl<R: Responder> Service<R> {
+    /// `responder` on the system clock, with the default [`RateLimit`].
+    pub fn new(responder: R) -> Self {
+        Self::with_clock(responder, SystemClock)
+    }
+}
+
+impl<R: Responder, C: Clock + Clone> Service<R, C> {
+    /// `responder` reading time from `clock`, with the default [`RateLimit`].
+    pub fn with_clock(responder: R, clock: C) -> Self {
+        Service {
+            responder,
+            limiter: Some(SourceLimiter::with_clock(
+                RateLimit::default(),
+                clock.clone(),
+            )),
+            stats: Arc::default(),
+            sink: ReplySink::default(),
+            clock,
+        }
+    }
+
+    /// Sets the per-source rate limit; `None` answers every request (for tests and trusted
+    /// networks only).
+    #[must_use]
+    pub fn rate_limit(mut self, limit: Option<RateLimit>) -> Self {
+        self.limiter = limit.map(|limit| SourceLimiter::with_clock(limit, self.clock.clone()));
+        self
+    }
+
+    /// Counts into `stats` instead of a counter set of its own, so several services (one per
+    /// port or protocol) report together.
+    #[must_use]
+    pub fn with_stats(mut self, stats: Arc<Stats>) -> Self {
+        self.stats = stats;
+        self
+    }
+
+    /// Caps each reply datagram at `max_datagram` bytes.
+    #[must_use]
+    pub fn max_datagram(mut self, max_datagram: usize) -> Self {
+        self.sink = ReplySink::new(max_datagram);
+        self
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> &Arc<Stats> {
+        &self.stats
+    }
+
+    /// The responder.
+    pub fn responder(&self) -> &R {
+        &self.responder
+    }
+
+    /// The responder, to reconfigure it between requests.
+    pub fn responder_mut(&mut self) -> &mut R {
+        &mut self.responder
+    }
+
+    /// Handles one datagram and returns the replies to send back to `from` (possibly none).
+    pub fn handle(&mut self, from: SocketAddr, datagram: &[u8]) -> impl Iterator<Item = &[u8]> {
+        self.sink.clear();
+        Stats::bump(&self.stats.received);
+        let allowed = match &mut self.limiter {
+            Some(limiter) => limiter.check(from.ip()),
+            None => true,
+        };
+        let verdict = if allowed {
+            let now = self.clock.now();
+            self.responder.handle(from, datagram, now, &mut self.sink)
+        } else {
+            Verdict::Dropped(DropReason::RateLimited)
+        };
+        match verdict {
+            Verdict::Answered if self.sink.is_empty() => {
+                // An engine that claims an answer but wrote none: count it as unanswered.
+                Stats::bump(&self.stats.dropped_unsupported);
+            }
+            Verdict::Answered => Stats::bump(&self.stats.answered),
+            Verdict::Dropped(reason) => {
+                self.sink.clear();
+                Stats::bump(match reason {
+                    DropReason::Malformed => &self.stats.dropped_malformed,
+                    DropReason::BadChallenge => &self.stats.dropped_bad_challenge,
+                    DropReason::RateLimited => &self.stats.dropped_rate_limited,
+                    DropReason::Unsupported => &self.stats.dropped_unsupported,
+                });
+            }
+        }
+        self.sink.datagrams()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::{ManualClock, Now};
+    use std::num::NonZeroU32;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    /// Answers `ok` with two datagrams, refuses `bad-token`, drops `?` as malformed, and
+    /// misbehaves on `liar` (claims an answer, writes none, then on `half` drops after writing).
+    #[derive(Default)]
+    struct Script {
+        seen_at: Vec<Now>,
+    }
+
+    impl Responder for Script {
+        fn handle(
+            &mut self,
+            _: SocketAddr,
+            datagram: &[u8],
+            now: Now,
+            replies: &mut ReplySink,
+        ) -> Verdict {
+            self.seen_at.push(now);
+            match datagram {
+                b"ok" => {
+                    replies.push(b"part 1").unwrap();
+                    replies.push(b"part 2").unwrap();
+                    Verdict::Answered
+                }
+                b"bad-token" => Verdict::Dropped(DropReason::BadChallenge),
+                b"liar" => Verdict::Answered,
+                b"half" => {
+                    replies.push(b"leaked").unwrap();
+                    Verdict::Dropped(DropReason::Malformed)
+                }
+                _ => Verdict::Dropped(DropReason::Malformed),
+            }
+        }
+    }
+
+    fn from(port: u16) -> SocketAddr {
+        SocketAddr::from(([192, 0, 2, 1], port))
+    }
+
+    fn unlimited() -> Service<Script, ManualClock> {
+        Service::with_clock(Script::default(), ManualClock::new(UNIX_EPOCH)).rate_limit(None)
+    }
+
+    #[test]
+    fn counts_each_outcome_and_returns_only_real_answers() {
+        let mut service = unlimited();
+        assert_eq!(service.handle(from(1), b"ok").count(), 2);
+        assert_eq!(service.handle(from(1), b"bad-token").count(), 0);
+        assert_eq!(service.handle(from(1), b"\xff").count(), 0);
+        assert_eq!(service.handle(from(1), b"liar").count(), 0);
+        assert_eq!(service.handle(from(1), b"half").count(), 0);
+        let s = service.stats().snapshot();
+        assert_eq!(s.received, 5);
+        assert_eq!(s.answered, 1);
+        assert_eq!(s.dropped_bad_challenge, 1);
+        assert_eq!(s.dropped_malformed, 2);
+        assert_eq!(s.dropped_unsupported, 1);
+    }
+
+    #[test]
+    fn replies_of_one_request_do_not_leak_into_the_next() {
+        let mut service = unlimited();
+        let first: Vec<Vec<u8>> = service.handle(from(1), b"ok").map(<[u8]>::to_vec).collect();
+        assert_eq!(first, [b"part 1".to_vec(), b"part 2".to_vec()]);
+        assert_eq!(service.handle(from(1), b"bad-token").count(), 0);
+    }
+
+    #[test]
+    fn rate_limited_requests_never_reach_the_responder() {
+        let clock = ManualClock::new(UNIX_EPOCH);
+        let limit = RateLimit {
+            per_second: NonZeroU32::new(1).unwrap(),
+            burst: NonZeroU32::new(2).unwrap(),
+            max_sources: 16,
+        };
+        let mut service =
+            Service::with_clock(Script::default(), clock.clone()).rate_limit(Some(limit));
+        for _ in 0..5 {
+            service.handle(from(1), b"ok").for_each(drop);
+        }
+        // Another port of the same host shares the budget; another host does not.
+        assert_eq!(service.handle(from(2), b"ok").count(), 0);
+        assert_eq!(
+            service
+                .handle(SocketAddr::from(([192, 0, 2, 2], 1)), b"ok")
+                .count(),
+            2
+        );
+        clock.advance(Duration::from_secs(1));
+        assert_eq!(service.handle(from(1), b"ok").count(), 2);
+
+        let s = service.stats().snapshot();
+        assert_eq!(s.received, 8);
+        assert_eq!(s.answered, 4);
+        assert_eq!(s.dropped_rate_limited, 4);
+        assert_eq!(service.responder().seen_at.len(), 4);
+    }
+
+    #[test]
+    fn the_responder_sees_the_injected_time() {
+        let clock = ManualClock::new(UNIX_EPOCH + Duration::from_secs(1_740_000_000));
+        let mut service = Service::with_clock(Script::default(), clock.clone()).rate_limit(None);
+        service.handle(from(1), b"ok").for_each(drop);
+        clock.advance(Duration::from_secs(30));
+        service.handle(from(1), b"ok").for_each(drop);
+        let seen = &service.responder().seen_at;
+        assert_eq!(seen[1].instant - seen[0].instant, Duration::from_secs(30));
+        assert_eq!(
+            seen[1].wall,
+            UNIX_EPOCH + Duration::from_secs(1_740_000_030)
+        );
+    }
+
+    #[test]
+    fn shared_stats_add_up_across_services() {
+        let stats = Arc::new(Stats::default());
+        let mut a = unlimited().with_stats(Arc::clone(&stats));
+        let mut b = unlimited().with_stats(Arc::clone(&stats));
+        a.handle(from(1), b"ok").for_each(drop);
+        b.handle(from(1), b"ok").for_each(drop);
+        assert_eq!(stats.snapshot().answered, 2);
+    }
+}
