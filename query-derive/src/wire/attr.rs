@@ -1,0 +1,740 @@
+//! `#[wire(...)]` attributes parsed into typed values: one keyword type per position (container,
+//! variant, field, and the options inside `str(...)`, `bytes(...)`, `len(...)`, `count(...)`),
+//! one value type per choice (byte order, prefix type, encoding, surplus policy).
+//!
+//! Nothing here knows about field types or other attributes; `model` checks how they combine.
+//! A malformed directive is reported at its own span and parsing goes on with the next one.
+
+use proc_macro2::{Span, TokenTree};
+use syn::ext::IdentExt;
+use syn::parse::ParseStream;
+use syn::punctuated::Punctuated;
+use syn::{Attribute, Expr, Ident, LitStr, Pat, Token, Type};
+
+use super::errors::Errors;
+
+/// A parsed value and the span of the key that introduced it, for errors about the directive
+/// as a whole (duplicates, misplaced keys).
+pub struct Spanned<T> {
+    pub value: T,
+    pub span: Span,
+}
+
+/// A closed set of words with the message for a word outside it.
+pub trait Choice: Copy + Sized + 'static {
+    /// Every accepted word and its value, in the order error messages list them.
+    const ALL: &'static [(&'static str, Self)];
+
+    /// The message for `found`, which is not one of [`ALL`](Choice::ALL).
+    fn unknown(found: &str) -> String;
+
+    /// The value of `word`, if it is one of the set.
+    fn lookup(word: &str) -> Option<Self> {
+        Self::ALL.iter().find(|(w, _)| *w == word).map(|(_, v)| *v)
+    }
+
+    /// `a, b, c` for messages.
+    fn listed() -> String {
+        Self::ALL
+            .iter()
+            .map(|(w, _)| *w)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// `"a", "b", "c"` for messages about string values.
+    fn quoted() -> String {
+        Self::ALL
+            .iter()
+            .map(|(w, _)| format!("\"{w}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+macro_rules! choice {
+    (
+        $(#[$doc:meta])*
+        $name:ident { $($variant:ident = $word:literal),* $(,)? }
+        |$found:ident| $message:expr
+    ) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+        pub enum $name { $($variant),* }
+
+        impl Choice for $name {
+            const ALL: &'static [(&'static str, Self)] = &[$(($word, Self::$variant)),*];
+            fn unknown($found: &str) -> String {
+                $message
+            }
+        }
+    };
+}
+
+choice! {
+    /// A directive of `#[wire(...)]` on a struct or enum.
+    ContainerKey {
+        Endian = "endian", Magic = "magic", Ctx = "ctx", Tag = "tag", Len = "len",
+        Surplus = "surplus", External = "external",
+    }
+    |found| format!("unknown wire attribute `{found}`, expected one of: {}", ContainerKey::listed())
+}
+
+choice! {
+    /// A directive of `#[wire(...)]` on an enum variant.
+    VariantKey { Tag = "tag", Other = "other" }
+    |found| format!(
+        "unknown wire attribute `{found}` on a variant, expected one of: {}",
+        VariantKey::listed()
+    )
+}
+
+choice! {
+    /// A directive of `#[wire(...)]` on a field.
+    FieldKey {
+        Endian = "endian", Str = "str", Bytes = "bytes", Len = "len", Count = "count",
+        UntilEnd = "until_end", MaxCount = "max_count", Ctx = "ctx", EachCtx = "each_ctx",
+        When = "when", Bits = "bits", Default = "default",
+    }
+    |found| format!(
+        "unknown wire attribute `{found}` on a field, expected one of: {}",
+        FieldKey::listed()
+    )
+}
+
+choice! {
+    /// An option inside `str(...)` or `bytes(...)`.
+    TextKey { Prefix = "prefix", Max = "max", Encoding = "encoding", Rest = "rest" }
+    |found| format!("unknown option `{found}`, expected one of: {}", TextKey::listed())
+}
+
+choice! {
+    /// An option inside `len(...)`.
+    LenKey { Prefix = "prefix", Surplus = "surplus" }
+    |found| format!("unknown `len` option `{found}`, expected one of: {}", LenKey::listed())
+}
+
+choice! {
+    /// Byte order of numbers, prefixes and UUIDs.
+    Endian { Big = "big", Little = "little" }
+    |found| format!("unknown byte order \"{found}\", expected one of: {}", Endian::quoted())
+}
+
+choice! {
+    /// The integer type of a length or count prefix.
+    Prefix { U8 = "u8", U16 = "u16", U32 = "u32", U64 = "u64" }
+    |found| format!("prefix must be one of {}, found `{found}`", Prefix::listed())
+}
+
+choice! {
+    /// The integer type of an enum's tag.
+    TagType {
+        U8 = "u8", U16 = "u16", U32 = "u32", U64 = "u64",
+        I8 = "i8", I16 = "i16", I32 = "i32", I64 = "i64",
+    }
+    |found| format!("tag type must be one of {}, found `{found}`", TagType::listed())
+}
+
+choice! {
+    /// The text encoding of a `str` field.
+    Encoding {
+        Utf8 = "utf8", Latin1 = "latin1", Windows1252 = "windows1252", Windows1251 = "windows1251",
+    }
+    |found| format!("unknown encoding \"{found}\", expected one of: {}", Encoding::quoted())
+}
+
+choice! {
+    /// What to do with bytes a length-bounded body leaves unread.
+    Surplus { Skip = "skip", Error = "error" }
+    |found| format!("unknown surplus policy \"{found}\", expected one of: {}", Surplus::quoted())
+}
+
+impl Prefix {
+    /// Width on the wire in bytes.
+    pub fn size(self) -> usize {
+        match self {
+            Prefix::U8 => 1,
+            Prefix::U16 => 2,
+            Prefix::U32 => 4,
+            Prefix::U64 => 8,
+        }
+    }
+
+    /// The Rust type name, for generated code.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, v)| *v == self)
+            .map_or("u8", |(w, _)| w)
+    }
+}
+
+impl TagType {
+    /// Width on the wire in bytes.
+    pub fn size(self) -> usize {
+        match self {
+            TagType::U8 | TagType::I8 => 1,
+            TagType::U16 | TagType::I16 => 2,
+            TagType::U32 | TagType::I32 => 4,
+            TagType::U64 | TagType::I64 => 8,
+        }
+    }
+
+    /// The Rust type name, for generated code.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, v)| *v == self)
+            .map_or("u8", |(w, _)| w)
+    }
+}
+
+/// `name: Type` inside a container's `ctx(...)`.
+pub struct CtxBinding {
+    pub name: Ident,
+    pub ty: Type,
+}
+
+/// `#[wire(...)]` on a struct or enum.
+#[derive(Default)]
+pub struct ContainerAttrs {
+    pub endian: Option<Spanned<Endian>>,
+    pub magic: Option<Spanned<Expr>>,
+    pub ctx: Option<Spanned<Vec<CtxBinding>>>,
+    pub tag: Option<Spanned<TagType>>,
+    pub len: Option<Spanned<Prefix>>,
+    pub surplus: Option<Spanned<Surplus>>,
+    pub external: Option<Spanned<()>>,
+}
+
+/// `#[wire(...)]` on an enum variant.
+#[derive(Default)]
+pub struct VariantAttrs {
+    pub tag: Option<Spanned<Expr>>,
+    pub other: Option<Spanned<()>>,
+}
+
+/// The options of `str(...)` or `bytes(...)`: how the bytes are framed, their maximum and,
+/// for `str`, their encoding.
+#[derive(Default)]
+pub struct TextAttr {
+    pub prefix: Option<Spanned<Prefix>>,
+    pub rest: Option<Spanned<()>>,
+    pub max: Option<Spanned<Expr>>,
+    pub encoding: Option<Spanned<Encoding>>,
+}
+
+/// The options of `len(...)`.
+pub struct LenAttr {
+    pub prefix: Prefix,
+    pub surplus: Surplus,
+}
+
+/// How many elements a `Vec` holds.
+pub enum RepeatAttr {
+    /// `count(prefix = u16)`: a count prefix before the elements.
+    Prefix(Prefix),
+    /// `count = <expr>`: computed from earlier fields or the context.
+    Expr(Expr),
+    /// `until_end`: as many as the reader holds.
+    UntilEnd,
+}
+
+/// `each_ctx = |i| <expr>`, taken apart so the body can be inlined into the loop.
+pub struct EachCtx {
+    pub index: Pat,
+    pub body: Expr,
+}
+
+/// `#[wire(...)]` on a field.
+#[derive(Default)]
+pub struct FieldAttrs {
+    pub endian: Option<Spanned<Endian>>,
+    pub str_: Option<Spanned<TextAttr>>,
+    pub bytes: Option<Spanned<TextAttr>>,
+    pub len: Option<Spanned<LenAttr>>,
+    pub repeat: Option<Spanned<RepeatAttr>>,
+    pub max_count: Option<Spanned<Expr>>,
+    pub ctx: Option<Spanned<Expr>>,
+    pub each_ctx: Option<Spanned<EachCtx>>,
+    pub when: Option<Spanned<Expr>>,
+    pub bits: Option<Spanned<()>>,
+    pub default: Option<Spanned<()>>,
+}
+
+impl FieldAttrs {
+    /// True when the field carries no directive at all.
+    pub fn is_empty(&self) -> bool {
+        self.endian.is_none()
+            && self.str_.is_none()
+            && self.bytes.is_none()
+            && self.len.is_none()
+            && self.repeat.is_none()
+            && self.max_count.is_none()
+            && self.ctx.is_none()
+            && self.each_ctx.is_none()
+            && self.when.is_none()
+            && self.bits.is_none()
+    }
+}
+
+/// Parses the container attributes among `attrs`.
+pub fn container(attrs: &[Attribute], errors: &mut Errors) -> ContainerAttrs {
+    let mut out = ContainerAttrs::default();
+    for_each_directive(attrs, errors, |key, input, errors| {
+        match lookup::<ContainerKey>(key)? {
+            ContainerKey::Endian => {
+                let value = eq_str_choice(input, errors)?;
+                set(&mut out.endian, key, value, errors);
+            }
+            ContainerKey::Magic => {
+                let value = eq_magic(input, errors)?;
+                set(&mut out.magic, key, value, errors);
+            }
+            ContainerKey::Ctx => {
+                if input.peek(Token![=]) {
+                    return Err(input.error(
+                        "a container declares its context as `ctx(name: Type, ...)`; \
+                         `ctx = <expression>` passes context to a field",
+                    ));
+                }
+                let value = ctx_bindings(input, key, errors)?;
+                set(&mut out.ctx, key, value, errors);
+            }
+            ContainerKey::Tag => {
+                let value = eq_type_choice::<TagType>(input, errors)?;
+                set(&mut out.tag, key, value, errors);
+            }
+            ContainerKey::Len => {
+                let value = eq_type_choice::<Prefix>(input, errors)?;
+                set(&mut out.len, key, value, errors);
+            }
+            ContainerKey::Surplus => {
+                let value = eq_str_choice(input, errors)?;
+                set(&mut out.surplus, key, value, errors);
+            }
+            ContainerKey::External => {
+                flag(input, key)?;
+                set(&mut out.external, key, (), errors);
+            }
+        }
+        Ok(())
+    });
+    out
+}
+
+/// Parses the variant attributes among `attrs`.
+pub fn variant(attrs: &[Attribute], errors: &mut Errors) -> VariantAttrs {
+    let mut out = VariantAttrs::default();
+    for_each_directive(attrs, errors, |key, input, errors| {
+        match lookup::<VariantKey>(key)? {
+            VariantKey::Tag => {
+                input.parse::<Token![=]>()?;
+                let value: Expr = input.parse()?;
+                set(&mut out.tag, key, value, errors);
+            }
+            VariantKey::Other => {
+                flag(input, key)?;
+                set(&mut out.other, key, (), errors);
+            }
+        }
+        Ok(())
+    });
+    out
+}
+
+/// Parses the field attributes among `attrs`.
+pub fn field(attrs: &[Attribute], errors: &mut Errors) -> FieldAttrs {
+    let mut out = FieldAttrs::default();
+    for_each_directive(attrs, errors, |key, input, errors| {
+        match lookup::<FieldKey>(key)? {
+            FieldKey::Endian => {
+                let value = eq_str_choice(input, errors)?;
+                set(&mut out.endian, key, value, errors);
+            }
+            FieldKey::Str => {
+                let value = text_options(input, key, true, errors)?;
+                set(&mut out.str_, key, value, errors);
+            }
+            FieldKey::Bytes => {
+                let value = text_options(input, key, false, errors)?;
+                set(&mut out.bytes, key, value, errors);
+            }
+            FieldKey::Len => {
+                let value = len_options(input, errors)?;
+                set(&mut out.len, key, value, errors);
+            }
+            FieldKey::Count => {
+                let value = if input.peek(Token![=]) {
+                    input.parse::<Token![=]>()?;
+                    RepeatAttr::Expr(input.parse()?)
+                } else if input.peek(syn::token::Paren) {
+                    RepeatAttr::Prefix(count_prefix(input, errors)?)
+                } else {
+                    return Err(syn::Error::new(
+                        key.span(),
+                        "expected `count(prefix = u8|u16|u32|u64)` or `count = <expression>`",
+                    ));
+                };
+                set_repeat(&mut out.repeat, key, value, errors);
+            }
+            FieldKey::UntilEnd => {
+                flag(input, key)?;
+                set_repeat(&mut out.repeat, key, RepeatAttr::UntilEnd, errors);
+            }
+            FieldKey::MaxCount => {
+                input.parse::<Token![=]>()?;
+                let value: Expr = input.parse()?;
+                set(&mut out.max_count, key, value, errors);
+            }
+            FieldKey::Ctx => {
+                if input.peek(syn::token::Paren) {
+                    return Err(input.error(
+                        "a field passes context as `ctx = <expression>`; \
+                         `ctx(name: Type)` declares a container's context",
+                    ));
+                }
+                input.parse::<Token![=]>()?;
+                let value: Expr = input.parse()?;
+                set(&mut out.ctx, key, value, errors);
+            }
+            FieldKey::EachCtx => {
+                input.parse::<Token![=]>()?;
+                let value = each_ctx(input)?;
+                set(&mut out.each_ctx, key, value, errors);
+            }
+            FieldKey::When => {
+                input.parse::<Token![=]>()?;
+                let value: Expr = input.parse()?;
+                set(&mut out.when, key, value, errors);
+            }
+            FieldKey::Bits => {
+                flag(input, key)?;
+                set(&mut out.bits, key, (), errors);
+            }
+            FieldKey::Default => {
+                flag(input, key)?;
+                set(&mut out.default, key, (), errors);
+            }
+        }
+        Ok(())
+    });
+    out
+}
+
+/// Runs `directive` on every `key ...` of every `#[wire(...)]` in `attrs`. An error inside a
+/// directive is recorded and parsing resumes after the next top-level comma.
+fn for_each_directive(
+    attrs: &[Attribute],
+    errors: &mut Errors,
+    mut directive: impl FnMut(&Ident, ParseStream<'_>, &mut Errors) -> syn::Result<()>,
+) {
+    for attr in attrs.iter().filter(|a| a.path().is_ident("wire")) {
+        let result = attr.parse_args_with(|input: ParseStream<'_>| {
+            while !input.is_empty() {
+                let key = input.call(Ident::parse_any)?;
+                if let Err(error) = directive(&key, input, errors) {
+                    errors.push(error);
+                    while !input.is_empty() && !input.peek(Token![,]) {
+                        input.parse::<TokenTree>()?;
+                    }
+                }
+                if input.is_empty() {
+                    break;
+                }
+                input.parse::<Token![,]>()?;
+            }
+            Ok(())
+        });
+        if let Err(error) = result {
+            errors.push(error);
+        }
+    }
+}
+
+fn lookup<K: Choice>(key: &Ident) -> syn::Result<K> {
+    let word = key.unraw().to_string();
+    K::lookup(&word).ok_or_else(|| syn::Error::new(key.span(), K::unknown(&word)))
+}
+
+fn set<T>(slot: &mut Option<Spanned<T>>, key: &Ident, value: T, errors: &mut Errors) {
+    if slot.is_some() {
+        errors.at(key.span(), format!("duplicate wire attribute `{key}`"));
+    } else {
+        *slot = Some(Spanned {
+            value,
+            span: key.span(),
+        });
+    }
+}
+
+fn set_repeat(
+    slot: &mut Option<Spanned<RepeatAttr>>,
+    key: &Ident,
+    value: RepeatAttr,
+    errors: &mut Errors,
+) {
+    if slot.is_some() {
+        errors.at(
+            key.span(),
+            format!(
+                "`{key}` is a second repeat form: a Vec takes exactly one of \
+                 `count(prefix = ..)`, `count = ..` and `until_end`"
+            ),
+        );
+    } else {
+        *slot = Some(Spanned {
+            value,
+            span: key.span(),
+        });
+    }
+}
+
+/// A directive that is a bare word.
+fn flag(input: ParseStream<'_>, key: &Ident) -> syn::Result<()> {
+    if input.is_empty() || input.peek(Token![,]) {
+        Ok(())
+    } else {
+        Err(syn::Error::new(
+            key.span(),
+            format!("`{key}` takes no value"),
+        ))
+    }
+}
+
+/// `= "word"` for a [`Choice`] of strings. An unknown word is recorded; the first choice stands
+/// in for it so that checking can go on.
+fn eq_str_choice<C: Choice>(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<C> {
+    input.parse::<Token![=]>()?;
+    let lit = input.parse::<LitStr>().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            format!("expected a string, one of: {}", C::quoted()),
+        )
+    })?;
+    Ok(str_choice(&lit, errors))
+}
+
+fn str_choice<C: Choice>(lit: &LitStr, errors: &mut Errors) -> C {
+    let word = lit.value();
+    C::lookup(&word).unwrap_or_else(|| {
+        errors.at(lit.span(), C::unknown(&word));
+        C::ALL[0].1
+    })
+}
+
+/// `= u16` for a [`Choice`] of type names.
+fn eq_type_choice<C: Choice>(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<C> {
+    input.parse::<Token![=]>()?;
+    type_choice(input, errors)
+}
+
+fn type_choice<C: Choice>(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<C> {
+    let token: TokenTree = input.parse()?;
+    let word = match &token {
+        TokenTree::Ident(ident) => ident.to_string(),
+        other => other.to_string(),
+    };
+    Ok(C::lookup(&word).unwrap_or_else(|| {
+        errors.at(token.span(), C::unknown(&word));
+        C::ALL[0].1
+    }))
+}
+
+/// `= b"MAGIC"` or `= SOME_CONSTANT`.
+fn eq_magic(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Expr> {
+    input.parse::<Token![=]>()?;
+    let expr: Expr = input.parse()?;
+    let fine = match &expr {
+        Expr::Lit(lit) => matches!(lit.lit, syn::Lit::ByteStr(_)),
+        Expr::Path(_) => true,
+        _ => false,
+    };
+    if !fine {
+        errors.spanning(
+            &expr,
+            "magic must be a byte string such as b\"SAMP\", or the path of a constant",
+        );
+    }
+    Ok(expr)
+}
+
+/// `(name: Type, other: Type2)`.
+fn ctx_bindings(
+    input: ParseStream<'_>,
+    key: &Ident,
+    errors: &mut Errors,
+) -> syn::Result<Vec<CtxBinding>> {
+    if !input.peek(syn::token::Paren) {
+        return Err(syn::Error::new(
+            key.span(),
+            "expected `ctx(name: Type, ...)`",
+        ));
+    }
+    let content;
+    syn::parenthesized!(content in input);
+    let bindings = Punctuated::<CtxBindingSyntax, Token![,]>::parse_terminated(&content)?;
+    if bindings.is_empty() {
+        errors.at(
+            key.span(),
+            "`ctx(...)` needs at least one `name: Type` binding",
+        );
+    }
+    Ok(bindings
+        .into_iter()
+        .map(|CtxBindingSyntax(name, ty)| CtxBinding { name, ty })
+        .collect())
+}
+
+struct CtxBindingSyntax(Ident, Type);
+
+impl syn::parse::Parse for CtxBindingSyntax {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
+        const SHAPE: &str = "a context binding is `name: Type`, e.g. `ctx(requested: ChunkSet)`";
+        let start = input.span();
+        let name: Ident = input.parse().map_err(|_| syn::Error::new(start, SHAPE))?;
+        if !input.peek(Token![:]) || input.peek(Token![::]) {
+            return Err(syn::Error::new(name.span(), SHAPE));
+        }
+        input.parse::<Token![:]>()?;
+        let ty: Type = input.parse()?;
+        Ok(CtxBindingSyntax(name, ty))
+    }
+}
+
+/// `(prefix = u8, max = 255, encoding = "latin1")` or `(rest)` after `str` / `bytes`.
+fn text_options(
+    input: ParseStream<'_>,
+    key: &Ident,
+    is_str: bool,
+    errors: &mut Errors,
+) -> syn::Result<TextAttr> {
+    if !input.peek(syn::token::Paren) {
+        return Err(syn::Error::new(
+            key.span(),
+            format!("expected `{key}(prefix = u8|u16|u32|u64)` or `{key}(rest)`"),
+        ));
+    }
+    let content;
+    syn::parenthesized!(content in input);
+    let mut out = TextAttr::default();
+    while !content.is_empty() {
+        let option = content.call(Ident::parse_any)?;
+        match lookup::<TextKey>(&option)? {
+            TextKey::Prefix => {
+                let value = eq_type_choice(&content, errors)?;
+                set(&mut out.prefix, &option, value, errors);
+            }
+            TextKey::Max => {
+                content.parse::<Token![=]>()?;
+                let value: Expr = content.parse()?;
+                set(&mut out.max, &option, value, errors);
+            }
+            TextKey::Encoding if is_str => {
+                let value = eq_str_choice(&content, errors)?;
+                set(&mut out.encoding, &option, value, errors);
+            }
+            TextKey::Encoding => {
+                return Err(syn::Error::new(
+                    option.span(),
+                    "`encoding` applies to `str`; `bytes` are raw",
+                ));
+            }
+            TextKey::Rest => {
+                flag(&content, &option)?;
+                set(&mut out.rest, &option, (), errors);
+            }
+        }
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<Token![,]>()?;
+    }
+    match (&out.prefix, &out.rest) {
+        (Some(_), Some(rest)) => errors.at(
+            rest.span,
+            format!("`{key}` takes either `prefix = ..` or `rest`, not both"),
+        ),
+        (None, None) => errors.at(
+            key.span(),
+            format!("`{key}` needs `prefix = u8|u16|u32|u64` or `rest`"),
+        ),
+        _ => {}
+    }
+    Ok(out)
+}
+
+/// `(prefix = u16, surplus = "skip")`, or the shorthand `= u16`.
+fn len_options(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<LenAttr> {
+    if input.peek(Token![=]) {
+        let prefix = eq_type_choice(input, errors)?;
+        return Ok(LenAttr {
+            prefix,
+            surplus: Surplus::Error,
+        });
+    }
+    let content;
+    syn::parenthesized!(content in input);
+    let mut prefix: Option<Spanned<Prefix>> = None;
+    let mut surplus: Option<Spanned<Surplus>> = None;
+    while !content.is_empty() {
+        let option = content.call(Ident::parse_any)?;
+        match lookup::<LenKey>(&option)? {
+            LenKey::Prefix => {
+                let value = eq_type_choice(&content, errors)?;
+                set(&mut prefix, &option, value, errors);
+            }
+            LenKey::Surplus => {
+                let value = eq_str_choice(&content, errors)?;
+                set(&mut surplus, &option, value, errors);
+            }
+        }
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<Token![,]>()?;
+    }
+    let Some(prefix) = prefix else {
+        return Err(content.error("`len` needs `prefix = u8|u16|u32|u64`"));
+    };
+    Ok(LenAttr {
+        prefix: prefix.value,
+        surplus: surplus.map_or(Surplus::Error, |s| s.value),
+    })
+}
+
+/// `(prefix = u16)` after `count`.
+fn count_prefix(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Prefix> {
+    let content;
+    syn::parenthesized!(content in input);
+    let option = content.call(Ident::parse_any)?;
+    if option != "prefix" {
+        return Err(syn::Error::new(
+            option.span(),
+            format!("unknown `count` option `{option}`, expected: prefix"),
+        ));
+    }
+    let prefix = eq_type_choice(&content, errors)?;
+    if !content.is_empty() {
+        return Err(content.error("`count(...)` takes only `prefix = ..`"));
+    }
+    Ok(prefix)
+}
+
+/// `|i| <expr>`.
+fn each_ctx(input: ParseStream<'_>) -> syn::Result<EachCtx> {
+    let expr: Expr = input.parse()?;
+    match expr {
+        Expr::Closure(closure) if closure.inputs.len() == 1 => {
+            let index = closure.inputs.into_iter().next().expect("one input");
+            Ok(EachCtx {
+                index,
+                body: *closure.body,
+            })
+        }
+        other => Err(syn::Error::new_spanned(
+            other,
+            "`each_ctx` takes a closure over the element index: `each_ctx = |i| <expression>`",
+        )),
+    }
+}

@@ -1,0 +1,486 @@
+//! The body of `Decode::decode`.
+
+use proc_macro2::{Ident, Literal, TokenStream};
+use quote::quote;
+use syn::{Expr, Lifetime};
+
+use super::{bind, braced, optional, prefix_type, tag_type, ErrorPath, Mode};
+use crate::wire::attr::Surplus;
+use crate::wire::model::{
+    Body, Container, Count, Data, Enum, Field, FieldKind, Framing, Len, NestedCtx, Repeat,
+    VariantTag,
+};
+use crate::wire::names;
+use crate::wire::types::{BytesKind, StrKind};
+
+pub fn container(container: &Container, lifetime: &Lifetime) -> TokenStream {
+    let reader = names::reader();
+    let ok = names::ok();
+    let magic = container
+        .magic
+        .as_ref()
+        .map(|magic| quote!(#reader.magic(#magic)?;));
+    match &container.data {
+        Data::Struct(fields) => {
+            let lets = fields_lets(fields, &reader, lifetime);
+            let value = braced(quote!(Self), fields);
+            quote! {
+                #magic
+                #(#lets)*
+                #ok(#value)
+            }
+        }
+        Data::Enum(data) => {
+            let body = enumeration(data, &reader, lifetime);
+            quote! {
+                #magic
+                #body
+            }
+        }
+    }
+}
+
+fn enumeration(data: &Enum, reader: &Ident, lifetime: &Lifetime) -> TokenStream {
+    let tag = names::tag();
+    let tag_ty = tag_type(data.tag_ty);
+    let tag_offset = names::tag_offset();
+    let endian = names::endian(data.endian);
+    let has_other = data
+        .variants
+        .iter()
+        .any(|v| matches!(v.tag, VariantTag::Other { .. }));
+
+    let read_tag = if data.tag_on_wire {
+        let offset = (!has_other).then(|| quote!(let #tag_offset = #reader.offset();));
+        quote! {
+            #offset
+            let #tag: #tag_ty = #reader.number::<#tag_ty>(#endian)?;
+        }
+    } else {
+        // An external tag is the context parameter; an unknown one is reported where the
+        // body would start.
+        let offset = (!has_other).then(|| quote!(let #tag_offset = #reader.offset();));
+        quote!(#offset)
+    };
+
+    let (frame, body_reader, surplus) = match &data.len {
+        Some(len) => {
+            let (frame, body_reader) =
+                sub_reader(len, reader, &ErrorPath::none(), names::variant_body());
+            let sub = names::sub_reader();
+            let surplus = (len.surplus == Surplus::Error).then(|| quote!(#sub.expect_end()?;));
+            (frame, body_reader, surplus)
+        }
+        None => (TokenStream::new(), reader.clone(), None),
+    };
+
+    let mut arms = Vec::new();
+    let mut other_arm = None;
+    for variant in &data.variants {
+        let ident = &variant.ident;
+        match &variant.tag {
+            VariantTag::Value(value) => {
+                let lets = fields_lets(&variant.fields, &body_reader, lifetime);
+                let constructed = braced(quote!(Self::#ident), &variant.fields);
+                let pattern = tag_pattern(value, &tag);
+                arms.push(quote! {
+                    #pattern => {
+                        #(#lets)*
+                        #constructed
+                    }
+                });
+            }
+            VariantTag::Other {
+                tag: tag_member,
+                body: body_member,
+                body_kind,
+            } => {
+                let rest = match body_kind {
+                    BytesKind::Borrowed => quote!(#body_reader.rest()),
+                    BytesKind::Converted => {
+                        let from = names::from();
+                        quote!(#from(#body_reader.rest()))
+                    }
+                };
+                other_arm = Some(quote! {
+                    _ => Self::#ident { #tag_member: #tag, #body_member: #rest }
+                });
+            }
+        }
+    }
+    let fallback = other_arm.unwrap_or_else(|| {
+        let err = names::err();
+        let unknown = names::private("unknown_tag");
+        quote!(_ => return #err(#unknown(#tag, #tag_offset)))
+    });
+    let value = names::value();
+    let ok = names::ok();
+    quote! {
+        #read_tag
+        #frame
+        let #value = match #tag {
+            #(#arms)*
+            #fallback
+        };
+        #surplus
+        #ok(#value)
+    }
+}
+
+/// A literal tag as a pattern; anything else (a constant, an expression) as a guard.
+fn tag_pattern(value: &Expr, tag: &Ident) -> TokenStream {
+    let literal = match value {
+        Expr::Lit(lit) => matches!(lit.lit, syn::Lit::Int(_)),
+        Expr::Unary(unary) => {
+            matches!(unary.op, syn::UnOp::Neg(_))
+                && matches!(&*unary.expr, Expr::Lit(lit) if matches!(lit.lit, syn::Lit::Int(_)))
+        }
+        _ => false,
+    };
+    if literal {
+        quote!(#value)
+    } else {
+        quote!(_ if #tag == #value)
+    }
+}
+
+/// `let __field_x: T = ...;` for every field.
+fn fields_lets<'f>(
+    fields: &'f [Field],
+    reader: &'f Ident,
+    lifetime: &'f Lifetime,
+) -> impl Iterator<Item = TokenStream> + 'f {
+    fields.iter().map(move |field| {
+        let local = &field.local;
+        let ty = &field.ty;
+        let value = match &field.kind {
+            FieldKind::Default => names::default(),
+            FieldKind::Wire(wire) => {
+                let path = ErrorPath::of(field);
+                let value = framed(
+                    wire.len.as_ref(),
+                    &wire.body,
+                    reader,
+                    &path,
+                    fields,
+                    lifetime,
+                );
+                match &wire.when {
+                    None => value,
+                    Some(when) => {
+                        let present = names::present();
+                        let condition = bind(when, fields, Mode::Decode);
+                        let (some, none) = (names::some(), names::none());
+                        quote!({
+                            let #present: bool = #condition;
+                            if #present { #some(#value) } else { #none }
+                        })
+                    }
+                }
+            }
+        };
+        quote!(let #local: #ty = #value;)
+    })
+}
+
+/// A reader bounded by a length prefix: the statements that make it, and its name.
+fn sub_reader(len: &Len, reader: &Ident, path: &ErrorPath, name: Ident) -> (TokenStream, Ident) {
+    let length = names::length();
+    let sub = names::sub_reader();
+    let prefix = prefix_type(len.prefix);
+    let endian = names::endian(len.endian);
+    let none = names::none();
+    let read_length = path.try_(quote!(#reader.length::<#prefix>(#endian, #none)));
+    let take = path.try_(quote!(#reader.sub(#length)));
+    let frame = quote! {
+        let #length = #read_length;
+        let mut #sub = #take;
+        let #name = &mut #sub;
+    };
+    (frame, name)
+}
+
+/// The value, inside its `len(...)` frame if it has one.
+fn framed(
+    len: Option<&Len>,
+    body: &Body,
+    reader: &Ident,
+    path: &ErrorPath,
+    fields: &[Field],
+    lifetime: &Lifetime,
+) -> TokenStream {
+    let Some(len) = len else {
+        return value(body, reader, path, fields, lifetime);
+    };
+    let (frame, body_reader) = sub_reader(len, reader, path, names::field_body());
+    let inner = value(body, &body_reader, path, fields, lifetime);
+    let sub = names::sub_reader();
+    let result = names::value();
+    let surplus = (len.surplus == Surplus::Error).then(|| path.try_(quote!(#sub.expect_end())));
+    let surplus = surplus.map(|check| quote!(#check;));
+    quote!({
+        #frame
+        let #result = #inner;
+        #surplus
+        #result
+    })
+}
+
+fn value(
+    body: &Body,
+    r: &Ident,
+    path: &ErrorPath,
+    fields: &[Field],
+    lifetime: &Lifetime,
+) -> TokenStream {
+    match body {
+        Body::Number { ty, endian, .. } => {
+            let endian = names::endian(*endian);
+            path.try_(quote!(#r.number::<#ty>(#endian)))
+        }
+        Body::Bool => path.try_(quote!(#r.bool())),
+        Body::ByteArray => path.try_(quote!(#r.array())),
+        Body::Uuid { endian } => {
+            let endian = names::endian(*endian);
+            path.try_(quote!(#r.uuid(#endian)))
+        }
+        Body::Bits { ty, endian } => {
+            let flags = names::flags_trait();
+            let endian = names::endian(*endian);
+            let bits = path.try_(quote!(#r.number::<<#ty as #flags>::Bits>(#endian)));
+            quote!(<#ty as #flags>::from_bits_retain(#bits))
+        }
+        Body::Str {
+            kind,
+            framing,
+            encoding,
+        } => {
+            let encoding = names::encoding(*encoding);
+            match (kind, &**framing) {
+                (
+                    StrKind::Borrowed,
+                    Framing::Prefix {
+                        prefix,
+                        endian,
+                        max,
+                    },
+                ) => {
+                    let (prefix, endian, max) = prefix_args(*prefix, *endian, max.as_ref());
+                    path.try_(quote!(#r.prefixed_str::<#prefix>(#endian, #max)))
+                }
+                (StrKind::Borrowed, Framing::Rest { max }) => {
+                    let max = optional(max.as_ref());
+                    path.try_(quote!(#r.rest_str(#max)))
+                }
+                (
+                    StrKind::Converted,
+                    Framing::Prefix {
+                        prefix,
+                        endian,
+                        max,
+                    },
+                ) => {
+                    let (prefix, endian, max) = prefix_args(*prefix, *endian, max.as_ref());
+                    let from = names::from();
+                    let text =
+                        path.try_(quote!(#r.prefixed_text::<#prefix>(#endian, #max, #encoding)));
+                    quote!(#from(#text))
+                }
+                (StrKind::Converted, Framing::Rest { max }) => {
+                    let max = optional(max.as_ref());
+                    let from = names::from();
+                    let text = path.try_(quote!(#r.rest_text(#max, #encoding)));
+                    quote!(#from(#text))
+                }
+                (StrKind::Raw, framing) => {
+                    let text = names::text_from_bytes();
+                    let bytes = bytes(framing, r, path);
+                    quote!(#text(#bytes))
+                }
+            }
+        }
+        Body::Bytes { kind, framing } => {
+            let bytes = bytes(framing, r, path);
+            match kind {
+                BytesKind::Borrowed => bytes,
+                BytesKind::Converted => {
+                    let from = names::from();
+                    quote!(#from(#bytes))
+                }
+            }
+        }
+        Body::Nested { ty, ctx } => {
+            let decode = names::decode_trait();
+            let ctx = match ctx {
+                NestedCtx::Unit => quote!(()),
+                NestedCtx::Expr(scoped) => bind(scoped, fields, Mode::Decode),
+                // Only elements of a repeat have a per-element context; `repeat` passes it.
+                NestedCtx::Each { .. } => quote!(()),
+            };
+            path.try_(quote!(<#ty as #decode<#lifetime>>::decode(#r, #ctx)))
+        }
+        Body::Repeat(repeat) => self::repeat(repeat, r, path, fields, lifetime),
+    }
+}
+
+fn prefix_args(
+    prefix: crate::wire::attr::Prefix,
+    endian: crate::wire::attr::Endian,
+    max: Option<&Expr>,
+) -> (TokenStream, TokenStream, TokenStream) {
+    (prefix_type(prefix), names::endian(endian), optional(max))
+}
+
+/// Borrowed bytes framed by a prefix or running to the end.
+fn bytes(framing: &Framing, r: &Ident, path: &ErrorPath) -> TokenStream {
+    match framing {
+        Framing::Prefix {
+            prefix,
+            endian,
+            max,
+        } => {
+            let (prefix, endian, max) = prefix_args(*prefix, *endian, max.as_ref());
+            path.try_(quote!(#r.prefixed_bytes::<#prefix>(#endian, #max)))
+        }
+        Framing::Rest { max } => {
+            let max = optional(max.as_ref());
+            path.try_(quote!(#r.rest_bytes(#max)))
+        }
+    }
+}
+
+fn repeat(
+    repeat: &Repeat,
+    r: &Ident,
+    path: &ErrorPath,
+    fields: &[Field],
+    lifetime: &Lifetime,
+) -> TokenStream {
+    let vec_ty = &repeat.vec_ty;
+    let (count, index, elements, element) = (
+        names::count(),
+        names::index(),
+        names::elements(),
+        names::element(),
+    );
+    let element_path = path.element();
+    let (element_ctx_let, element_body) = element_with_ctx(&repeat.element, fields);
+    let decode_element = value(&element_body, r, &element_path, fields, lifetime);
+    let max = optional(repeat.max_count.as_ref());
+    let min = names::min();
+
+    match &repeat.count {
+        Count::Prefix { prefix, endian } => {
+            let prefix = prefix_type(*prefix);
+            let endian = names::endian(*endian);
+            let read_count = path.try_(quote!(#r.length::<#prefix>(#endian, #max)));
+            quote!({
+                let #count: usize = #read_count;
+                let mut #elements = <#vec_ty>::with_capacity(#min(#count, #r.remaining()));
+                #element_ctx_let
+                for #index in 0..#count {
+                    let #element = #decode_element;
+                    #elements.push(#element);
+                }
+                #elements
+            })
+        }
+        Count::Expr(scoped) => {
+            let into_count = names::into_count();
+            let expr = bind(scoped, fields, Mode::Decode);
+            let computed = quote!(#into_count(#expr));
+            let checked = match &repeat.max_count {
+                Some(_) => path.try_(quote!(#r.check_count(#computed, #max))),
+                None => computed,
+            };
+            quote!({
+                let #count: usize = #checked;
+                let mut #elements = <#vec_ty>::with_capacity(#min(#count, #r.remaining()));
+                #element_ctx_let
+                for #index in 0..#count {
+                    let #element = #decode_element;
+                    #elements.push(#element);
+                }
+                #elements
+            })
+        }
+        Count::UntilEnd => {
+            let limit = repeat.max_count.as_ref().map(|max| {
+                let too_many = names::private("too_many_on_decode");
+                let fail = path.fail(quote!(#too_many(#r, #index + 1, #max)));
+                quote!(if #index == #max { #fail; })
+            });
+            let start = names::element_start();
+            let (mark, check) = if may_be_empty(&repeat.element) {
+                let empty = names::private("empty_element");
+                let fail = element_path.fail(quote!(#empty(#r)));
+                (
+                    Some(quote!(let #start = #r.offset();)),
+                    Some(quote!(if #r.offset() == #start { #fail; })),
+                )
+            } else {
+                (None, None)
+            };
+            let zero = Literal::usize_suffixed(0);
+            quote!({
+                let mut #elements = <#vec_ty>::new();
+                #element_ctx_let
+                let mut #index = #zero;
+                while !#r.is_empty() {
+                    #limit
+                    #mark
+                    let #element = #decode_element;
+                    #check
+                    #elements.push(#element);
+                    #index += 1;
+                }
+                #elements
+            })
+        }
+    }
+}
+
+/// True when an element might read no bytes, which would make `until_end` spin.
+fn may_be_empty(body: &Body) -> bool {
+    matches!(body, Body::Nested { .. } | Body::ByteArray)
+}
+
+/// For a repeat of nested elements: the statement computing a shared element context, and the
+/// element body with its context rewritten to what each iteration passes.
+pub(super) fn element_with_ctx(element: &Body, fields: &[Field]) -> (Option<TokenStream>, Body) {
+    element_with_ctx_in(element, fields, Mode::Decode)
+}
+
+pub(super) fn element_with_ctx_in(
+    element: &Body,
+    fields: &[Field],
+    mode: Mode,
+) -> (Option<TokenStream>, Body) {
+    let Body::Nested { ty, ctx } = element else {
+        return (None, element.clone());
+    };
+    let element_ctx = names::element_ctx();
+    let index = names::index();
+    let (stmt, expr) = match ctx {
+        NestedCtx::Unit => (None, quote!(())),
+        NestedCtx::Expr(scoped) => {
+            let value = bind(scoped, fields, mode);
+            (
+                Some(quote!(let #element_ctx = #value;)),
+                quote!(#element_ctx),
+            )
+        }
+        NestedCtx::Each { index: pat, body } => {
+            let value = bind(body, fields, mode);
+            (None, quote!({ let #pat: usize = #index; #value }))
+        }
+    };
+    let rewritten = Body::Nested {
+        ty: ty.clone(),
+        ctx: NestedCtx::Expr(crate::wire::scope::Scoped {
+            expr,
+            uses: Vec::new(),
+        }),
+    };
+    (stmt, rewritten)
+}

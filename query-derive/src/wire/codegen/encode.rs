@@ -1,0 +1,358 @@
+//! The body of `Encode::encode`, and the enums' `tag()` method.
+
+use proc_macro2::{Ident, TokenStream};
+use quote::quote;
+
+use super::decode::element_with_ctx_in;
+use super::{bind, braced, optional, prefix_type, tag_type, ErrorPath, Mode};
+use crate::wire::attr::Encoding;
+use crate::wire::model::{
+    Body, Container, Count, Data, Enum, Field, FieldKind, Framing, Len, NestedCtx, Repeat,
+    VariantTag,
+};
+use crate::wire::names;
+use crate::wire::types::StrKind;
+
+pub fn container(container: &Container) -> TokenStream {
+    let writer = names::writer();
+    let ok = names::ok();
+    let magic = container
+        .magic
+        .as_ref()
+        .map(|magic| quote!(#writer.put_bytes(#magic)?;));
+    let body = match &container.data {
+        Data::Struct(fields) => {
+            let pattern = braced(quote!(Self), fields);
+            let statements = fields_statements(fields, &writer);
+            quote! {
+                let #pattern = self;
+                #magic
+                #(#statements)*
+            }
+        }
+        Data::Enum(data) => {
+            let arms = enum_arms(data, &writer);
+            quote! {
+                #magic
+                match self {
+                    #(#arms)*
+                }
+            }
+        }
+    };
+    quote! {
+        #body
+        #ok(())
+    }
+}
+
+fn enum_arms(data: &Enum, w: &Ident) -> Vec<TokenStream> {
+    let tag = names::tag();
+    let tag_ty = tag_type(data.tag_ty);
+    let endian = names::endian(data.endian);
+    let slot = names::length_slot();
+    let (begin, end) = match &data.len {
+        Some(len) => {
+            let prefix = prefix_type(len.prefix);
+            let endian = names::endian(len.endian);
+            (
+                Some(quote!(let #slot = #w.begin_length::<#prefix>(#endian)?;)),
+                Some(quote!(#w.end_length(#slot)?;)),
+            )
+        }
+        None => (None, None),
+    };
+    let err = names::err();
+    let mismatch = names::private("variant_mismatch");
+
+    data.variants
+        .iter()
+        .map(|variant| {
+            let ident = &variant.ident;
+            match &variant.tag {
+                VariantTag::Value(value) => {
+                    let head = if data.tag_on_wire {
+                        quote!(#w.put_number::<#tag_ty>(#value, #endian)?;)
+                    } else {
+                        quote! {
+                            if #tag != #value {
+                                return #err(#mismatch(#w));
+                            }
+                        }
+                    };
+                    let pattern = braced(quote!(Self::#ident), &variant.fields);
+                    let statements = fields_statements(&variant.fields, w);
+                    quote! {
+                        #pattern => {
+                            #head
+                            #begin
+                            #(#statements)*
+                            #end
+                        }
+                    }
+                }
+                VariantTag::Other {
+                    tag: tag_member,
+                    body: body_member,
+                    ..
+                } => {
+                    let kept_tag = names::field("tag");
+                    let kept_body = names::field("body");
+                    let head = if data.tag_on_wire {
+                        quote!(#w.put_number::<#tag_ty>(*#kept_tag, #endian)?;)
+                    } else {
+                        quote! {
+                            if #tag != *#kept_tag {
+                                return #err(#mismatch(#w));
+                            }
+                        }
+                    };
+                    quote! {
+                        Self::#ident { #tag_member: #kept_tag, #body_member: #kept_body } => {
+                            #head
+                            #begin
+                            #w.put_bytes(#kept_body)?;
+                            #end
+                        }
+                    }
+                }
+            }
+        })
+        .collect()
+}
+
+/// The body of the generated `tag()` method.
+pub fn tag_method(data: &Enum) -> TokenStream {
+    let arms = data.variants.iter().map(|variant| {
+        let ident = &variant.ident;
+        match &variant.tag {
+            VariantTag::Value(value) => quote!(Self::#ident { .. } => #value,),
+            VariantTag::Other { tag, .. } => {
+                let kept = names::field("tag");
+                quote!(Self::#ident { #tag: #kept, .. } => *#kept,)
+            }
+        }
+    });
+    quote! {
+        match self {
+            #(#arms)*
+        }
+    }
+}
+
+/// One block of statements per field.
+fn fields_statements<'f>(
+    fields: &'f [Field],
+    w: &'f Ident,
+) -> impl Iterator<Item = TokenStream> + 'f {
+    fields.iter().filter_map(move |field| {
+        let FieldKind::Wire(wire) = &field.kind else {
+            return None;
+        };
+        let path = ErrorPath::of(field);
+        let local = &field.local;
+        let Some(when) = &wire.when else {
+            return Some(framed(
+                wire.len.as_ref(),
+                &wire.body,
+                &quote!(#local),
+                w,
+                &path,
+                fields,
+            ));
+        };
+        let present = names::present();
+        let inner = names::inner();
+        let condition = bind(when, fields, Mode::Encode);
+        let write = framed(
+            wire.len.as_ref(),
+            &wire.body,
+            &quote!(#inner),
+            w,
+            &path,
+            fields,
+        );
+        let (some, none) = (names::some(), names::none());
+        let mismatch = names::private("presence_mismatch");
+        let fail = path.fail(quote!(#mismatch(#w)));
+        Some(quote! {
+            let #present: bool = #condition;
+            match #local {
+                #some(#inner) if #present => {
+                    #write
+                }
+                #none if !#present => {}
+                _ => #fail,
+            }
+        })
+    })
+}
+
+/// Statements writing `value` (an expression of type `&T`), inside its `len(...)` frame.
+fn framed(
+    len: Option<&Len>,
+    body: &Body,
+    value: &TokenStream,
+    w: &Ident,
+    path: &ErrorPath,
+    fields: &[Field],
+) -> TokenStream {
+    let write = self::write(body, value, w, path, fields);
+    let Some(len) = len else {
+        return write;
+    };
+    let slot = names::length_slot();
+    let prefix = prefix_type(len.prefix);
+    let endian = names::endian(len.endian);
+    let begin = path.try_(quote!(#w.begin_length::<#prefix>(#endian)));
+    let end = path.try_(quote!(#w.end_length(#slot)));
+    quote! {
+        let #slot = #begin;
+        #write
+        #end;
+    }
+}
+
+fn write(
+    body: &Body,
+    v: &TokenStream,
+    w: &Ident,
+    path: &ErrorPath,
+    fields: &[Field],
+) -> TokenStream {
+    let call = match body {
+        Body::Number { ty, endian, .. } => {
+            let endian = names::endian(*endian);
+            quote!(#w.put_number::<#ty>(*#v, #endian))
+        }
+        Body::Bool => {
+            let from = names::from();
+            quote!(#w.put_u8(#from(*#v)))
+        }
+        Body::ByteArray => quote!(#w.put_bytes(#v)),
+        Body::Uuid { endian } => {
+            let endian = names::endian(*endian);
+            quote!(#w.put_uuid(#v, #endian))
+        }
+        Body::Bits { ty, endian } => {
+            let flags = names::flags_trait();
+            let endian = names::endian(*endian);
+            quote!(#w.put_number::<<#ty as #flags>::Bits>(<#ty as #flags>::bits(#v), #endian))
+        }
+        Body::Str {
+            kind: StrKind::Raw,
+            framing,
+            ..
+        } => bytes(framing, &quote!(#v.as_bytes()), w),
+        Body::Str {
+            framing, encoding, ..
+        } => {
+            let encoding_path = names::encoding(*encoding);
+            match &**framing {
+                Framing::Prefix {
+                    prefix,
+                    endian,
+                    max,
+                } if *encoding == Encoding::Utf8 => {
+                    let prefix = prefix_type(*prefix);
+                    let endian = names::endian(*endian);
+                    let max = optional(max.as_ref());
+                    quote!(#w.put_prefixed_bytes::<#prefix>(#v.as_bytes(), #endian, #max))
+                }
+                Framing::Prefix {
+                    prefix,
+                    endian,
+                    max,
+                } => {
+                    let prefix = prefix_type(*prefix);
+                    let endian = names::endian(*endian);
+                    let max = optional(max.as_ref());
+                    quote!(#w.put_prefixed_text::<#prefix>(#v, #endian, #max, #encoding_path))
+                }
+                Framing::Rest { max } => {
+                    let max = optional(max.as_ref());
+                    quote!(#w.put_rest_text(#v, #max, #encoding_path))
+                }
+            }
+        }
+        Body::Bytes { framing, .. } => bytes(framing, v, w),
+        Body::Nested { ctx, .. } => {
+            let encode = names::encode_trait();
+            let ctx = match ctx {
+                NestedCtx::Unit | NestedCtx::Each { .. } => quote!(()),
+                NestedCtx::Expr(scoped) => bind(scoped, fields, Mode::Encode),
+            };
+            quote!(#encode::encode(#v, #w, #ctx))
+        }
+        Body::Repeat(repeat) => return self::repeat(repeat, v, w, path, fields),
+    };
+    let statement = path.try_(call);
+    quote!(#statement;)
+}
+
+/// A byte slice expression framed by a prefix or running to the end.
+fn bytes(framing: &Framing, slice: &TokenStream, w: &Ident) -> TokenStream {
+    match framing {
+        Framing::Prefix {
+            prefix,
+            endian,
+            max,
+        } => {
+            let prefix = prefix_type(*prefix);
+            let endian = names::endian(*endian);
+            let max = optional(max.as_ref());
+            quote!(#w.put_prefixed_bytes::<#prefix>(#slice, #endian, #max))
+        }
+        Framing::Rest { max } => {
+            let max = optional(max.as_ref());
+            quote!(#w.put_rest_bytes(#slice, #max))
+        }
+    }
+}
+
+fn repeat(
+    repeat: &Repeat,
+    v: &TokenStream,
+    w: &Ident,
+    path: &ErrorPath,
+    fields: &[Field],
+) -> TokenStream {
+    let (count, index, element) = (names::count(), names::index(), names::element());
+    let max = optional(repeat.max_count.as_ref());
+    let too_many = names::private("too_many_on_encode");
+    let check_max = repeat.max_count.as_ref().map(|max| {
+        let fail = path.fail(quote!(#too_many(#w, #v.len(), #max)));
+        quote!(if #v.len() > #max { #fail; })
+    });
+    let head = match &repeat.count {
+        Count::Prefix { prefix, endian } => {
+            let prefix = prefix_type(*prefix);
+            let endian = names::endian(*endian);
+            let put = path.try_(quote!(#w.put_length::<#prefix>(#v.len(), #endian, #max)));
+            quote!(#put;)
+        }
+        Count::Expr(scoped) => {
+            let into_count = names::into_count();
+            let expr = bind(scoped, fields, Mode::Encode);
+            let mismatch = names::private("count_mismatch");
+            let fail = path.fail(quote!(#mismatch(#w, #count, #v.len())));
+            quote! {
+                let #count: usize = #into_count(#expr);
+                if #v.len() != #count { #fail; }
+                #check_max
+            }
+        }
+        Count::UntilEnd => quote!(#check_max),
+    };
+    let (element_ctx_let, element_body) =
+        element_with_ctx_in(&repeat.element, fields, Mode::Encode);
+    let write_element = write(&element_body, &quote!(#element), w, &path.element(), fields);
+    let enumerate = names::enumerate();
+    quote! {
+        #head
+        #element_ctx_let
+        for (#index, #element) in #enumerate(#v.iter()) {
+            #write_element
+        }
+    }
+}

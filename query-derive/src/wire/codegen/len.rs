@@ -1,0 +1,200 @@
+//! The body of `Encode::encoded_len`: the exact byte count `encode` writes.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::decode::element_with_ctx_in;
+use super::{bind, braced, size, Mode};
+use crate::wire::attr::Encoding;
+use crate::wire::model::{
+    Body, Container, Count, Data, Field, FieldKind, Framing, NestedCtx, Repeat, VariantTag,
+};
+use crate::wire::names;
+use crate::wire::types::StrKind;
+
+pub fn container(container: &Container) -> TokenStream {
+    let magic = container.magic.as_ref().map(|magic| quote!(#magic.len()));
+    match &container.data {
+        Data::Struct(fields) => {
+            let pattern = braced(quote!(Self), fields);
+            let parts = magic.into_iter().chain(fields_parts(fields));
+            let sum = sum(parts);
+            quote! {
+                let #pattern = self;
+                #sum
+            }
+        }
+        Data::Enum(data) => {
+            let tag_size = data.tag_on_wire.then(|| size(data.tag_ty.size()));
+            let len_size = data.len.map(|len| size(len.prefix.size()));
+            let head: Vec<TokenStream> = tag_size
+                .into_iter()
+                .chain(len_size)
+                .map(|n| quote!(#n))
+                .collect();
+            let arms = data.variants.iter().map(|variant| {
+                let ident = &variant.ident;
+                match &variant.tag {
+                    VariantTag::Value(_) => {
+                        let pattern = braced(quote!(Self::#ident), &variant.fields);
+                        let sum = sum(head.iter().cloned().chain(fields_parts(&variant.fields)));
+                        quote!(#pattern => #sum,)
+                    }
+                    VariantTag::Other { body, .. } => {
+                        let kept = names::field("body");
+                        let sum = sum(head.iter().cloned().chain([quote!(#kept.len())]));
+                        quote!(Self::#ident { #body: #kept, .. } => #sum,)
+                    }
+                }
+            });
+            let body = quote!(match self { #(#arms)* });
+            match magic {
+                Some(magic) => quote!(#magic + #body),
+                None => body,
+            }
+        }
+    }
+}
+
+fn sum(parts: impl Iterator<Item = TokenStream>) -> TokenStream {
+    let mut parts: Vec<TokenStream> = parts.collect();
+    if parts.is_empty() {
+        return quote!(0);
+    }
+    // A tail expression that starts with `match` or a block would be read as a statement.
+    if parts.len() > 1 && starts_statement_like(&parts[0]) {
+        let first = &parts[0];
+        parts[0] = quote!((#first));
+    }
+    quote!(#(#parts)+*)
+}
+
+fn starts_statement_like(tokens: &TokenStream) -> bool {
+    match tokens.clone().into_iter().next() {
+        Some(proc_macro2::TokenTree::Ident(ident)) => ident == "match",
+        Some(proc_macro2::TokenTree::Group(group)) => {
+            group.delimiter() == proc_macro2::Delimiter::Brace
+        }
+        _ => false,
+    }
+}
+
+fn fields_parts(fields: &[Field]) -> impl Iterator<Item = TokenStream> + '_ {
+    fields.iter().filter_map(move |field| {
+        let FieldKind::Wire(wire) = &field.kind else {
+            return None;
+        };
+        let local = &field.local;
+        let framed = |value: TokenStream| {
+            let inner = self::value(&wire.body, &value, fields);
+            match &wire.len {
+                Some(len) => {
+                    let prefix = size(len.prefix.size());
+                    quote!(#prefix + #inner)
+                }
+                None => inner,
+            }
+        };
+        Some(match &wire.when {
+            None => framed(quote!(#local)),
+            Some(_) => {
+                let inner = names::inner();
+                let (some, none) = (names::some(), names::none());
+                let present = framed(quote!(#inner));
+                quote!(match #local { #some(#inner) => #present, #none => 0 })
+            }
+        })
+    })
+}
+
+/// The byte count of `v` (an expression of type `&T`).
+fn value(body: &Body, v: &TokenStream, fields: &[Field]) -> TokenStream {
+    if let Some(n) = fixed_size(body) {
+        return n;
+    }
+    match body {
+        Body::ByteArray => quote!(#v.len()),
+        Body::Str {
+            kind: StrKind::Raw,
+            framing,
+            ..
+        } => framed_len(framing, quote!(#v.as_bytes().len())),
+        Body::Str {
+            framing, encoding, ..
+        } => {
+            let len = if *encoding == Encoding::Utf8 {
+                quote!(#v.len())
+            } else {
+                let encoding = names::encoding(*encoding);
+                quote!(#encoding.encoded_len(#v))
+            };
+            framed_len(framing, len)
+        }
+        Body::Bytes { framing, .. } => framed_len(framing, quote!(#v.len())),
+        Body::Nested { ctx, .. } => {
+            let encode = names::encode_trait();
+            let ctx = match ctx {
+                NestedCtx::Unit | NestedCtx::Each { .. } => quote!(()),
+                NestedCtx::Expr(scoped) => bind(scoped, fields, Mode::Encode),
+            };
+            quote!(#encode::encoded_len(#v, #ctx))
+        }
+        Body::Repeat(repeat) => self::repeat(repeat, v, fields),
+        Body::Number { .. } | Body::Bool | Body::Uuid { .. } | Body::Bits { .. } => {
+            unreachable!("fixed-size bodies are handled above")
+        }
+    }
+}
+
+/// The size of a body that is the same for every value.
+fn fixed_size(body: &Body) -> Option<TokenStream> {
+    match body {
+        Body::Number { size: n, .. } => {
+            let n = size(*n);
+            Some(quote!(#n))
+        }
+        Body::Bool => Some(quote!(1)),
+        Body::Uuid { .. } => Some(quote!(16)),
+        Body::Bits { ty, .. } => {
+            let flags = names::flags_trait();
+            Some(quote!(::core::mem::size_of::<<#ty as #flags>::Bits>()))
+        }
+        _ => None,
+    }
+}
+
+fn framed_len(framing: &Framing, content: TokenStream) -> TokenStream {
+    match framing {
+        Framing::Prefix { prefix, .. } => {
+            let n = size(prefix.size());
+            quote!(#n + #content)
+        }
+        Framing::Rest { .. } => content,
+    }
+}
+
+fn repeat(repeat: &Repeat, v: &TokenStream, fields: &[Field]) -> TokenStream {
+    let prefix = match &repeat.count {
+        Count::Prefix { prefix, .. } => {
+            let n = size(prefix.size());
+            Some(quote!(#n +))
+        }
+        Count::Expr(_) | Count::UntilEnd => None,
+    };
+    if let Some(each) = fixed_size(&repeat.element) {
+        return quote!(#prefix #v.len() * #each);
+    }
+    let (total, index, element) = (names::total(), names::index(), names::element());
+    let (element_ctx_let, element_body) =
+        element_with_ctx_in(&repeat.element, fields, Mode::Encode);
+    let each = value(&element_body, &quote!(#element), fields);
+    let enumerate = names::enumerate();
+    quote!(#prefix {
+        let mut #total = 0usize;
+        #element_ctx_let
+        for (#index, #element) in #enumerate(#v.iter()) {
+            #total += #each;
+        }
+        #total
+    })
+}

@@ -1,0 +1,260 @@
+//! Generates the `Decode`, `Encode` and (for enums) `tag()` impls from a checked [`Container`].
+//!
+//! The code is straight-line: one `Reader` / `Writer` call per wire item, errors mapped to the
+//! field path with `map_err` on the (cold) error value only, no closures or allocation on the
+//! happy path except the `Vec` of a repeat.
+
+mod decode;
+mod encode;
+mod len;
+
+use proc_macro2::{Literal, TokenStream};
+use quote::quote;
+use syn::{Expr, GenericParam, LifetimeParam};
+
+use super::attr::{Prefix, TagType};
+use super::model::{Container, ContainerCtx, Data, Field};
+use super::names;
+use super::scope::Scoped;
+
+/// The whole expansion: `const _: () = { impls };`.
+pub fn expand(container: &Container) -> TokenStream {
+    let ident = &container.ident;
+    let name = ident.to_string();
+    let (impl_generics, ty_generics, where_clause) = container.generics.split_for_impl();
+
+    let lifetime = container
+        .lifetime
+        .clone()
+        .unwrap_or_else(names::default_lifetime);
+    let mut decode_generics = container.generics.clone();
+    if container.lifetime.is_none() {
+        decode_generics.params.insert(
+            0,
+            GenericParam::Lifetime(LifetimeParam::new(lifetime.clone())),
+        );
+    }
+    let (decode_impl_generics, _, _) = decode_generics.split_for_impl();
+
+    let ctx_type = ctx_type(&container.ctx);
+    let ctx_param = ctx_param(&container.ctx);
+    let decode_trait = names::decode_trait();
+    let encode_trait = names::encode_trait();
+    let reader = names::reader();
+    let reader_type = names::reader_type();
+    let writer = names::writer();
+    let writer_type = names::writer_type();
+    let result = names::result_type();
+
+    let decode_body = decode::container(container, &lifetime);
+    let encode_body = encode::container(container);
+    let len_body = len::container(container);
+    let tag_impl = match &container.data {
+        Data::Enum(data) => {
+            let tag_ty = tag_type(data.tag_ty);
+            let body = encode::tag_method(data);
+            quote! {
+                #[automatically_derived]
+                impl #impl_generics #ident #ty_generics #where_clause {
+                    /// The tag that selects this variant on the wire.
+                    #[inline]
+                    pub fn tag(&self) -> #tag_ty {
+                        #body
+                    }
+                }
+            }
+        }
+        Data::Struct(_) => TokenStream::new(),
+    };
+
+    quote! {
+        const _: () = {
+            #[automatically_derived]
+            #[allow(unused_variables, clippy::identity_op, clippy::match_single_binding)]
+            impl #decode_impl_generics #decode_trait<#lifetime> for #ident #ty_generics #where_clause {
+                type Ctx = #ctx_type;
+                const NAME: &'static str = #name;
+
+                #[inline]
+                fn decode(#reader: &mut #reader_type<#lifetime>, #ctx_param) -> #result<Self> {
+                    #decode_body
+                }
+            }
+
+            #[automatically_derived]
+            #[allow(unused_variables, clippy::identity_op, clippy::match_single_binding)]
+            impl #impl_generics #encode_trait for #ident #ty_generics #where_clause {
+                type Ctx = #ctx_type;
+
+                #[inline]
+                fn encoded_len(&self, #ctx_param) -> usize {
+                    #len_body
+                }
+
+                #[inline]
+                fn encode(&self, #writer: &mut #writer_type<'_>, #ctx_param) -> #result<()> {
+                    #encode_body
+                }
+            }
+
+            #tag_impl
+        };
+    }
+}
+
+fn ctx_type(ctx: &ContainerCtx) -> TokenStream {
+    match ctx {
+        ContainerCtx::Unit => quote!(()),
+        ContainerCtx::Bindings(bindings) if bindings.len() == 1 => {
+            let ty = &bindings[0].ty;
+            quote!(#ty)
+        }
+        ContainerCtx::Bindings(bindings) => {
+            let tys = bindings.iter().map(|b| &b.ty);
+            quote!((#(#tys),*))
+        }
+        ContainerCtx::ExternalTag(tag) => tag_type(*tag),
+    }
+}
+
+/// The context parameter: destructured into the bindings expressions use.
+fn ctx_param(ctx: &ContainerCtx) -> TokenStream {
+    match ctx {
+        ContainerCtx::Unit => quote!(_: ()),
+        ContainerCtx::Bindings(bindings) if bindings.len() == 1 => {
+            let (name, ty) = (&bindings[0].name, &bindings[0].ty);
+            quote!(#name: #ty)
+        }
+        ContainerCtx::Bindings(bindings) => {
+            let names = bindings.iter().map(|b| &b.name);
+            let tys = bindings.iter().map(|b| &b.ty);
+            quote!((#(#names),*): (#(#tys),*))
+        }
+        ContainerCtx::ExternalTag(tag) => {
+            let tag_ident = names::tag();
+            let ty = tag_type(*tag);
+            quote!(#tag_ident: #ty)
+        }
+    }
+}
+
+fn prefix_type(prefix: Prefix) -> TokenStream {
+    let ty = names::primitive(prefix.name());
+    quote!(::core::primitive::#ty)
+}
+
+fn tag_type(tag: TagType) -> TokenStream {
+    let ty = names::primitive(tag.name());
+    quote!(::core::primitive::#ty)
+}
+
+fn size(n: usize) -> Literal {
+    Literal::usize_unsuffixed(n)
+}
+
+/// `Some(max)` / `None` for an optional maximum.
+fn optional(max: Option<&Expr>) -> TokenStream {
+    match max {
+        Some(max) => {
+            let some = names::some();
+            quote!(#some(#max))
+        }
+        None => names::none(),
+    }
+}
+
+/// Where an error inside a field goes in the path: the field's name, and the element index
+/// inside a repeat.
+#[derive(Clone)]
+struct ErrorPath {
+    field: Option<String>,
+    element: bool,
+}
+
+impl ErrorPath {
+    fn of(field: &Field) -> Self {
+        ErrorPath {
+            field: field.path.clone(),
+            element: false,
+        }
+    }
+
+    fn none() -> Self {
+        ErrorPath {
+            field: None,
+            element: false,
+        }
+    }
+
+    fn element(&self) -> Self {
+        ErrorPath {
+            field: self.field.clone(),
+            element: true,
+        }
+    }
+
+    /// The error value `e` with this path pushed onto it.
+    fn apply(&self, e: TokenStream) -> TokenStream {
+        let index = names::index();
+        let mut out = e;
+        if self.element {
+            out = quote!(#out.at_index(#index));
+        }
+        if let Some(field) = &self.field {
+            out = quote!(#out.in_field(#field));
+        }
+        out
+    }
+
+    fn is_empty(&self) -> bool {
+        self.field.is_none() && !self.element
+    }
+
+    /// `call?`, with the path pushed onto the error.
+    fn try_(&self, call: TokenStream) -> TokenStream {
+        if self.is_empty() {
+            return quote!(#call?);
+        }
+        let e = names::error();
+        let mapped = self.apply(quote!(#e));
+        quote!(#call.map_err(|#e| #mapped)?)
+    }
+
+    /// `return Err(error)`, with the path pushed onto the error.
+    fn fail(&self, error: TokenStream) -> TokenStream {
+        let err = names::err();
+        let mapped = self.apply(error);
+        quote!(return #err(#mapped))
+    }
+}
+
+/// How an expression sees an earlier field: decode holds values, encode holds references.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Decode,
+    Encode,
+}
+
+/// The expression with the earlier fields it names bound by reference.
+fn bind(scoped: &Scoped, fields: &[Field], mode: Mode) -> TokenStream {
+    let expr = &scoped.expr;
+    if scoped.uses.is_empty() {
+        return expr.clone();
+    }
+    let lets = scoped.uses.iter().map(|&i| {
+        let field = &fields[i];
+        let (binding, local) = (&field.binding, &field.local);
+        match mode {
+            Mode::Decode => quote!(let #binding = &#local;),
+            Mode::Encode => quote!(let #binding = #local;),
+        }
+    });
+    quote!({ #(#lets)* #expr })
+}
+
+/// `Self { a: __field_a, 0: __field_0 }`, as a pattern or a constructor.
+fn braced(path: TokenStream, fields: &[Field]) -> TokenStream {
+    let members = fields.iter().map(|f| &f.member);
+    let locals = fields.iter().map(|f| &f.local);
+    quote!(#path { #(#members: #locals),* })
+}
