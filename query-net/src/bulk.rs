@@ -288,6 +288,17 @@ struct PoolSocket {
 
 const MAX_SOCKET_FAILURES: u32 = 100;
 
+/// A socket pool of one family: not bound yet, bound, or failed to bind (kept to report to
+/// each target of that family).
+type PoolState = Option<Result<Pool, (io::ErrorKind, String)>>;
+
+/// A datagram (or receive error) from one socket of a pool.
+struct Received {
+    family: usize,
+    socket: usize,
+    result: io::Result<(usize, SocketAddr)>,
+}
+
 /// Where a reply is routed: address family, socket index, peer address.
 type Route = (usize, usize, SocketAddr);
 
@@ -300,7 +311,7 @@ struct Slot<T, S> {
 }
 
 enum Event<T> {
-    Datagram(usize, usize, io::Result<(usize, SocketAddr)>),
+    Datagram(Received),
     Timer(usize),
     Target(Option<T>),
     Delivered,
@@ -316,7 +327,7 @@ struct Run<T, S: ClientSession, F> {
     sockets_per_family: usize,
     binds: [SocketAddr; 2],
     /// IPv4 then IPv6; bound on first use. `Err` keeps the bind failure to report per target.
-    pools: [Option<Result<Pool, (io::ErrorKind, String)>>; 2],
+    pools: [PoolState; 2],
     recv_rotation: usize,
     slots: Vec<Option<Slot<T, S>>>,
     free_slots: Vec<usize>,
@@ -361,9 +372,7 @@ where
             }
             let event = self.next_event(&tx, &mut buf).await;
             match event {
-                Event::Datagram(fam, index, received) => {
-                    self.on_datagram(fam, index, received, &buf)
-                }
+                Event::Datagram(received) => self.on_datagram(received, &buf),
                 Event::Timer(slot) => {
                     if let Some(Some(s)) = self.slots.get_mut(slot) {
                         s.timer = None;
@@ -399,8 +408,8 @@ where
         let targets = &mut self.targets;
         let outbox = &mut self.outbox;
         tokio::select! {
-            (fam, index, received) = std::future::poll_fn(|cx| poll_recv_any(pools, rotation, buf, cx)) => {
-                Event::Datagram(fam, index, received)
+            received = std::future::poll_fn(|cx| poll_recv_any(pools, rotation, buf, cx)) => {
+                Event::Datagram(received)
             }
             Some(expired) = std::future::poll_fn(|cx| timers.poll_expired(cx)), if has_timers => {
                 Event::Timer(expired.into_inner())
@@ -508,13 +517,12 @@ where
         Drive::Done
     }
 
-    fn on_datagram(
-        &mut self,
-        fam: usize,
-        socket_index: usize,
-        received: io::Result<(usize, SocketAddr)>,
-        buf: &[u8],
-    ) {
+    fn on_datagram(&mut self, received: Received, buf: &[u8]) {
+        let Received {
+            family: fam,
+            socket: socket_index,
+            result: received,
+        } = received;
         let failures = match &mut self.pools[fam] {
             Some(Ok(pool)) => &mut pool.sockets[socket_index].failures,
             _ => return,
@@ -672,11 +680,11 @@ async fn bind_pool(bind: SocketAddr, count: usize) -> Result<Pool, (io::ErrorKin
 /// Polls every live socket for a datagram, starting at a rotating position so that a busy
 /// socket cannot starve the others.
 fn poll_recv_any(
-    pools: &[Option<Result<Pool, (io::ErrorKind, String)>>; 2],
+    pools: &[PoolState; 2],
     rotation: usize,
     buf: &mut [u8],
     cx: &mut Context<'_>,
-) -> Poll<(usize, usize, io::Result<(usize, SocketAddr)>)> {
+) -> Poll<Received> {
     let v4 = pool_sockets(&pools[0]);
     let v6 = pool_sockets(&pools[1]);
     let total = v4.len() + v6.len();
@@ -692,13 +700,17 @@ fn poll_recv_any(
         let mut read = ReadBuf::new(buf);
         if let Poll::Ready(result) = entry.socket.poll_recv_from(cx, &mut read) {
             let len = read.filled().len();
-            return Poll::Ready((fam, index, result.map(|from| (len, from))));
+            return Poll::Ready(Received {
+                family: fam,
+                socket: index,
+                result: result.map(|from| (len, from)),
+            });
         }
     }
     Poll::Pending
 }
 
-fn pool_sockets(pool: &Option<Result<Pool, (io::ErrorKind, String)>>) -> &[PoolSocket] {
+fn pool_sockets(pool: &PoolState) -> &[PoolSocket] {
     match pool {
         Some(Ok(pool)) => &pool.sockets,
         _ => &[],

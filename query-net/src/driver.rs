@@ -183,9 +183,11 @@ fn block_on<F: Future>(future: F) -> Result<F::Output, QueryError> {
 /// let socket = UdpSocket::bind("0.0.0.0:7779").await?;
 /// let mut service = Service::new(MyResponder);
 /// let shutdown = CancellationToken::new();
-/// tokio::spawn({
-///     let shutdown = shutdown.clone();
-///     async move { tokio::signal::ctrl_c().await.ok(); shutdown.cancel(); }
+/// // Whoever owns the server (a signal handler, the game's exit path) cancels a clone.
+/// let stop = shutdown.clone();
+/// tokio::spawn(async move {
+///     tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+///     stop.cancel();
 /// });
 /// driver::serve(&socket, &mut service, &shutdown).await
 /// # }

@@ -562,6 +562,6 @@ mod tests {
             assert_eq!(changed, 1);
         }
         let mut empty = Vec::new();
-        assert_eq!(chaos.decide(&mut empty).1, false);
+        assert!(!chaos.decide(&mut empty).1);
     }
 }
