@@ -110,6 +110,7 @@ fn struct_body(
         let ty = field.ty;
         let span = ty.span();
         let name = field.name();
+        let name_lit = LitStr::new(&name, Span::call_site());
         let into_field = in_field(&name);
         match field.role() {
             Role::Plain => {
@@ -137,7 +138,7 @@ fn struct_body(
                 } else {
                     quote!(match #slot {
                         #some(v) => v,
-                        #none => return #err(#kv::missing_key(#pairs) #into_field),
+                        #none => return #err(#kv::missing_key(#pairs).in_field(#name_lit)),
                     })
                 };
                 build.push(quote!(#member: #value,));
