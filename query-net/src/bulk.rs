@@ -436,18 +436,25 @@ where
             if self.pacer_wait.is_some() {
                 return;
             }
+            // Unmark first: driving may retire the slot and start a parked session in the same
+            // index, which must be able to queue itself anew.
+            self.set_queued(index, false);
             match self.drive(index).await {
                 Drive::Paced(until) => {
+                    self.set_queued(index, true);
                     self.pacer_wait = Some(until);
                     return;
                 }
                 Drive::Done => {
                     self.ready.pop_front();
-                    if let Some(Some(slot)) = self.slots.get_mut(index) {
-                        slot.queued = false;
-                    }
                 }
             }
+        }
+    }
+
+    fn set_queued(&mut self, index: usize, queued: bool) {
+        if let Some(Some(slot)) = self.slots.get_mut(index) {
+            slot.queued = queued;
         }
     }
 
@@ -714,5 +721,63 @@ fn pool_sockets(pool: &PoolState) -> &[PoolSocket] {
     match pool {
         Some(Ok(pool)) => &pool.sockets,
         _ => &[],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pacer_allows_a_burst_then_spaces_sends_at_the_rate() {
+        let mut pacer = Pacer::new(NonZeroU32::new(100).unwrap()); // 10 ms apart, bursts of 5
+        let t0 = Instant::now();
+        for _ in 0..5 {
+            assert_eq!(pacer.blocked_until(t0), None);
+            pacer.sent(t0);
+        }
+        let next = pacer.blocked_until(t0).expect("burst used up");
+        assert_eq!(next, t0 + Duration::from_millis(10));
+        assert_eq!(pacer.blocked_until(next), None);
+        pacer.sent(next);
+        assert_eq!(
+            pacer.blocked_until(next),
+            Some(t0 + Duration::from_millis(20))
+        );
+    }
+
+    #[test]
+    fn pacer_does_not_bank_more_than_a_burst_while_idle() {
+        let mut pacer = Pacer::new(NonZeroU32::new(100).unwrap());
+        let t0 = Instant::now();
+        pacer.sent(t0);
+        let later = t0 + Duration::from_secs(10);
+        for _ in 0..5 {
+            assert_eq!(pacer.blocked_until(later), None);
+            pacer.sent(later);
+        }
+        assert!(pacer.blocked_until(later).is_some());
+    }
+
+    #[test]
+    fn slow_rates_send_one_at_a_time() {
+        let mut pacer = Pacer::new(NonZeroU32::new(2).unwrap());
+        let t0 = Instant::now();
+        assert_eq!(pacer.blocked_until(t0), None);
+        pacer.sent(t0);
+        assert_eq!(
+            pacer.blocked_until(t0),
+            Some(t0 + Duration::from_millis(500))
+        );
+    }
+
+    #[test]
+    fn config_defaults_are_small_and_unlimited() {
+        let config = BulkConfig::default();
+        assert_eq!(config.sockets, 4);
+        assert_eq!(config.concurrency, 256);
+        assert_eq!(config.send_rate, None);
+        assert!(config.bind_v4.ip().is_unspecified());
+        assert!(config.bind_v6.is_ipv6());
     }
 }
