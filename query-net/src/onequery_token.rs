@@ -14,8 +14,8 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 use subtle::ConstantTimeEq;
 
-/// Length of a token on the wire.
-pub const TOKEN_LEN: usize = 32;
+/// Length of a token on the wire, as the packet declarations have it.
+pub const TOKEN_LEN: usize = query_specs::onequery::TOKEN_LEN;
 /// Seconds per window.
 pub const WINDOW_SECS: u64 = 30;
 /// Windows a token stays valid: the one it was issued in and the three before now.
