@@ -84,6 +84,8 @@ pub struct QueryRequest {
 
 /// Every packet a server sends, told apart by its first byte. Decoding a query response needs
 /// the chunks that were asked for.
+// The query variant is large, but boxing it would allocate on every decode.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Wire, Serialize)]
 #[wire(endian = "big", tag = u8, ctx(requested: ChunkSet))]
 pub enum Response<'a> {
