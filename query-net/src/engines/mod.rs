@@ -1,4 +1,5 @@
-//! The client engine of each protocol, chosen by [`Protocol`].
+//! The engines of each protocol: a client session and a responder per protocol, and
+//! [`all::AllProtocols`], which serves all four on one port.
 
 use std::net::SocketAddr;
 
@@ -8,21 +9,25 @@ use crate::options::Options;
 use crate::protocol::Protocol;
 use crate::status::ServerStatus;
 
+pub mod all;
+pub mod gamespy1;
+pub mod onequery;
+pub mod samp;
+pub mod sqp;
+
 /// A status-query session of any protocol, as the drivers hold it.
 pub type StatusSession = Box<dyn ClientSession<Output = ServerStatus> + Send>;
 
 /// A new status query of `target` in `protocol`.
-///
-/// Fails with [`QueryError::Unsupported`] for a protocol whose engine this build lacks.
 pub fn new_session(
     protocol: Protocol,
     target: SocketAddr,
     options: &Options,
 ) -> Result<StatusSession, QueryError> {
-    let _ = (target, options);
     match protocol {
-        Protocol::Sqp | Protocol::OneQuery | Protocol::Samp | Protocol::GameSpy1 => {
-            Err(QueryError::Unsupported(protocol))
-        }
+        Protocol::Sqp => sqp::client(target, options),
+        Protocol::OneQuery => onequery::client(target, options),
+        Protocol::Samp => samp::client(target, options),
+        Protocol::GameSpy1 => gamespy1::client(target, options),
     }
 }
