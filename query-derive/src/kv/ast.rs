@@ -216,3 +216,8 @@ fn option_inner(ty: &Type) -> Option<&Type> {
 pub fn is_bool(ty: &Type) -> bool {
     matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident("bool"))
 }
+
+/// Whether `ty` is spelled `usize`.
+pub fn is_usize(ty: &Type) -> bool {
+    matches!(ty, Type::Path(p) if p.qself.is_none() && p.path.is_ident("usize"))
+}

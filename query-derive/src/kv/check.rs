@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use proc_macro2::Span;
 use syn::GenericParam;
 
-use super::ast::{is_bool, Container, Data, Field, Role, Style, Variant};
+use super::ast::{is_bool, is_usize, Container, Data, Field, Role, Style, Variant};
 use super::attr::StrArg;
 use super::ctxt::Ctxt;
 use super::names::*;
@@ -85,6 +85,9 @@ fn check_struct(cx: &mut Ctxt, cont: &Container<'_>, fields: &[Field<'_>]) {
                     );
                 } else {
                     index = Some(field);
+                }
+                if !is_usize(field.ty) {
+                    cx.error_spanned_by(field.ty, "an `index` field must be a `usize`");
                 }
             }
             Role::Flag => {
@@ -182,14 +185,14 @@ fn check_keywords_fit_role(cx: &mut Ctxt, field: &Field<'_>) {
             error_at(
                 cx,
                 key.span,
-                format!("`key` does not apply to a `{role_name}` field: {why}"),
+                format!("`key` does not apply to `{role_name}` fields: {why}"),
             );
         }
         for alias in &a.aliases {
             error_at(
                 cx,
                 alias.span,
-                format!("`alias` does not apply to a `{role_name}` field"),
+                format!("`alias` does not apply to `{role_name}` fields"),
             );
         }
     }
@@ -199,14 +202,14 @@ fn check_keywords_fit_role(cx: &mut Ctxt, field: &Field<'_>) {
             error_at(
                 cx,
                 span,
-                format!("`default` does not apply to a `{role_name}` field"),
+                format!("`default` does not apply to `{role_name}` fields"),
             );
         }
         if let Some(span) = a.parse {
             error_at(
                 cx,
                 span,
-                format!("`parse` does not apply to a `{role_name}` field"),
+                format!("`parse` does not apply to `{role_name}` fields"),
             );
         }
     } else if let (Some(span), Some(_)) = (a.default, field.option_inner()) {

@@ -240,7 +240,11 @@ fn struct_body(
     let unclaimed = match rest_field {
         Some(field) => {
             let into_field = in_field(&field.name());
-            quote!(#kv::FromRest::push_pair(&mut #rest, *#pair, #encoding) #into_field?;)
+            let ty = field.ty;
+            let push = quote_spanned!(ty.span()=>
+                <#ty as #kv::FromRest<#lifetime>>::push_pair(&mut #rest, *#pair, #encoding)
+            );
+            quote!(#push #into_field?;)
         }
         None => quote!(),
     };

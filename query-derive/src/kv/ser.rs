@@ -63,9 +63,9 @@ fn put_value(key: &str, value: TokenStream, ty: &syn::Type, parse: bool) -> Toke
     let key = byte_lit(key);
     let emit = quote!(|#bytes: &[u8]| #kv::KvSink::put_pair(#sink, #key, #index, #bytes));
     let write = if parse {
-        quote_spanned!(ty.span()=> #kv::display_value(#value, #encoding, #at, #emit))
+        quote_spanned!(ty.span()=> #kv::display_value::<#ty, _>(#value, #encoding, #at, #emit))
     } else {
-        quote_spanned!(ty.span()=> #kv::ToValue::to_value(#value, #encoding, #at, #emit))
+        quote_spanned!(ty.span()=> <#ty as #kv::ToValue>::to_value(#value, #encoding, #at, #emit))
     };
     quote! {{
         let #at = #kv::KvSink::position(#sink);
@@ -119,12 +119,18 @@ fn struct_body(fields: &[Field<'_>]) -> (TokenStream, TokenStream) {
                     }
                 });
             }
-            Role::Rest => rest.push(quote_spanned! {field.ty.span()=>
-                #kv::ToRest::write_rest(&self.#member, #sink, #index, #encoding) #into_field?;
-            }),
-            Role::Indexed => groups.push(quote_spanned! {field.ty.span()=>
-                #kv::ToIndexedField::write_elements(&self.#member, #sink, #encoding) #into_field?;
-            }),
+            Role::Rest => {
+                let ty = field.ty;
+                rest.push(quote_spanned! {ty.span()=>
+                    <#ty as #kv::ToRest>::write_rest(&self.#member, #sink, #index, #encoding) #into_field?;
+                });
+            }
+            Role::Indexed => {
+                let ty = field.ty;
+                groups.push(quote_spanned! {ty.span()=>
+                    <#ty as #kv::ToIndexedField>::write_elements(&self.#member, #sink, #encoding) #into_field?;
+                });
+            }
             Role::Index | Role::Skip => {}
         }
     }
@@ -147,11 +153,13 @@ fn enum_body(variants: &[Variant<'_>]) -> (TokenStream, TokenStream) {
         let ident = v.ident;
         let into_field = in_field(&v.name());
         if v.attrs.other.is_some() {
+            let types = v.field_types();
+            let (key_ty, value_ty) = (types[0], types[1]);
             return quote! {
                 Self::#ident(#key_value, #value) => {
                     let #at = #kv::KvSink::position(#sink);
-                    #kv::ToValue::to_value(#key_value, #encoding, #at, |#key_value: &[u8]| {
-                        #kv::ToValue::to_value(#value, #encoding, #at, |#bytes: &[u8]| {
+                    <#key_ty as #kv::ToValue>::to_value(#key_value, #encoding, #at, |#key_value: &[u8]| {
+                        <#value_ty as #kv::ToValue>::to_value(#value, #encoding, #at, |#bytes: &[u8]| {
                             #kv::KvSink::put_pair(#sink, #key_value, #index, #bytes)
                         })
                     }) #into_field
