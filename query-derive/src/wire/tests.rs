@@ -1,26 +1,116 @@
-//! Expansion snapshots: the pretty-printed code the derive emits for representative types.
+//! Expansion snapshots: the pretty-printed code the derive emits for representative types, so
+//! that a change to the generator is reviewed as a diff of what it emits.
 
 fn expand(src: &str) -> String {
     let input: syn::DeriveInput = syn::parse_str(src).expect("test input parses");
     let tokens = super::expand(&input).unwrap_or_else(|e| panic!("derive failed: {e}"));
-    let file: syn::File = syn::parse2(tokens).expect("expansion parses");
+    let file: syn::File = syn::parse2(tokens).expect("expansion parses as items");
     prettyplease::unparse(&file)
 }
 
-#[test]
-fn debug_print() {
-    println!(
-        "{}",
-        expand(
-            r#"
-#[wire(endian = "little")]
-pub struct Request<'a> {
-    pub family: Family,
-    pub kind: u8,
-    #[wire(when = *kind != KIND_CHALLENGE)]
-    pub query: Option<Query<'a>>,
+fn errors(src: &str) -> Vec<String> {
+    let input: syn::DeriveInput = syn::parse_str(src).expect("test input parses");
+    let error = super::expand(&input).expect_err("the derive refuses this input");
+    error.into_iter().map(|e| e.to_string()).collect()
 }
-"#
-        )
+
+#[test]
+fn struct_with_magic_strings_and_numbers() {
+    insta::assert_snapshot!(expand(
+        r#"
+        #[wire(endian = "big", magic = b"\x01")]
+        pub struct ServerInfo<'a> {
+            pub current_players: u16,
+            #[wire(endian = "little")]
+            pub max_players: u32,
+            #[wire(str(prefix = u8, max = 64))]
+            pub server_name: &'a str,
+            #[wire(str(prefix = u16, encoding = "windows1252"))]
+            pub map: String,
+            #[wire(bytes(rest))]
+            pub trailer: &'a [u8],
+        }
+        "#
+    ));
+}
+
+#[test]
+fn struct_with_ctx_when_len_and_repeats() {
+    insta::assert_snapshot!(expand(
+        r#"
+        #[wire(endian = "big", ctx(requested: ChunkSet))]
+        pub struct Chunks<'a> {
+            pub count: u16,
+            #[wire(when = requested.contains(ChunkSet::SERVER_INFO), len(prefix = u32, surplus = "skip"))]
+            pub server_info: Option<ServerInfo<'a>>,
+            #[wire(when = *count > 0, len(prefix = u32), until_end, max_count = 64)]
+            pub rules: Option<Vec<Rule<'a>>>,
+            #[wire(count = *count, each_ctx = |i| i as u8)]
+            pub rows: Vec<Row>,
+            #[wire(default)]
+            pub cache: u32,
+        }
+        "#
+    ));
+}
+
+#[test]
+fn tlv_enum_with_a_catch_all() {
+    insta::assert_snapshot!(expand(
+        r#"
+        #[wire(endian = "little", tag = u16, len = u16, surplus = "skip", ctx(flags: Flags))]
+        pub enum Payload<'a> {
+            #[wire(tag = 1)]
+            ServerInfo(#[wire(ctx = flags)] ServerInfo<'a>),
+            #[wire(tag = KIND_PLAYERS)]
+            Players { #[wire(count(prefix = u8))] names: Vec<Name<'a>> },
+            #[wire(tag = 3)]
+            Empty,
+            #[wire(other)]
+            Unknown(u16, &'a [u8]),
+        }
+        "#
+    ));
+}
+
+#[test]
+fn external_tag_enum() {
+    insta::assert_snapshot!(expand(
+        r#"
+        #[wire(endian = "big", tag = u8, external)]
+        pub enum Value<'a> {
+            #[wire(tag = 0)]
+            Byte(u8),
+            #[wire(tag = 4)]
+            Str(#[wire(str(prefix = u8))] &'a str),
+        }
+        "#
+    ));
+}
+
+#[test]
+fn every_error_of_a_declaration_is_reported() {
+    let found = errors(
+        r#"
+        #[wire(endian = "middle", tag = u8)]
+        pub struct Bad {
+            #[wire(str(prefix = u9))]
+            pub a: u32,
+            #[wire(colour = 3, count(prefix = u8))]
+            pub b: u8,
+        }
+        "#,
+    );
+    assert_eq!(
+        found,
+        [
+            "unknown byte order \"middle\", expected one of: \"big\", \"little\"",
+            "`tag` applies to enums only",
+            "prefix must be one of u8, u16, u32, u64, found `u9`",
+            "`str` applies to `&'a str`, `String`, `Cow<'a, str>` and `Text<'a>`, not `u32`",
+            "unknown wire attribute `colour` on a field, expected one of: endian, str, bytes, \
+             len, count, until_end, max_count, ctx, each_ctx, when, bits, default",
+            "`count` applies to `Vec` fields, and `u8` is not one",
+        ]
     );
 }

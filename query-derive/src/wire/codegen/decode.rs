@@ -216,12 +216,17 @@ fn framed(
     let inner = value(body, &body_reader, path, fields, lifetime);
     let sub = names::sub_reader();
     let result = names::value();
-    let surplus = (len.surplus == Surplus::Error).then(|| path.try_(quote!(#sub.expect_end())));
-    let surplus = surplus.map(|check| quote!(#check;));
+    if len.surplus == Surplus::Skip {
+        return quote!({
+            #frame
+            #inner
+        });
+    }
+    let check = path.try_(quote!(#sub.expect_end()));
     quote!({
         #frame
         let #result = #inner;
-        #surplus
+        #check;
         #result
     })
 }
