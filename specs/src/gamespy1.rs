@@ -250,7 +250,7 @@ impl<'a> Reply<'a> {
             // Players are in index order, so the current ones are a prefix.
             Some(n) => self
                 .players
-                .partition_point(|p| u64::try_from(p.index).map_or(false, |i| i < u64::from(n))),
+                .partition_point(|p| u64::try_from(p.index).is_ok_and(|i| i < u64::from(n))),
             None => self.players.len(),
         }
     }

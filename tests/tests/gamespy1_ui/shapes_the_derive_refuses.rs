@@ -24,7 +24,9 @@ enum Request {
     Status,
     #[kv(key = "status")]
     Again,
-    Named { text: String },
+    Named {
+        text: String,
+    },
     #[kv(value = "v")]
     Echo(String),
     Pair(String, String),
