@@ -7,8 +7,10 @@
 //! - [`Error`] carries the byte offset, the field path and an [`ErrorKind`]:
 //!   `QueryResponse.chunks.server_info.map at byte 91: need 9 bytes, have 3`.
 //! - [`TextEncoding`] and [`Text`] cover the code pages old game servers speak.
+//! - [`kv`] splits and writes backslash-delimited key/value text (GameSpy v1) and is the
+//!   runtime of `#[derive(KeyValues)]`.
 //!
-//! A protocol author depends on this crate alone: it re-exports the derive.
+//! A protocol author depends on this crate alone: it re-exports the derives.
 
 mod codec;
 mod derive_support;

@@ -84,3 +84,55 @@ fn de_generics(input: &DeriveInput) -> (TokenStream, Lifetime) {
     let (impl_generics, _, _) = generics.split_for_impl();
     (quote!(#impl_generics), lifetime)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::derive;
+    use proc_macro2::TokenStream;
+    use quote::quote;
+
+    fn compile_errors(tokens: &TokenStream) -> usize {
+        tokens.to_string().matches("compile_error").count()
+    }
+
+    #[test]
+    fn every_misuse_is_reported_at_once() {
+        let out = derive(quote! {
+            struct Reply {
+                #[kv(nope)]
+                a: u32,
+                #[kv(rest)]
+                b: Vec<(String, String)>,
+                #[kv(rest)]
+                c: Vec<(String, String)>,
+                #[kv(flag)]
+                d: u8,
+            }
+        });
+        assert_eq!(compile_errors(&out), 3, "{out}");
+        assert!(!out.to_string().contains("impl"), "no impl next to errors");
+    }
+
+    #[test]
+    fn valid_input_expands_inside_an_anonymous_const() {
+        let out = derive(quote! {
+            struct Reply<'a> {
+                hostname: Option<std::borrow::Cow<'a, str>>,
+            }
+        })
+        .to_string();
+        assert_eq!(compile_errors(&out.parse().unwrap()), 0, "{out}");
+        assert!(out.starts_with("# [doc (hidden)]"), "{out}");
+        assert!(out.contains("const _ : () ="));
+        assert!(out.contains(":: query_wire :: kv :: FromKeyValues < 'a > for Reply < 'a >"));
+        assert!(out.contains(":: query_wire :: kv :: ToKeyValues for Reply < 'a >"));
+    }
+
+    #[test]
+    fn input_that_is_not_an_item_is_a_syntax_error() {
+        let out = derive(quote!(
+            fn f() {}
+        ));
+        assert_eq!(compile_errors(&out), 1);
+    }
+}
