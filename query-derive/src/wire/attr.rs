@@ -293,7 +293,8 @@ pub fn container(attrs: &[Attribute], errors: &mut Errors) -> ContainerAttrs {
             }
             ContainerKey::Ctx => {
                 if input.peek(Token![=]) {
-                    return Err(input.error(
+                    return Err(syn::Error::new(
+                        key.span(),
                         "a container declares its context as `ctx(name: Type, ...)`; \
                          `ctx = <expression>` passes context to a field",
                     ));
@@ -389,7 +390,8 @@ pub fn field(attrs: &[Attribute], errors: &mut Errors) -> FieldAttrs {
             }
             FieldKey::Ctx => {
                 if input.peek(syn::token::Paren) {
-                    return Err(input.error(
+                    return Err(syn::Error::new(
+                        key.span(),
                         "a field passes context as `ctx = <expression>`; \
                          `ctx(name: Type)` declares a container's context",
                     ));

@@ -595,7 +595,7 @@ fn value_body(
                     span,
                     format!(
                         "`{key}` applies to `Vec` fields, and `{}` is not one",
-                        quote::quote!(#ty)
+                        types::show(ty)
                     ),
                 );
             }
@@ -687,7 +687,7 @@ fn single_body(
     ctx_span: Option<Span>,
     errors: &mut Errors,
 ) -> Body {
-    let shown = quote::quote!(#ty).to_string();
+    let shown = types::show(ty);
     let body = if let Some(text) = &attrs.str_ {
         if let Some(bytes) = &attrs.bytes {
             errors.at(

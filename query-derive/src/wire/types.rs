@@ -134,6 +134,25 @@ pub fn bytes_kind(ty: &Type) -> Option<BytesKind> {
     }
 }
 
+/// The type as a user wrote it, for messages (`&'a [u8]`, not `& 'a [u8]`).
+pub fn show(ty: &Type) -> String {
+    let mut out = ty.to_token_stream().to_string();
+    for (from, to) in [
+        ("& '", "&'"),
+        ("& ", "&"),
+        (" <", "<"),
+        ("< ", "<"),
+        (" >", ">"),
+        (" ,", ","),
+        (" ;", ";"),
+        (" :: ", "::"),
+        (":: ", "::"),
+    ] {
+        out = out.replace(from, to);
+    }
+    out
+}
+
 /// True when the type borrows: a reference, or a lifetime other than `'static`.
 pub fn borrows(ty: &Type) -> bool {
     fn scan(tokens: TokenStream) -> bool {
@@ -215,6 +234,16 @@ mod tests {
         assert!(matches!(shape(&ty("Option<Vec<u8>>")), Shape::Option(_)));
         assert!(matches!(shape(&ty("query_wire::Uuid")), Shape::Uuid));
         assert!(matches!(shape(&ty("Header")), Shape::Other));
+    }
+
+    #[test]
+    fn types_show_as_written() {
+        assert_eq!(show(&ty("&'a [u8]")), "&'a [u8]");
+        assert_eq!(
+            show(&ty("std::borrow::Cow<'a, [u8; 4]>")),
+            "std::borrow::Cow<'a, [u8; 4]>"
+        );
+        assert_eq!(show(&ty("Vec<Rule<'a>>")), "Vec<Rule<'a>>");
     }
 
     #[test]
