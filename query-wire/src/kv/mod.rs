@@ -2,7 +2,7 @@
 //! the runtime behind `#[derive(KeyValues)]`.
 //!
 //! - [`pairs`] splits text into [`Pair`]s that borrow from the input, with absolute offsets.
-//! - [`KvSink`] writes pairs into a caller's buffer ([`Writer`](crate::Writer)), a `Vec<u8>`,
+//! - [`KvSink`] writes pairs into a caller's buffer ([`Writer`]), a `Vec<u8>`,
 //!   or only counts them ([`LenCounter`]); a key or value with a backslash is refused, since the
 //!   format has no escape.
 //! - [`FromValue`] / [`ToValue`] turn values into numbers (padding ignored), bool-ish flags and
