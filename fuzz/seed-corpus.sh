@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Seeds each fuzz target's corpus with the project's fixtures, and with the external vectors
+# when QUERY_VECTORS (default ../shared/vectors beside the workspace) is there.
+set -euo pipefail
+cd "$(dirname "$0")"
+fixtures=../specs/fixtures
+vectors=${QUERY_VECTORS:-../../shared/vectors}
+
+hex_to() { xxd -r -p <(tr -s ' \n' ' ' <"$1") >"$2"; }
+
+mkdir -p corpus/sqp corpus/onequery corpus/samp corpus/gamespy1
+for f in "$fixtures"/sqp/*request.hex; do hex_to "$f" "corpus/sqp/$(basename "$f" .hex)"; done
+# The SQP target reads the requested chunk bits from the first byte, then the packet.
+for f in "$fixtures"/sqp/*response.hex; do
+  { printf '\x1f'; xxd -r -p <(tr -s ' \n' ' ' <"$f"); } >"corpus/sqp/$(basename "$f" .hex)"
+done
+for f in "$fixtures"/onequery/*.hex; do hex_to "$f" "corpus/onequery/$(basename "$f" .hex)"; done
+for f in "$fixtures"/samp/*.hex; do hex_to "$f" "corpus/samp/$(basename "$f" .hex)"; done
+
+if [ -d "$vectors" ]; then
+  for f in "$vectors"/sqp-reference/*response*; do
+    { printf '\x1f'; cat "$f"; } >"corpus/sqp/ref_$(basename "$f")"
+  done
+  # Captures hold several datagrams joined by "\n||\n"; split them into one file each.
+  for f in "$vectors"/captures/*_response.txt; do
+    name=$(basename "$f" _response.txt)
+    case "$name" in samp*) target=samp ;; *) target=gamespy1 ;; esac
+    python3 - "$f" "corpus/$target/$name" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+for i, part in enumerate(p for p in data.split(b"\n||\n") if p):
+    open(f"{sys.argv[2]}_{i}", "wb").write(part)
+PY
+  done
+fi
+echo "corpus: $(ls corpus/* | wc -l) files"
