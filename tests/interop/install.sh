@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs the third-party clients the interop tests run against gsq's responders: gamedig
+# from npm (pinned in package-lock.json) into node_modules/, and opengsq from PyPI (pinned in
+# requirements.txt) into the venv .venv/. Installs Node.js or Python first if they are
+# missing. Any failure, a registry that does not answer included, exits non-zero: the interop
+# tests must fail, never skip, in CI.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+apt_install() {
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    echo "installing $* with apt-get"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@"
+}
+
+node_ok() {
+    command -v node >/dev/null && command -v npm >/dev/null &&
+        node -e 'process.exit(Number(process.versions.node.split(".")[0]) >= 18 ? 0 : 1)'
+}
+
+python_ok() {
+    command -v python3 >/dev/null &&
+        python3 -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 9))' 2>/dev/null
+}
+
+if ! node_ok; then
+    apt_install nodejs npm
+    node_ok || { echo "error: Node.js >= 18 with npm is required" >&2; exit 1; }
+fi
+if ! python_ok; then
+    apt_install python3 python3-venv
+    python_ok || { echo "error: Python >= 3.9 with venv is required" >&2; exit 1; }
+fi
+
+echo "node $(node --version), npm $(npm --version), $(python3 --version)"
+
+npm ci --no-audit --no-fund
+node --input-type=module -e "import { GameDig } from 'gamedig'; if (!GameDig) process.exit(1)"
+
+# A venv left by another Python (or a broken one) is rebuilt.
+if ! .venv/bin/python -c 'import sys' 2>/dev/null; then
+    rm -rf .venv
+    python3 -m venv .venv
+fi
+.venv/bin/python -m pip install --disable-pip-version-check --quiet -r requirements.txt
+.venv/bin/python -c 'import opengsq.protocols; from opengsq.protocols import GameSpy1, Samp'
+
+echo "gamedig $(node -p "require('./node_modules/gamedig/package.json').version"), opengsq $(.venv/bin/python -m pip show opengsq | sed -n 's/^Version: //p')"
