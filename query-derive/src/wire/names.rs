@@ -212,6 +212,21 @@ pub fn encoding(encoding: Encoding) -> TokenStream {
     }
 }
 
+/// `usize`, by a path no local item can shadow.
+pub fn usize() -> TokenStream {
+    quote!(::core::primitive::usize)
+}
+
+/// `bool`, by a path no local item can shadow.
+pub fn bool() -> TokenStream {
+    quote!(::core::primitive::bool)
+}
+
+/// `str`, by a path no local item can shadow.
+pub fn str() -> TokenStream {
+    quote!(::core::primitive::str)
+}
+
 /// A primitive type name (`u16`) as a type token.
 pub fn primitive(name: &str) -> Ident {
     Ident::new(name, Span::call_site())

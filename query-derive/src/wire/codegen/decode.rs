@@ -169,10 +169,11 @@ fn fields_lets<'f>(
                     None => value,
                     Some(when) => {
                         let present = names::present();
+                        let bool = names::bool();
                         let condition = bind(when, fields, Mode::Decode);
                         let (some, none) = (names::some(), names::none());
                         quote!({
-                            let #present: bool = #condition;
+                            let #present: #bool = #condition;
                             if #present { #some(#value) } else { #none }
                         })
                     }
@@ -373,6 +374,7 @@ fn repeat(
     let decode_element = value(&element_body, r, &element_path, fields, lifetime);
     let max = optional(repeat.max_count.as_ref());
     let min = names::min();
+    let usize = names::usize();
 
     match &repeat.count {
         Count::Prefix { prefix, endian } => {
@@ -380,7 +382,7 @@ fn repeat(
             let endian = names::endian(*endian);
             let read_count = path.try_(quote!(#r.length::<#prefix>(#endian, #max)));
             quote!({
-                let #count: usize = #read_count;
+                let #count: #usize = #read_count;
                 let mut #elements = <#vec_ty>::with_capacity(#min(#count, #r.remaining()));
                 #element_ctx_let
                 for #index in 0..#count {
@@ -399,7 +401,7 @@ fn repeat(
                 None => computed,
             };
             quote!({
-                let #count: usize = #checked;
+                let #count: #usize = #checked;
                 let mut #elements = <#vec_ty>::with_capacity(#min(#count, #r.remaining()));
                 #element_ctx_let
                 for #index in 0..#count {
@@ -477,7 +479,8 @@ pub(super) fn element_with_ctx_in(
         }
         NestedCtx::Each { index: pat, body } => {
             let value = bind(body, fields, mode);
-            (None, quote!({ let #pat: usize = #index; #value }))
+            let usize = names::usize();
+            (None, quote!({ let #pat: #usize = #index; #value }))
         }
     };
     let rewritten = Body::Nested {

@@ -162,6 +162,7 @@ fn fields_statements<'f>(
             ));
         };
         let present = names::present();
+        let bool = names::bool();
         let inner = names::inner();
         let condition = bind(when, fields, Mode::Encode);
         let write = framed(
@@ -176,7 +177,7 @@ fn fields_statements<'f>(
         let mismatch = names::private("presence_mismatch");
         let fail = path.fail(quote!(#mismatch(#w)));
         Some(quote! {
-            let #present: bool = #condition;
+            let #present: #bool = #condition;
             match #local {
                 #some(#inner) if #present => {
                     #write
@@ -335,9 +336,10 @@ fn repeat(
             let into_count = names::into_count();
             let expr = bind(scoped, fields, Mode::Encode);
             let mismatch = names::private("count_mismatch");
+            let usize = names::usize();
             let fail = path.fail(quote!(#mismatch(#w, #count, #v.len())));
             quote! {
-                let #count: usize = #into_count(#expr);
+                let #count: #usize = #into_count(#expr);
                 if #v.len() != #count { #fail; }
                 #check_max
             }

@@ -45,6 +45,7 @@ pub fn expand(container: &Container) -> TokenStream {
     let writer = names::writer();
     let writer_type = names::writer_type();
     let result = names::result_type();
+    let (usize, str) = (names::usize(), names::str());
 
     let decode_body = decode::container(container, &lifetime);
     let encode_body = encode::container(container);
@@ -73,7 +74,7 @@ pub fn expand(container: &Container) -> TokenStream {
             #[allow(unused_variables, clippy::identity_op, clippy::match_single_binding)]
             impl #decode_impl_generics #decode_trait<#lifetime> for #ident #ty_generics #where_clause {
                 type Ctx = #ctx_type;
-                const NAME: &'static str = #name;
+                const NAME: &'static #str = #name;
 
                 #[inline]
                 fn decode(#reader: &mut #reader_type<#lifetime>, #ctx_param) -> #result<Self> {
@@ -87,7 +88,7 @@ pub fn expand(container: &Container) -> TokenStream {
                 type Ctx = #ctx_type;
 
                 #[inline]
-                fn encoded_len(&self, #ctx_param) -> usize {
+                fn encoded_len(&self, #ctx_param) -> #usize {
                     #len_body
                 }
 
