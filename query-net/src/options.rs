@@ -6,7 +6,7 @@ use std::time::Duration;
 use query_wire::TextEncoding;
 
 /// How to query one server. The defaults suit a server on the internet: 1.5 s per attempt,
-/// 2 retries, everything fetched, UTF-8 text.
+/// 2 retries, everything fetched, each protocol's usual text encoding.
 ///
 /// ```
 /// use std::time::Duration;
@@ -34,8 +34,9 @@ pub struct Options {
     /// Fetch metrics (SQP Metrics).
     pub metrics: bool,
     /// How to decode text the protocol declares no charset for (SA:MP, GameSpy): servers send
-    /// their locale's code page, so the caller chooses.
-    pub encoding: TextEncoding,
+    /// their locale's code page, so the caller chooses. `None` means the protocol's usual one
+    /// (Windows-1252 for SA:MP and GameSpy v1); protocols that declare UTF-8 ignore it.
+    pub encoding: Option<TextEncoding>,
     /// OneQuery auth token: the shared secret a non-public server expects.
     pub auth_token: Option<String>,
     /// SA:MP RCON: run a console command instead of a status query.
@@ -50,6 +51,11 @@ impl Options {
     pub fn attempts(&self) -> u32 {
         self.retries.saturating_add(1)
     }
+
+    /// The encoding to decode undeclared text with: the chosen one, or else `protocol_default`.
+    pub fn encoding_or(&self, protocol_default: TextEncoding) -> TextEncoding {
+        self.encoding.unwrap_or(protocol_default)
+    }
 }
 
 impl Default for Options {
@@ -61,7 +67,7 @@ impl Default for Options {
             rules: true,
             teams: true,
             metrics: true,
-            encoding: TextEncoding::Utf8,
+            encoding: None,
             auth_token: None,
             rcon: None,
             gamespy_request: "\\status\\".to_owned(),
@@ -124,7 +130,19 @@ mod tests {
         assert_eq!(o.retries, 2);
         assert_eq!(o.attempts(), 3);
         assert!(o.players && o.rules && o.teams && o.metrics);
-        assert_eq!(o.encoding, TextEncoding::Utf8);
+        assert_eq!(o.encoding, None);
+        assert_eq!(
+            o.encoding_or(TextEncoding::Windows1252),
+            TextEncoding::Windows1252
+        );
+        let chosen = Options {
+            encoding: Some(TextEncoding::Windows1251),
+            ..Options::default()
+        };
+        assert_eq!(
+            chosen.encoding_or(TextEncoding::Windows1252),
+            TextEncoding::Windows1251
+        );
         assert_eq!(o.gamespy_request, "\\status\\");
         assert_eq!(o.auth_token, None);
         assert_eq!(o.rcon, None);
