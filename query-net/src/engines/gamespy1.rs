@@ -166,7 +166,9 @@ impl GameSpy1Session {
                 let mut extra = IndexMap::new();
                 for (key, value) in &t.extra {
                     let parsed = value.trim().parse::<i64>().ok();
-                    if score.is_none() && matches!(&**key, "teamscore" | "score") && parsed.is_some()
+                    if score.is_none()
+                        && matches!(&**key, "teamscore" | "score")
+                        && parsed.is_some()
                     {
                         score = parsed;
                     } else {
@@ -186,7 +188,10 @@ impl GameSpy1Session {
         let mut rules = IndexMap::new();
         let fields = [
             ("gamename", reply.game_name.as_deref().map(Cow::Borrowed)),
-            ("hostport", reply.host_port.map(|p| Cow::Owned(p.to_string()))),
+            (
+                "hostport",
+                reply.host_port.map(|p| Cow::Owned(p.to_string())),
+            ),
             ("gamemode", reply.game_mode.as_deref().map(Cow::Borrowed)),
         ];
         for (key, value) in fields {
@@ -391,8 +396,8 @@ impl<'d> Wanted<'d> {
         let mut wanted = Wanted::default();
         for pair in kv::pairs(datagram) {
             let pair = pair.ok()?;
-            let query = Request::from_pairs(std::slice::from_ref(&pair), None, REQUEST_ENCODING)
-                .ok()?;
+            let query =
+                Request::from_pairs(std::slice::from_ref(&pair), None, REQUEST_ENCODING).ok()?;
             match query {
                 Request::Status | Request::StatusXServerQuery => {
                     wanted.basic = true;
@@ -447,11 +452,7 @@ impl GameSpy1Responder {
             return Ok(());
         }
         let buffer = self.sections.take().map(|s| s.bytes).unwrap_or_default();
-        self.sections = Some(Sections::build(
-            Arc::clone(&current),
-            &self.config,
-            buffer,
-        )?);
+        self.sections = Some(Sections::build(Arc::clone(&current), &self.config, buffer)?);
         Ok(())
     }
 }
@@ -702,13 +703,24 @@ mod tests {
         assert_eq!(kv_text("a\\b", DEFAULT_ENCODING), "a?b");
         assert_eq!(kv_text("Jürgen Ж", DEFAULT_ENCODING), "Jürgen ?");
         assert!(matches!(kv_text("Åsa", DEFAULT_ENCODING), Cow::Borrowed(_)));
-        assert_eq!(kv_text(&"é".repeat(300), DEFAULT_ENCODING).chars().count(), 255);
+        assert_eq!(
+            kv_text(&"é".repeat(300), DEFAULT_ENCODING).chars().count(),
+            255
+        );
         assert_eq!(kv_text(&"é".repeat(300), TextEncoding::Utf8).len(), 254);
     }
 
     #[test]
     fn rule_keys_that_would_come_back_as_something_else_are_refused() {
-        for key in ["", "hostname", "numplayers", "queryid", "final", "player_3", "teamname_0"] {
+        for key in [
+            "",
+            "hostname",
+            "numplayers",
+            "queryid",
+            "final",
+            "player_3",
+            "teamname_0",
+        ] {
             assert!(!is_free_rule_key(key), "{key}");
         }
         for key in ["timelimit", "sv_punkbuster", "tickets1", "AdminName"] {

@@ -240,7 +240,9 @@ impl Step {
     }
 
     fn decoded(&self) -> Option<ReplyBody<'_>> {
-        Reply::from_bytes(self.reply()?).ok().map(|reply| reply.body)
+        Reply::from_bytes(self.reply()?)
+            .ok()
+            .map(|reply| reply.body)
     }
 }
 
@@ -281,10 +283,7 @@ impl SampSession {
             players: step("detailed player list request"),
             clients: step("client list request"),
             ping: step("ping request"),
-            extra: Step::new(
-                "open.mp extra info request",
-                Retry::new(options.timeout, 1),
-            ),
+            extra: Step::new("open.mp extra info request", Retry::new(options.timeout, 1)),
             list_missing: None,
             grace_until: None,
             result: None,
@@ -295,11 +294,15 @@ impl SampSession {
             session.rules.ask(&request(target, RequestBody::Rules))?;
         }
         if options.players {
-            session.players.ask(&request(target, RequestBody::Players))?;
+            session
+                .players
+                .ask(&request(target, RequestBody::Players))?;
         }
         let mut echo = [0u8; 4];
         rand::fill(&mut echo);
-        session.ping.ask(&request(target, RequestBody::Ping(echo)))?;
+        session
+            .ping
+            .ask(&request(target, RequestBody::Ping(echo)))?;
         session.extra.ask(&request(target, RequestBody::Extra))?;
         Ok(session)
     }
@@ -447,7 +450,8 @@ impl SampSession {
             for rule in list {
                 let name = text(&rule.name);
                 if rule.value.as_bytes().iter().any(|b| !b.is_ascii()) {
-                    hex.rules.insert(name.clone(), hex_of(rule.value.as_bytes()).into());
+                    hex.rules
+                        .insert(name.clone(), hex_of(rule.value.as_bytes()).into());
                 }
                 rules.entry(name).or_insert_with(|| text(&rule.value));
             }
@@ -579,7 +583,8 @@ impl TextHex {
                 .insert("players".into(), Value::Object(self.players));
         }
         if !self.rules.is_empty() {
-            self.fields.insert("rules".into(), Value::Object(self.rules));
+            self.fields
+                .insert("rules".into(), Value::Object(self.rules));
         }
         (!self.fields.is_empty()).then_some(Value::Object(self.fields))
     }
@@ -806,10 +811,7 @@ impl ClientSession for RconSession {
                 };
                 let line = line.decode(self.encoding).into_owned();
                 if line.trim_end() == BAD_RCON_PASSWORD {
-                    self.finish(
-                        Err(QueryError::AuthRequired(BAD_RCON_PASSWORD.into())),
-                        now,
-                    );
+                    self.finish(Err(QueryError::AuthRequired(BAD_RCON_PASSWORD.into())), now);
                     return;
                 }
                 if self.lines.len() < MAX_RCON_LINES {
