@@ -9,9 +9,9 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use query_specs::onequery::{
-    ChallengeReply, Family, Payload, Player as WirePlayer, PlayerList, Query, QueryReply, Reply,
-    ReplyBody, ReplyFlags, Request, RequestFlags, ServerInfo, KIND_BASIC, KIND_CHALLENGE,
-    KIND_PLAYERS, MAX_DATAGRAM, TOKEN_LEN,
+    ChallengeReply, Family, Payload, Player as WirePlayer, Query, QueryReply, Reply, ReplyBody,
+    ReplyFlags, Request, RequestFlags, ServerInfo, KIND_BASIC, KIND_CHALLENGE, KIND_PLAYERS,
+    MAX_DATAGRAM, TOKEN_LEN,
 };
 use query_wire::{bitflags, Decode, Encode, Endian, Reserved, Uuid, Writer};
 use subtle::ConstantTimeEq;
@@ -681,18 +681,17 @@ fn write_players_reply(
         used += size;
         count += 1;
     }
-    let page = PlayerList {
-        total: u32::try_from(players.len()).unwrap_or(u32::MAX),
-        count: u32::try_from(count).unwrap_or(u32::MAX),
-        offset,
-        players: Vec::new(),
-    };
+    let total = u32::try_from(players.len()).unwrap_or(u32::MAX);
+    let count_field = u32::try_from(count).unwrap_or(u32::MAX);
     write_reply(buf, family, flags, request_id, |w| {
-        // The PLAYER_LIST entry: its tag and length, the page header from the declaration
-        // (with no players), then the entries themselves.
+        // The PLAYER_LIST entry: its tag and length, the page header (`total | count | offset`,
+        // as [`PlayerList`] declares it; the declared type would need the entries in a `Vec`),
+        // then the entries, each encoded by its declaration.
         w.put_number(PLAYER_LIST_TAG, Endian::Little)?;
         let slot = w.begin_length::<u16>(Endian::Little)?;
-        page.encode(w, ())?;
+        for field in [total, count_field, offset] {
+            w.put_number(field, Endian::Little)?;
+        }
         for player in &players[start..start + count] {
             wire_player(player).encode(w, ())?;
         }
@@ -711,6 +710,7 @@ fn cut(text: &str, max: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use query_specs::onequery::PlayerList;
 
     #[test]
     fn the_player_list_tag_matches_the_declaration() {
