@@ -1,0 +1,275 @@
+//! Server addresses as users type them: `host`, `host:port`, `1.2.3.4`, `[::1]:7777`, `::1`.
+//!
+//! The port may be left out, and each protocol then uses its usual query port. Parsing is
+//! strict and happens before any network traffic, so a typo is reported as a usage error
+//! (naming what is wrong) rather than as a failed lookup.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::str::FromStr;
+
+use query_net::Protocol;
+
+/// The query port a protocol's servers listen on unless configured otherwise.
+///
+/// - SQP: 7779, the default of Unity's dedicated-server helper (games often use game port + 2).
+/// - OneQuery: 5520, the Hytale game port, which also answers queries.
+/// - SA:MP / open.mp: 7777, the game port, which also answers queries.
+/// - GameSpy v1: 23000, Battlefield 1942's query port (Unreal Tournament uses game port + 1,
+///   7778).
+pub fn default_port(protocol: Protocol) -> u16 {
+    match protocol {
+        Protocol::Sqp => 7779,
+        Protocol::OneQuery => 5520,
+        Protocol::Samp => 7777,
+        Protocol::GameSpy1 => 23000,
+    }
+}
+
+/// The default ports as the help text lists them.
+pub const DEFAULT_PORTS_HELP: &str =
+    "sqp 7779, onequery 5520, samp 7777, gamespy1 23000 (UT99 servers: game port + 1, 7778)";
+
+/// A host and an optional port, checked for shape but not resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostPort {
+    host: Host,
+    port: Option<u16>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Host {
+    Ip(IpAddr),
+    Name(String),
+}
+
+impl HostPort {
+    /// The port given, if any.
+    pub fn port(&self) -> Option<u16> {
+        self.port
+    }
+
+    /// The socket address, when the host is an IP literal (no lookup needed).
+    pub fn literal(&self, default_port: u16) -> Option<SocketAddr> {
+        match self.host {
+            Host::Ip(ip) => Some(SocketAddr::new(ip, self.port.unwrap_or(default_port))),
+            Host::Name(_) => None,
+        }
+    }
+
+    /// `host:port` for the resolver, with the port filled in and IPv6 in brackets.
+    pub fn with_port(&self, default_port: u16) -> String {
+        let port = self.port.unwrap_or(default_port);
+        match &self.host {
+            Host::Ip(IpAddr::V6(ip)) => format!("[{ip}]:{port}"),
+            Host::Ip(IpAddr::V4(ip)) => format!("{ip}:{port}"),
+            Host::Name(name) => format!("{name}:{port}"),
+        }
+    }
+}
+
+impl fmt::Display for HostPort {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.host, self.port) {
+            (Host::Ip(IpAddr::V6(ip)), Some(port)) => write!(f, "[{ip}]:{port}"),
+            (Host::Ip(ip), Some(port)) => write!(f, "{ip}:{port}"),
+            (Host::Name(name), Some(port)) => write!(f, "{name}:{port}"),
+            (Host::Ip(ip), None) => write!(f, "{ip}"),
+            (Host::Name(name), None) => f.write_str(name),
+        }
+    }
+}
+
+/// Why an address was refused; the message quotes the input.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid address {input:?}: {reason}")]
+pub struct BadAddress {
+    input: String,
+    reason: String,
+}
+
+impl BadAddress {
+    /// What is wrong, without the input (for messages that already quote it).
+    pub fn reason(&self) -> &str {
+        &self.reason
+    }
+}
+
+impl FromStr for HostPort {
+    type Err = BadAddress;
+
+    fn from_str(input: &str) -> Result<Self, Self::Err> {
+        let bad = |reason: String| BadAddress {
+            input: input.to_owned(),
+            reason,
+        };
+        let text = input.trim();
+        if text.is_empty() {
+            return Err(bad(
+                "the address is empty; expected host or host:port".into()
+            ));
+        }
+        // [v6] or [v6]:port
+        if let Some(rest) = text.strip_prefix('[') {
+            let (inside, after) = rest
+                .split_once(']')
+                .ok_or_else(|| bad("missing ']' after an IPv6 address".into()))?;
+            let ip: Ipv6Addr = inside
+                .parse()
+                .map_err(|_| bad(format!("{inside:?} is not an IPv6 address")))?;
+            let port = match after {
+                "" => None,
+                _ => match after.strip_prefix(':') {
+                    Some(port) => Some(parse_port(port).map_err(bad)?),
+                    None => return Err(bad(format!("unexpected {after:?} after ']'"))),
+                },
+            };
+            return Ok(HostPort {
+                host: Host::Ip(IpAddr::V6(ip)),
+                port,
+            });
+        }
+        // A bare IPv6 address has several colons and no port.
+        if text.matches(':').count() > 1 {
+            let ip: Ipv6Addr = text.parse().map_err(|_| {
+                bad("not an IPv6 address; write IPv6 with a port as [addr]:port".into())
+            })?;
+            return Ok(HostPort {
+                host: Host::Ip(IpAddr::V6(ip)),
+                port: None,
+            });
+        }
+        let (host, port) = match text.split_once(':') {
+            Some((host, port)) => (host, Some(parse_port(port).map_err(bad)?)),
+            None => (text, None),
+        };
+        Ok(HostPort {
+            host: parse_host(host).map_err(bad)?,
+            port,
+        })
+    }
+}
+
+fn parse_port(text: &str) -> Result<u16, String> {
+    if text.is_empty() {
+        return Err("the port after ':' is missing".into());
+    }
+    if !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("port {text:?} is not a number"));
+    }
+    match text.parse::<u64>() {
+        Ok(port @ 1..=65535) => Ok(u16::try_from(port).unwrap_or(u16::MAX)),
+        _ => Err(format!("port {text} is out of range (1-65535)")),
+    }
+}
+
+fn parse_host(text: &str) -> Result<Host, String> {
+    if text.is_empty() {
+        return Err("the host before ':' is missing".into());
+    }
+    if let Ok(ip) = text.parse::<Ipv4Addr>() {
+        return Ok(Host::Ip(IpAddr::V4(ip)));
+    }
+    let valid = text.len() <= 253
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_'))
+        && !text.starts_with(['-', '.'])
+        && !text.contains("..");
+    if valid {
+        Ok(Host::Name(text.to_owned()))
+    } else {
+        Err(format!("{text:?} is not a host name or IP address"))
+    }
+}
+
+/// A local address to listen on: `ip:port`, `[v6]:port`, or a port alone (all IPv4
+/// interfaces). Port 0 picks a free port; `gsq serve` prints the one it got.
+pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
+    let text = text.trim();
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    let port = text.strip_prefix(':').unwrap_or(text);
+    if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) {
+        return match port.parse::<u16>() {
+            Ok(port) => Ok(SocketAddr::from((Ipv4Addr::UNSPECIFIED, port))),
+            Err(_) => Err(format!("port {port} is out of range (0-65535)")),
+        };
+    }
+    Err(format!(
+        "{text:?} is not a listen address: expected ip:port, [ipv6]:port or a port number"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(text: &str) -> HostPort {
+        text.parse()
+            .unwrap_or_else(|e| panic!("{text:?} should parse: {e}"))
+    }
+
+    fn err(text: &str) -> String {
+        match text.parse::<HostPort>() {
+            Ok(parsed) => panic!("{text:?} should fail, got {parsed:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn accepts_the_usual_shapes() {
+        assert_eq!(ok("127.0.0.1").with_port(7777), "127.0.0.1:7777");
+        assert_eq!(ok("127.0.0.1:1").with_port(7777), "127.0.0.1:1");
+        assert_eq!(ok("[::1]:5520").with_port(1), "[::1]:5520");
+        assert_eq!(ok("[::1]").with_port(5520), "[::1]:5520");
+        assert_eq!(ok("::1").with_port(5520), "[::1]:5520");
+        assert_eq!(
+            ok("play.example.com").with_port(23000),
+            "play.example.com:23000"
+        );
+        assert_eq!(ok("localhost:65535").port(), Some(65535));
+        assert_eq!(
+            ok("10.0.0.1:99").literal(1),
+            Some("10.0.0.1:99".parse().unwrap())
+        );
+        assert_eq!(ok("localhost").literal(1), None);
+        assert_eq!(ok("[::1]:7").to_string(), "[::1]:7");
+    }
+
+    #[test]
+    fn refuses_with_a_reason() {
+        assert!(err("").contains("empty"));
+        assert!(err("host:70000").contains("out of range"));
+        assert!(err("host:0").contains("out of range"));
+        assert!(err("host:abc").contains("not a number"));
+        assert!(err("host:").contains("missing"));
+        assert!(err(":7777").contains("host"));
+        assert!(err("[::1").contains("']'"));
+        assert!(err("[nope]:1").contains("IPv6"));
+        assert!(err("a b:1").contains("not a host name"));
+        assert!(err("1:2:3").contains("IPv6"));
+        assert!(err("[::1]x").contains("after ']'"));
+    }
+
+    #[test]
+    fn listen_addresses() {
+        assert_eq!(
+            parse_listen("127.0.0.1:0"),
+            Ok("127.0.0.1:0".parse().unwrap())
+        );
+        assert_eq!(parse_listen("[::1]:9"), Ok("[::1]:9".parse().unwrap()));
+        assert_eq!(parse_listen("7779"), Ok("0.0.0.0:7779".parse().unwrap()));
+        assert_eq!(parse_listen(":7779"), Ok("0.0.0.0:7779".parse().unwrap()));
+        assert!(parse_listen("70000").unwrap_err().contains("out of range"));
+        assert!(parse_listen("localhost:1").is_err());
+    }
+
+    #[test]
+    fn every_protocol_has_a_documented_default_port() {
+        for p in Protocol::ALL {
+            assert!(DEFAULT_PORTS_HELP.contains(&format!("{p} {}", default_port(p))));
+        }
+    }
+}

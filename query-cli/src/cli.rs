@@ -1,0 +1,591 @@
+//! The command line: every command, option and help text, declared with clap's derive.
+//!
+//! Values are parsed into typed forms here (protocols, addresses, durations, encodings), so
+//! a malformed value is a usage error with a precise message before anything else runs.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+use query_net::{Options, Protocol};
+use query_wire::TextEncoding;
+
+use crate::address::{parse_listen, HostPort, DEFAULT_PORTS_HELP};
+use crate::exit::EXIT_CODES_HELP;
+
+const MAIN_EXAMPLES: &str = "\
+Examples:
+  gsq demo                                  run responders and query them, on loopback
+  gsq query sqp 203.0.113.5:7779            one server, as a table
+  gsq query auto 203.0.113.5 --json         find out which protocol it speaks
+  gsq bulk servers.txt > results.ndjson     many servers, one JSON line each
+  gsq serve state.toml --all 0.0.0.0:7779   answer queries for a server in any language
+  gsq decode sqp --hex reply.hex            decode a captured packet";
+
+/// Game-server queries: Unity/Multiplay SQP, Hytale OneQuery, SA:MP / open.mp and GameSpy v1.
+#[derive(Debug, Parser)]
+#[command(
+    name = "gsq",
+    version,
+    about,
+    propagate_version = true,
+    after_help = format!("{MAIN_EXAMPLES}\n\n{EXIT_CODES_HELP}")
+)]
+pub struct Cli {
+    /// More log output on stderr (-v: debug, -vv: trace). `GSQ_LOG` takes a tracing filter.
+    #[arg(short, long, global = true, action = ArgAction::Count)]
+    pub verbose: u8,
+
+    /// Only errors on stderr: no progress bar, summary or notes.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Query one server.
+    Query(QueryArgs),
+    /// Query many servers listed in a file or on stdin; one JSON line per server.
+    Bulk(BulkArgs),
+    /// Answer queries from a state file, for a game server written in any language.
+    Serve(ServeArgs),
+    /// Decode captured packets and print them as JSON.
+    Decode(DecodeArgs),
+    /// Start responders for every protocol on loopback, query each, and show the results.
+    Demo(DemoArgs),
+}
+
+const QUERY_HELP: &str = "\
+With `auto`, all four protocols are tried at once (each on its default port unless a port is
+given) and the first to answer is shown.
+
+Output: a table when stdout is a terminal, one JSON object otherwise (or with --json). The JSON
+fields: protocol, address, name, map, game_type, version, num_players, max_players, password,
+players, teams (when any), rules, ping_ms, complete, raw.
+
+Examples:
+  gsq query sqp 203.0.113.5                 SQP on port 7779
+  gsq query samp 203.0.113.5:7777 --json --pretty
+  gsq query auto 203.0.113.5:27015          whichever protocol answers on that port
+  gsq query gamespy1 ut.example.org:7778 --encoding latin1
+  gsq query onequery hytale.example.org --token \"$ONEQUERY_TOKEN\"
+  gsq query samp 203.0.113.5 --rcon-password secret --rcon players
+  gsq query sqp 203.0.113.5 --fetch none --timeout 500ms --retries 0";
+
+/// `gsq query`.
+#[derive(Debug, Args)]
+#[command(after_help = format!(
+    "Default ports, used when the address has none:\n  {DEFAULT_PORTS_HELP}.\n{QUERY_HELP}"
+))]
+pub struct QueryArgs {
+    /// Protocol: sqp, onequery, samp, gamespy1, or auto (try all four at once).
+    #[arg(value_parser = parse_protocol_choice)]
+    pub protocol: ProtocolChoice,
+
+    /// The server: host, host:port, IPv4, or [IPv6]:port. The port defaults per protocol.
+    #[arg(value_parser = parse_host_port)]
+    pub address: HostPort,
+
+    #[command(flatten)]
+    pub client: ClientArgs,
+
+    /// SA:MP RCON password (needed by --rcon). Prefer the environment variable: command lines
+    /// are visible to other users.
+    #[arg(long, env = "GSQ_RCON_PASSWORD", hide_env_values = true)]
+    pub rcon_password: Option<String>,
+
+    /// SA:MP only: run this RCON console command (e.g. `players`) and print its output.
+    #[arg(long, value_name = "COMMAND", requires = "rcon_password")]
+    pub rcon: Option<String>,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// How a query is made: shared by `query` and `bulk`.
+#[derive(Debug, Clone, Args)]
+pub struct ClientArgs {
+    /// Wait this long for each reply before resending: `1.5s`, `500ms`, or seconds as a number.
+    #[arg(short, long, default_value = "1.5s", value_parser = parse_duration)]
+    pub timeout: Duration,
+
+    /// Resend an unanswered request this many times.
+    #[arg(short, long, default_value_t = 2)]
+    pub retries: u32,
+
+    /// What to fetch besides the server info, comma-separated: players, rules, teams,
+    /// metrics, all, none.
+    #[arg(long, value_delimiter = ',', default_value = "all", value_enum)]
+    pub fetch: Vec<Fetch>,
+
+    /// Text encoding for protocols that declare none (SA:MP, GameSpy): utf8, latin1,
+    /// windows-1252, windows-1251. Default: windows-1252 for those two.
+    #[arg(short, long, value_parser = parse_encoding)]
+    pub encoding: Option<TextEncoding>,
+
+    /// OneQuery auth token, for servers that are not public.
+    #[arg(long, env = "GSQ_ONEQUERY_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+
+    /// The GameSpy v1 request to send, e.g. `\info\` or `\status\xserverquery`.
+    #[arg(long, default_value = "\\status\\", value_name = "REQUEST")]
+    pub gamespy_request: String,
+}
+
+/// Parts of a status a query can fetch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Fetch {
+    /// The player list.
+    Players,
+    /// The rules.
+    Rules,
+    /// Teams (SQP, GameSpy).
+    Teams,
+    /// Metrics (SQP).
+    Metrics,
+    /// Everything.
+    All,
+    /// Only the server info.
+    None,
+}
+
+impl ClientArgs {
+    /// The query-net options.
+    pub fn options(&self) -> Options {
+        let wants = |part: Fetch| {
+            self.fetch.contains(&Fetch::All)
+                || (self.fetch.contains(&part) && !self.fetch.contains(&Fetch::None))
+        };
+        Options {
+            timeout: self.timeout,
+            retries: self.retries,
+            players: wants(Fetch::Players),
+            rules: wants(Fetch::Rules),
+            teams: wants(Fetch::Teams),
+            metrics: wants(Fetch::Metrics),
+            encoding: self.encoding,
+            auth_token: self.token.clone(),
+            rcon: None,
+            gamespy_request: self.gamespy_request.clone(),
+        }
+    }
+}
+
+/// Output format of `query` and `demo`.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct OutputArgs {
+    /// Print JSON (the default when stdout is not a terminal).
+    #[arg(long, conflicts_with = "table")]
+    pub json: bool,
+
+    /// Print indented JSON (implies --json).
+    #[arg(long, conflicts_with = "table")]
+    pub pretty: bool,
+
+    /// Print a table (the default on a terminal).
+    #[arg(long)]
+    pub table: bool,
+}
+
+const BULK_HELP: &str = "\
+Input: one target per line, `<protocol> <host[:port]>`, or `<host[:port]>` with --protocol.
+Blank lines and lines starting with `#` are skipped; a line that does not parse becomes an
+error object in the output and the run goes on. Hosts without a port use the protocol's
+default port (sqp 7779, onequery 5520, samp 7777, gamespy1 23000).
+
+Output: one JSON object per line (NDJSON), in completion order. An answer is the ServerStatus
+object of `gsq query --json` plus `target` (as written in the input) and `line`; a failure is
+{\"target\", \"line\", \"protocol\", \"address\", \"error\", \"error_kind\"}, error_kind being one of
+timeout, network, malformed, auth, usage, internal. A progress bar (when stderr is a
+terminal) and a summary go to stderr. The exit code is 0 once every target has its line,
+whatever the servers answered.
+
+Examples:
+  gsq bulk servers.txt > results.ndjson
+  printf 'sqp 203.0.113.5:7779\\nsamp 203.0.113.6\\n' | gsq bulk
+  gsq bulk --protocol samp hosts.txt --concurrency 1000 --rate 5000
+  gsq bulk servers.txt | jq -r 'select(.error == null) | \"\\(.name)\\t\\(.num_players)\"'";
+
+/// `gsq bulk`.
+#[derive(Debug, Args)]
+#[command(after_help = BULK_HELP)]
+pub struct BulkArgs {
+    /// The target list; `-` or nothing reads stdin.
+    pub input: Option<PathBuf>,
+
+    /// The protocol of lines that name none.
+    #[arg(short, long, value_parser = parse_protocol)]
+    pub protocol: Option<Protocol>,
+
+    #[command(flatten)]
+    pub client: ClientArgs,
+
+    /// Queries in flight at once.
+    #[arg(short, long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub concurrency: u32,
+
+    /// Datagrams per second at most, over all targets (no limit by default).
+    #[arg(long, value_name = "PER_SECOND", value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate: Option<u32>,
+
+    /// UDP sockets per address family.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub sockets: u32,
+}
+
+const SERVE_HELP: &str = "\
+The state file is TOML (.toml) or JSON (.json): name, map, game_type, version, language,
+motd, max_players, players [{name, score, ping, id, uuid, team}], player_count, teams
+[{name, score}], rules {key = value}, password, port, host, is_network, protocol_version,
+protocol_hash. Unknown keys are errors. The file is reloaded when it changes; if the new
+content is invalid, the old state keeps being served and one log line says why.
+
+On startup one line per protocol goes to stdout, `<protocol> <bound address>`, so port 0
+(any free port) works in scripts. Logs go to stderr. Ctrl-C (or SIGTERM) stops cleanly.
+
+Example state.toml:
+  name = \"My Server\"
+  map = \"Highrise\"
+  max_players = 16
+  [rules]
+  round_time = 300
+  [[players]]
+  name = \"Zoë\"
+  score = 10
+
+Examples:
+  gsq serve state.toml --sqp 0.0.0.0:7779 --onequery 0.0.0.0:5520
+  gsq serve state.json --all 127.0.0.1:0
+  gsq serve state.toml --samp 7777 --rate-limit 5 --burst 10";
+
+/// `gsq serve`.
+#[derive(Debug, Args)]
+#[command(after_help = SERVE_HELP)]
+pub struct ServeArgs {
+    /// The server state, TOML or JSON by extension.
+    pub state: PathBuf,
+
+    /// Answer SQP on this address (`ip:port`, `[ipv6]:port` or a port).
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
+    pub sqp: Option<SocketAddr>,
+
+    /// Answer OneQuery on this address.
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
+    pub onequery: Option<SocketAddr>,
+
+    /// Answer SA:MP queries on this address.
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
+    pub samp: Option<SocketAddr>,
+
+    /// Answer GameSpy v1 queries on this address.
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
+    pub gamespy1: Option<SocketAddr>,
+
+    /// Answer all four protocols on this one address.
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
+    pub all: Option<SocketAddr>,
+
+    /// Requests per second each source address may send.
+    #[arg(long, default_value_t = 10, value_name = "PER_SECOND", value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate_limit: u32,
+
+    /// Requests a quiet source may send at once.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+    pub burst: u32,
+
+    /// Answer every request, however many (trusted networks only).
+    #[arg(long, conflicts_with_all = ["rate_limit", "burst"])]
+    pub no_rate_limit: bool,
+
+    /// Log a rejected or rate-limited source at most once per this interval.
+    #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION")]
+    pub log_interval: Duration,
+
+    /// Text encoding of SA:MP and GameSpy replies.
+    #[arg(short, long, default_value = "windows-1252", value_parser = parse_encoding)]
+    pub encoding: TextEncoding,
+
+    /// OneQuery: what clients without a valid auth token may ask for.
+    #[arg(long, value_enum, default_value = "all", value_name = "ACCESS")]
+    pub onequery_public: PublicAccess,
+
+    /// OneQuery: an auth token that grants everything (repeatable; comma-separated in the
+    /// environment variable).
+    #[arg(
+        long = "onequery-secret",
+        value_name = "SECRET",
+        env = "GSQ_ONEQUERY_SECRETS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    pub onequery_secrets: Vec<String>,
+
+    /// SA:MP: answer RCON with this password (commands: players, hostname, echo <text>).
+    /// Without it RCON requests are ignored.
+    #[arg(
+        long,
+        value_name = "PASSWORD",
+        env = "GSQ_SAMP_RCON_PASSWORD",
+        hide_env_values = true
+    )]
+    pub samp_rcon_password: Option<String>,
+}
+
+/// What a OneQuery client without a valid auth token gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PublicAccess {
+    /// The server info and the player list.
+    All,
+    /// The server info only.
+    Basic,
+    /// Nothing: every query needs a secret.
+    None,
+}
+
+const DECODE_HELP: &str = "\
+Each FILE is one datagram, raw bytes or, with --hex, hex text (white space ignored). Several
+files are several datagrams of one reply (SQP split replies, GameSpy parts, SA:MP RCON
+lines), in any order. `-` reads stdin.
+
+Whether the bytes are a request or a reply is found by trying both; --as decides when both
+fit. An SQP query response needs the chunk set its request asked for: --chunks names it,
+otherwise every chunk set is tried, all chunks first. On malformed input the byte offset and
+field path of the error are printed and the exit code is 5.
+
+Output: {\"protocol\", \"type\" (request or reply), \"packet\"}, plus \"chunks\" for SQP query
+responses and \"datagrams\" when several files were given.
+
+Examples:
+  gsq decode sqp --hex reply.hex
+  gsq decode sqp --chunks info,rules reply.bin
+  gsq decode gamespy1 part1.bin part2.bin part3.bin --encoding latin1 --pretty
+  xxd -p capture.bin | gsq decode samp --hex -";
+
+/// `gsq decode`.
+#[derive(Debug, Args)]
+#[command(after_help = DECODE_HELP)]
+pub struct DecodeArgs {
+    /// Protocol: sqp, onequery, samp, gamespy1.
+    #[arg(value_parser = parse_protocol)]
+    pub protocol: Protocol,
+
+    /// The captured datagrams.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// The files hold hex text, not raw bytes.
+    #[arg(long)]
+    pub hex: bool,
+
+    /// SQP: the chunks the request asked for, comma-separated (info, rules, players,
+    /// teams, metrics, all) or a number like 0x1f.
+    #[arg(long, value_parser = parse_chunks)]
+    pub chunks: Option<query_specs::sqp::ChunkSet>,
+
+    /// Text encoding (SA:MP, GameSpy); default windows-1252.
+    #[arg(short, long, value_parser = parse_encoding)]
+    pub encoding: Option<TextEncoding>,
+
+    /// Read the bytes as this kind of packet when both would fit.
+    #[arg(long = "as", value_enum, value_name = "KIND")]
+    pub as_kind: Option<PacketKind>,
+
+    /// Indented JSON.
+    #[arg(long)]
+    pub pretty: bool,
+}
+
+/// A request or a reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PacketKind {
+    /// What a client sends.
+    Request,
+    /// What a server answers.
+    Reply,
+}
+
+impl PacketKind {
+    /// `request` or `reply`.
+    pub fn name(self) -> &'static str {
+        match self {
+            PacketKind::Request => "request",
+            PacketKind::Reply => "reply",
+        }
+    }
+}
+
+const DEMO_HELP: &str = "\
+Starts an SQP, OneQuery, SA:MP and GameSpy v1 responder on 127.0.0.1 (free ports), with a
+sample server state (players with accented names, rules), queries each with the real
+client, and prints what came back. Nothing leaves the machine.
+
+Examples:
+  gsq demo
+  gsq demo --json | jq .name";
+
+/// `gsq demo`.
+#[derive(Debug, Args)]
+#[command(after_help = DEMO_HELP)]
+pub struct DemoArgs {
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// A protocol, or `auto` to try them all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProtocolChoice {
+    /// Try every protocol, report the first answer.
+    Auto,
+    /// This protocol.
+    One(Protocol),
+}
+
+fn parse_protocol(text: &str) -> Result<Protocol, String> {
+    Protocol::from_str(text).map_err(|e| e.to_string())
+}
+
+fn parse_protocol_choice(text: &str) -> Result<ProtocolChoice, String> {
+    if text.trim().eq_ignore_ascii_case("auto") {
+        return Ok(ProtocolChoice::Auto);
+    }
+    Protocol::from_str(text)
+        .map(ProtocolChoice::One)
+        .map_err(|_| {
+            format!(
+                "unknown protocol {text:?}: expected one of sqp, onequery, samp, gamespy1, auto"
+            )
+        })
+}
+
+fn parse_host_port(text: &str) -> Result<HostPort, String> {
+    text.parse::<HostPort>().map_err(|e| e.reason().to_owned())
+}
+
+fn parse_listen_arg(text: &str) -> Result<SocketAddr, String> {
+    parse_listen(text)
+}
+
+fn parse_encoding(text: &str) -> Result<TextEncoding, String> {
+    text.parse()
+}
+
+/// A duration: `1.5s`, `500ms`, `2m`, or a number of seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let duration = match text.parse::<f64>() {
+        Ok(seconds) if (0.0..1e9).contains(&seconds) => {
+            Duration::from_secs_f64(seconds)
+        }
+        Ok(_) => return Err(format!("{text:?} is not a usable number of seconds")),
+        Err(_) => humantime::parse_duration(text)
+            .map_err(|e| format!("{text:?} is not a duration ({e}); write e.g. 1.5s or 500ms"))?,
+    };
+    if duration.is_zero() {
+        return Err("the duration must be more than zero".into());
+    }
+    Ok(duration)
+}
+
+/// An SQP chunk set: names (`info,rules`), `all`, or a number (`0x03`, `3`).
+pub fn parse_chunks(text: &str) -> Result<query_specs::sqp::ChunkSet, String> {
+    use query_specs::sqp::ChunkSet;
+    let text = text.trim();
+    let number = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) => u8::from_str_radix(hex, 16).ok(),
+        None => text.parse::<u8>().ok(),
+    };
+    if let Some(bits) = number {
+        return ChunkSet::from_bits(bits)
+            .ok_or_else(|| format!("{text}: unknown chunk bits (known: 0x01 to 0x10, all 0x1f)"));
+    }
+    let mut set = ChunkSet::empty();
+    for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        set |= match name.to_ascii_lowercase().as_str() {
+            "info" | "server_info" => ChunkSet::SERVER_INFO,
+            "rules" | "server_rules" => ChunkSet::SERVER_RULES,
+            "players" | "player_info" => ChunkSet::PLAYER_INFO,
+            "teams" | "team_info" => ChunkSet::TEAM_INFO,
+            "metrics" => ChunkSet::METRICS,
+            "all" => ChunkSet::all(),
+            "none" => ChunkSet::empty(),
+            _ => {
+                return Err(format!(
+                    "unknown chunk {name:?}: expected info, rules, players, teams, metrics, all or a number"
+                ))
+            }
+        };
+    }
+    Ok(set)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+    use query_specs::sqp::ChunkSet;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("0.25"), Ok(Duration::from_millis(250)));
+        assert!(parse_duration("0").is_err());
+        assert!(parse_duration("-1").is_err());
+        assert!(parse_duration("soon").unwrap_err().contains("1.5s"));
+        assert!(parse_duration("inf").is_err());
+    }
+
+    #[test]
+    fn chunk_sets() {
+        assert_eq!(
+            parse_chunks("info,rules"),
+            Ok(ChunkSet::SERVER_INFO | ChunkSet::SERVER_RULES)
+        );
+        assert_eq!(parse_chunks("all"), Ok(ChunkSet::all()));
+        assert_eq!(parse_chunks("0x1f"), Ok(ChunkSet::all()));
+        assert_eq!(parse_chunks("4"), Ok(ChunkSet::PLAYER_INFO));
+        assert!(parse_chunks("0x20").is_err());
+        assert!(parse_chunks("info,bogus").unwrap_err().contains("bogus"));
+    }
+
+    #[test]
+    fn fetch_lists_map_to_options() {
+        let cli = Cli::parse_from(["gsq", "query", "sqp", "h", "--fetch", "players,metrics"]);
+        let Command::Query(args) = cli.command else {
+            panic!("not a query")
+        };
+        let o = args.client.options();
+        assert!(o.players && o.metrics && !o.rules && !o.teams);
+        let cli = Cli::parse_from(["gsq", "query", "samp", "h", "--fetch", "none"]);
+        let Command::Query(args) = cli.command else {
+            panic!("not a query")
+        };
+        let o = args.client.options();
+        assert!(!o.players && !o.metrics && !o.rules && !o.teams);
+        assert_eq!(o.encoding, None);
+    }
+
+    #[test]
+    fn protocol_choice() {
+        assert_eq!(parse_protocol_choice("AUTO"), Ok(ProtocolChoice::Auto));
+        assert_eq!(
+            parse_protocol_choice("samp"),
+            Ok(ProtocolChoice::One(Protocol::Samp))
+        );
+        assert!(parse_protocol_choice("quake3")
+            .unwrap_err()
+            .contains("auto"));
+    }
+}

@@ -1,0 +1,444 @@
+//! `gsq bulk`: many servers from a list, one JSON line each.
+//!
+//! The list is read line by line as the run needs targets (query-net's bulk driver pulls a
+//! target only when a slot is free), so a list of a million lines takes no more memory than
+//! one of ten. A line that does not parse or resolve still gets its output line, as an error
+//! object, and the run goes on.
+
+use std::io::{self, IsTerminal};
+use std::net::SocketAddr;
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::stream::{self, Stream, StreamExt};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use query_net::bulk::{bulk, BulkConfig};
+use query_net::{engines, Options, Protocol, QueryError};
+use serde_json::{json, Map, Value};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+use crate::address::{default_port, HostPort};
+use crate::cli::BulkArgs;
+use crate::commands::query::resolve;
+use crate::exit::{classify, Category, Failure, Outcome};
+
+/// How many host names are looked up at once, ahead of the queries.
+const RESOLVE_AHEAD: usize = 64;
+
+/// One input line that names a target.
+#[derive(Debug)]
+struct Entry {
+    /// 1-based line number in the input.
+    line: u64,
+    /// The target as written, without the protocol.
+    target: String,
+    protocol: Option<Protocol>,
+    address: Option<SocketAddr>,
+    /// Why this line cannot be queried, if it cannot.
+    problem: Option<Failure>,
+}
+
+/// Counts for the summary.
+#[derive(Debug, Default)]
+struct Tally {
+    answered: u64,
+    timed_out: u64,
+    failed: u64,
+    bad_lines: u64,
+}
+
+impl Tally {
+    fn total(&self) -> u64 {
+        self.answered + self.timed_out + self.failed + self.bad_lines
+    }
+}
+
+/// Runs `gsq bulk`.
+pub async fn run(args: BulkArgs, quiet: bool) -> Outcome {
+    let input_path = args.input.clone().filter(|p| p.as_os_str() != "-");
+    let reader = open_input(input_path.as_deref()).await?;
+    let show_progress = !quiet && io::stderr().is_terminal();
+    let total = match (&input_path, show_progress) {
+        (Some(path), true) => count_targets(path.clone()).await,
+        _ => None,
+    };
+    let progress = progress_bar(total, show_progress);
+
+    let read_error: Arc<Mutex<Option<io::Error>>> = Arc::default();
+    let entries = entries(reader, args.protocol, Arc::clone(&read_error));
+    let options: Options = args.client.options();
+    let config = BulkConfig {
+        sockets: usize::try_from(args.sockets).unwrap_or(4),
+        concurrency: usize::try_from(args.concurrency).unwrap_or(256),
+        send_rate: args.rate.and_then(NonZeroU32::new),
+        ..BulkConfig::default()
+    };
+    let mut results = bulk(
+        entries,
+        move |entry: &Entry| match (entry.protocol, entry.address, &entry.problem) {
+            (Some(protocol), Some(address), None) => {
+                engines::new_session(protocol, address, &options)
+            }
+            // Reported from the entry itself when its result comes back.
+            _ => Err(QueryError::protocol("not a target")),
+        },
+        config,
+    );
+
+    let started = Instant::now();
+    let mut tally = Tally::default();
+    let stdout_is_terminal = io::stdout().is_terminal();
+    let mut out = tokio::io::BufWriter::new(tokio::io::stdout());
+    let mut interrupted = false;
+    let write_failed = loop {
+        let done = tokio::select! {
+            done = results.next() => done,
+            _ = tokio::signal::ctrl_c() => {
+                interrupted = true;
+                None
+            }
+        };
+        let Some(done) = done else { break None };
+        let record = match (&done.target.problem, done.result) {
+            (Some(problem), _) => {
+                if problem.category() == Category::Usage {
+                    tally.bad_lines += 1;
+                } else {
+                    tally.failed += 1;
+                }
+                failure_record(&done.target, problem.category(), problem.message())
+            }
+            (None, Ok(status)) => {
+                tally.answered += 1;
+                progress.set_message(format!("{} answered", tally.answered));
+                success_record(&done.target, &status)
+            }
+            (None, Err(error)) => {
+                let category = classify(&error).0;
+                if category == Category::Timeout {
+                    tally.timed_out += 1;
+                } else {
+                    tally.failed += 1;
+                }
+                failure_record(&done.target, category, &error.to_string())
+            }
+        };
+        progress.inc(1);
+        let mut line = record.to_string();
+        line.push('\n');
+        let written = match out.write_all(line.as_bytes()).await {
+            Ok(()) if stdout_is_terminal => out.flush().await,
+            other => other,
+        };
+        if let Err(e) = written {
+            break Some(e);
+        }
+    };
+    let flushed = out.flush().await;
+    progress.finish_and_clear();
+    drop(results);
+
+    if !quiet {
+        eprintln!("{}", summary(&tally, started.elapsed(), interrupted));
+    }
+    if let Some(e) = write_failed.or(flushed.err()) {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            return Err(Failure::internal(format!("cannot write to stdout: {e}")));
+        }
+    }
+    let read_error = read_error.lock().ok().and_then(|mut slot| slot.take());
+    if let Some(e) = read_error {
+        return Err(Failure::usage(format!("cannot read the target list: {e}"))
+            .hint("the targets before the error were queried"));
+    }
+    if interrupted {
+        return Err(Failure::new(Category::Interrupted, "interrupted")
+            .hint("the results so far were written"));
+    }
+    Ok(())
+}
+
+async fn open_input(path: Option<&Path>) -> Outcome<Pin<Box<dyn AsyncBufRead + Send>>> {
+    match path {
+        None => Ok(Box::pin(BufReader::new(tokio::io::stdin()))),
+        Some(path) => {
+            let file = tokio::fs::File::open(path).await.map_err(|e| {
+                Failure::usage(format!("cannot read {}: {e}", path.display()))
+                    .hint("check the file name, or pipe the list into stdin")
+            })?;
+            Ok(Box::pin(BufReader::new(file)))
+        }
+    }
+}
+
+/// How many targets a list file holds, for the progress bar's ETA; `None` if it cannot be
+/// read. A second pass over the file, but a streaming one: memory stays flat.
+async fn count_targets(path: PathBuf) -> Option<u64> {
+    tokio::task::spawn_blocking(move || {
+        use std::io::BufRead;
+        let file = std::fs::File::open(path).ok()?;
+        let mut count = 0u64;
+        let mut reader = std::io::BufReader::new(file);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match reader.read_until(b'\n', &mut line) {
+                Ok(0) => return Some(count),
+                Ok(_) if is_target_line(&String::from_utf8_lossy(&line)) => count += 1,
+                Ok(_) => {}
+                Err(_) => return None,
+            }
+        }
+    })
+    .await
+    .ok()
+    .flatten()
+}
+
+fn progress_bar(total: Option<u64>, visible: bool) -> ProgressBar {
+    if !visible {
+        return ProgressBar::hidden();
+    }
+    let bar = match total {
+        Some(total) => ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr())
+            .with_style(
+                ProgressStyle::with_template(
+                    "{bar:30.cyan/blue} {pos}/{len} {per_sec:.dim} ETA {eta} {msg}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            ),
+        None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()).with_style(
+            ProgressStyle::with_template("{spinner} {pos} done {per_sec:.dim} {elapsed} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        ),
+    };
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+fn is_target_line(line: &str) -> bool {
+    let line = line.trim();
+    !line.is_empty() && !line.starts_with('#')
+}
+
+/// The input's target lines, parsed and resolved, in input order. Lines are read one at a
+/// time as the consumer asks; a read error ends the stream and is kept in `read_error`.
+fn entries(
+    reader: Pin<Box<dyn AsyncBufRead + Send>>,
+    default_protocol: Option<Protocol>,
+    read_error: Arc<Mutex<Option<io::Error>>>,
+) -> impl Stream<Item = Entry> + Send + 'static {
+    let lines = stream::unfold((reader, 0u64), move |(mut reader, number)| {
+        let read_error = Arc::clone(&read_error);
+        async move {
+            let mut buf = Vec::new();
+            match reader.read_until(b'\n', &mut buf).await {
+                Ok(0) => None,
+                Ok(_) => {
+                    let text = String::from_utf8_lossy(&buf).into_owned();
+                    Some(((number + 1, text), (reader, number + 1)))
+                }
+                Err(e) => {
+                    if let Ok(mut slot) = read_error.lock() {
+                        *slot = Some(e);
+                    }
+                    None
+                }
+            }
+        }
+    });
+    lines
+        .filter(|(_, text)| std::future::ready(is_target_line(text)))
+        .map(move |(number, text)| parse_entry(number, &text, default_protocol))
+        .buffered(RESOLVE_AHEAD)
+}
+
+/// Parses one target line and looks up its host.
+fn parse_entry(
+    line: u64,
+    text: &str,
+    default_protocol: Option<Protocol>,
+) -> impl std::future::Future<Output = Entry> + Send + 'static {
+    let fields: Vec<&str> = text.split_whitespace().collect();
+    let bad = |target: &str, protocol: Option<Protocol>, failure: Failure| Entry {
+        line,
+        target: target.to_owned(),
+        protocol,
+        address: None,
+        problem: Some(failure),
+    };
+    let parsed: Result<(Protocol, HostPort, String), Entry> = match fields.as_slice() {
+        [address] => match default_protocol {
+            Some(protocol) => parse_address(address)
+                .map(|a| (protocol, a, (*address).to_owned()))
+                .map_err(|f| bad(address, Some(protocol), f)),
+            None => Err(bad(
+                address,
+                None,
+                Failure::usage("no protocol: write '<protocol> <host[:port]>', or pass --protocol"),
+            )),
+        },
+        [protocol, address] => match protocol.parse::<Protocol>() {
+            Ok(protocol) => parse_address(address)
+                .map(|a| (protocol, a, (*address).to_owned()))
+                .map_err(|f| bad(address, Some(protocol), f)),
+            Err(e) => Err(bad(address, None, Failure::usage(e.to_string()))),
+        },
+        _ => Err(bad(
+            text.trim(),
+            None,
+            Failure::usage("expected '<protocol> <host[:port]>' or '<host[:port]>'"),
+        )),
+    };
+    async move {
+        let (protocol, address, target) = match parsed {
+            Ok(parsed) => parsed,
+            Err(entry) => return entry,
+        };
+        match resolve(&address, default_port(protocol)).await {
+            Ok(resolved) => Entry {
+                line,
+                target,
+                protocol: Some(protocol),
+                address: Some(resolved),
+                problem: None,
+            },
+            Err(failure) => Entry {
+                line,
+                target,
+                protocol: Some(protocol),
+                address: None,
+                problem: Some(failure),
+            },
+        }
+    }
+}
+
+fn parse_address(text: &str) -> Result<HostPort, Failure> {
+    text.parse::<HostPort>()
+        .map_err(|e| Failure::usage(e.to_string()))
+}
+
+/// An answer: the status's JSON with the input's target and line.
+fn success_record(entry: &Entry, status: &query_net::ServerStatus) -> Value {
+    let mut value =
+        serde_json::to_value(status).unwrap_or_else(|e| json!({ "error": e.to_string() }));
+    if let Value::Object(fields) = &mut value {
+        fields.insert("target".into(), Value::String(entry.target.clone()));
+        fields.insert("line".into(), Value::from(entry.line));
+    }
+    value
+}
+
+/// A failure: what was asked, and why it failed.
+fn failure_record(entry: &Entry, category: Category, message: &str) -> Value {
+    let mut fields = Map::new();
+    fields.insert("target".into(), Value::String(entry.target.clone()));
+    fields.insert("line".into(), Value::from(entry.line));
+    fields.insert(
+        "protocol".into(),
+        entry
+            .protocol
+            .map_or(Value::Null, |p| Value::String(p.to_string())),
+    );
+    fields.insert(
+        "address".into(),
+        entry
+            .address
+            .map_or(Value::Null, |a| Value::String(a.to_string())),
+    );
+    fields.insert("error".into(), Value::String(message.to_owned()));
+    fields.insert(
+        "error_kind".into(),
+        Value::String(category.name().to_owned()),
+    );
+    Value::Object(fields)
+}
+
+fn summary(tally: &Tally, elapsed: Duration, interrupted: bool) -> String {
+    let seconds = elapsed.as_secs_f64();
+    let rate = if seconds > 0.0 {
+        tally.total() as f64 / seconds
+    } else {
+        0.0
+    };
+    format!(
+        "gsq: bulk{}: {} answered, {} timed out, {} failed, {} bad lines; {} targets in {:.1} s ({:.0}/s)",
+        if interrupted { " interrupted" } else { "" },
+        tally.answered,
+        tally.timed_out,
+        tally.failed,
+        tally.bad_lines,
+        tally.total(),
+        seconds,
+        rate
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn lines_parse_into_targets_or_reasons() {
+        let entry = parse_entry(3, "samp 127.0.0.1:7777\n", None).await;
+        assert_eq!(entry.line, 3);
+        assert_eq!(entry.protocol, Some(Protocol::Samp));
+        assert_eq!(entry.address, Some("127.0.0.1:7777".parse().unwrap()));
+        assert!(entry.problem.is_none());
+
+        let entry = parse_entry(1, "127.0.0.1", Some(Protocol::Sqp)).await;
+        assert_eq!(entry.address, Some("127.0.0.1:7779".parse().unwrap()));
+
+        let entry = parse_entry(1, "127.0.0.1", None).await;
+        assert!(entry.problem.unwrap().message().contains("--protocol"));
+
+        let entry = parse_entry(1, "quake3 127.0.0.1", None).await;
+        assert!(entry.problem.unwrap().message().contains("quake3"));
+
+        let entry = parse_entry(1, "sqp 127.0.0.1:99999", None).await;
+        let problem = entry.problem.unwrap();
+        assert_eq!(problem.category(), Category::Usage);
+        assert!(problem.message().contains("out of range"));
+
+        let entry = parse_entry(1, "sqp a b c", None).await;
+        assert!(entry.problem.is_some());
+
+        let entry = parse_entry(1, "sqp no-such-host.invalid", None).await;
+        assert_eq!(entry.problem.unwrap().category(), Category::Network);
+    }
+
+    #[tokio::test]
+    async fn the_stream_skips_comments_and_blank_lines_and_keeps_line_numbers() {
+        let text = "# list\n\nsqp 127.0.0.1:1\n  # indented comment\nbogus\nsamp [::1]:2";
+        let reader: Pin<Box<dyn AsyncBufRead + Send>> = Box::pin(BufReader::new(text.as_bytes()));
+        let read_error = Arc::default();
+        let got: Vec<Entry> = entries(reader, None, read_error).collect().await;
+        let lines: Vec<u64> = got.iter().map(|e| e.line).collect();
+        assert_eq!(lines, [3, 5, 6]);
+        assert!(got[1].problem.is_some());
+        assert_eq!(got[2].address, Some("[::1]:2".parse().unwrap()));
+    }
+
+    #[test]
+    fn failure_records_have_the_documented_fields() {
+        let entry = Entry {
+            line: 7,
+            target: "127.0.0.1:9".into(),
+            protocol: Some(Protocol::Sqp),
+            address: Some("127.0.0.1:9".parse().unwrap()),
+            problem: None,
+        };
+        let record = failure_record(&entry, Category::Timeout, "no reply");
+        assert_eq!(
+            record,
+            json!({
+                "target": "127.0.0.1:9", "line": 7, "protocol": "sqp",
+                "address": "127.0.0.1:9", "error": "no reply", "error_kind": "timeout"
+            })
+        );
+    }
+}

@@ -1,0 +1,7 @@
+//! One module per command.
+
+pub mod bulk;
+pub mod decode;
+pub mod demo;
+pub mod query;
+pub mod serve;

@@ -1,0 +1,233 @@
+//! `gsq query`: one server, one protocol or all four at once.
+
+use std::net::SocketAddr;
+
+use query_net::engines::samp;
+use query_net::{driver, engines, Options, Protocol, QueryError, RconCommand, ServerStatus};
+use serde_json::json;
+use tokio::task::JoinSet;
+
+use crate::address::{default_port, HostPort};
+use crate::cli::{ProtocolChoice, QueryArgs};
+use crate::exit::{classify, Category, Failure, Outcome};
+use crate::output::{print_line, render_status, sanitize, to_json, Format};
+
+/// Runs `gsq query`.
+pub async fn run(args: QueryArgs) -> Outcome {
+    let format = Format::choose(&args.output);
+    let status = match args.protocol {
+        ProtocolChoice::One(protocol) => {
+            let options = args.client.options();
+            let rcon = rcon_command(&args, protocol)?;
+            let target = resolve(&args.address, default_port(protocol)).await?;
+            if let Some(rcon) = rcon {
+                return run_rcon(target, &rcon, &options, format).await;
+            }
+            query_status(protocol, target, &options).await?
+        }
+        ProtocolChoice::Auto => {
+            if args.rcon.is_some() {
+                return Err(Failure::usage("--rcon needs a protocol, not auto")
+                    .hint("use 'gsq query samp ...' for RCON"));
+            }
+            query_any(&args).await?
+        }
+    };
+    print_line(&render_status(&status, format)?)
+}
+
+/// The RCON command of the arguments, which only SA:MP has.
+fn rcon_command(args: &QueryArgs, protocol: Protocol) -> Outcome<Option<RconCommand>> {
+    let Some(command) = &args.rcon else {
+        return Ok(None);
+    };
+    if protocol != Protocol::Samp {
+        return Err(Failure::usage(format!(
+            "--rcon is a SA:MP feature, not available with {protocol}"
+        )));
+    }
+    let password = args
+        .rcon_password
+        .clone()
+        .ok_or_else(|| Failure::usage("--rcon needs --rcon-password"))?;
+    Ok(Some(RconCommand {
+        password,
+        command: command.clone(),
+    }))
+}
+
+/// Runs an SA:MP RCON command and prints the console lines it produced.
+async fn run_rcon(
+    target: SocketAddr,
+    rcon: &RconCommand,
+    options: &Options,
+    format: Format,
+) -> Outcome {
+    let what = format!("samp rcon {target}");
+    let session =
+        samp::rcon_session(target, rcon, options).map_err(|e| Failure::from_query(&what, &e))?;
+    let lines = driver::query_session(session)
+        .await
+        .map_err(|e| Failure::from_query(&what, &e))?;
+    let text = match format {
+        Format::Table => lines
+            .iter()
+            .map(|line| sanitize(line))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Format::Json | Format::PrettyJson => to_json(
+            &json!({
+                "protocol": Protocol::Samp,
+                "address": target,
+                "command": rcon.command,
+                "lines": lines,
+            }),
+            format == Format::PrettyJson,
+        )?,
+    };
+    if text.is_empty() {
+        return Ok(());
+    }
+    print_line(&text)
+}
+
+/// The socket address of `address`, looked up if it is a name.
+pub async fn resolve(address: &HostPort, default_port: u16) -> Outcome<SocketAddr> {
+    if let Some(literal) = address.literal(default_port) {
+        return Ok(literal);
+    }
+    driver::resolve(&address.with_port(default_port))
+        .await
+        .map_err(|e| {
+            let (category, hint) = classify(&e);
+            let failure = Failure::new(category, e.to_string());
+            match hint {
+                Some(hint) => failure.hint(hint),
+                None => failure,
+            }
+        })
+}
+
+/// Queries `target` in `protocol` with the real client engine.
+pub async fn query_status(
+    protocol: Protocol,
+    target: SocketAddr,
+    options: &Options,
+) -> Outcome<ServerStatus> {
+    let what = format!("{protocol} {target}");
+    let result = match engines::new_session(protocol, target, options) {
+        Ok(session) => driver::query_session(session).await,
+        Err(e) => Err(e),
+    };
+    result.map_err(|e| Failure::from_query(&what, &e))
+}
+
+/// `auto`: every protocol at once (each on its default port unless one was given); the
+/// first answer wins and the other queries are dropped.
+async fn query_any(args: &QueryArgs) -> Outcome<ServerStatus> {
+    let any_port = args
+        .address
+        .port()
+        .unwrap_or_else(|| default_port(Protocol::Sqp));
+    let ip = resolve(&args.address, any_port).await?.ip();
+    let mut queries = JoinSet::new();
+    for protocol in Protocol::ALL {
+        let target = SocketAddr::new(ip, args.address.port().unwrap_or(default_port(protocol)));
+        let options = args.client.options();
+        queries.spawn(async move {
+            let result = match engines::new_session(protocol, target, &options) {
+                Ok(session) => driver::query_session(session).await,
+                Err(e) => Err(e),
+            };
+            (protocol, target, result)
+        });
+    }
+    let mut failures: Vec<(Protocol, SocketAddr, QueryError)> = Vec::new();
+    while let Some(joined) = queries.join_next().await {
+        match joined {
+            Ok((_, _, Ok(status))) => return Ok(status),
+            Ok((protocol, target, Err(error))) => {
+                tracing::debug!("auto: {protocol} {target}: {error}");
+                failures.push((protocol, target, error));
+            }
+            Err(e) => return Err(Failure::internal(format!("a query task failed: {e}"))),
+        }
+    }
+    Err(none_answered(&args.address, failures))
+}
+
+/// Why `auto` found nothing: every protocol's reason, and the most telling category
+/// (a refused token says more than a silence).
+fn none_answered(
+    address: &HostPort,
+    mut failures: Vec<(Protocol, SocketAddr, QueryError)>,
+) -> Failure {
+    failures.sort_by_key(|(protocol, _, _)| *protocol);
+    let rank = |c: Category| match c {
+        Category::Auth => 0,
+        Category::Malformed => 1,
+        Category::Network => 2,
+        Category::Timeout => 3,
+        _ => 4,
+    };
+    let category = failures
+        .iter()
+        .map(|(_, _, e)| classify(e).0)
+        .min_by_key(|c| rank(*c))
+        .unwrap_or(Category::Timeout);
+    let reasons: Vec<String> = failures
+        .iter()
+        .map(|(protocol, target, error)| format!("{protocol} {target}: {error}"))
+        .collect();
+    let hint = if category == Category::Timeout {
+        "check the address and port; with auto and no port each protocol uses its default port"
+    } else {
+        "try the protocol that answered oddly on its own, with -v for details"
+    };
+    Failure::new(
+        category,
+        format!("no protocol answered at {address} ({})", reasons.join("; ")),
+    )
+    .hint(hint)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn timeout() -> QueryError {
+        QueryError::Timeout {
+            waiting_for: "request",
+            attempts: 1,
+            after: Duration::from_millis(10),
+        }
+    }
+
+    #[test]
+    fn auto_reports_every_protocol_and_the_most_telling_category() {
+        let address: HostPort = "127.0.0.1".parse().unwrap();
+        let at = |port| SocketAddr::from(([127, 0, 0, 1], port));
+        let failures = vec![
+            (Protocol::Samp, at(7777), timeout()),
+            (Protocol::Sqp, at(7779), timeout()),
+        ];
+        let failure = none_answered(&address, failures);
+        assert_eq!(failure.category(), Category::Timeout);
+        let text = failure.to_string();
+        assert!(
+            text.find("sqp 127.0.0.1:7779").unwrap() < text.find("samp").unwrap(),
+            "{text}"
+        );
+
+        let failures = vec![
+            (Protocol::Sqp, at(1), timeout()),
+            (
+                Protocol::OneQuery,
+                at(1),
+                QueryError::AuthRequired("token".into()),
+            ),
+        ];
+        assert_eq!(none_answered(&address, failures).category(), Category::Auth);
+    }
+}

@@ -1,0 +1,555 @@
+//! `gsq serve`: responders for a server state kept in a file.
+//!
+//! Each address gets its own socket and serve loop; all loops read one [`SharedState`], which
+//! a watcher replaces when the file changes (an invalid file leaves the old state in place).
+//! The loops are query-net's [`Service`] driven on a tokio socket, like `driver::serve`, plus a
+//! look at each request's verdict so that a misbehaving source is logged (once per interval).
+
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::net::{IpAddr, SocketAddr};
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use notify::{RecursiveMode, Watcher};
+use query_net::clock::Now;
+use query_net::engine::{DropReason, ReplySink, Responder, Verdict};
+use query_net::limit::{RateLimit, Stats};
+use query_net::service::Service;
+use query_net::state::{ServerState, SharedState};
+use query_net::Protocol;
+use tokio::net::UdpSocket;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::cli::ServeArgs;
+use crate::exit::{Category, Failure, Outcome};
+use crate::responders::{self, AnyResponder, Role, Settings};
+use crate::state_file;
+
+/// How long the state file must stay unchanged before it is read: editors and `echo >`
+/// write in several steps.
+const SETTLE: Duration = Duration::from_millis(150);
+
+/// How often the fallback watcher polls when the system's file events are unavailable.
+const POLL_INTERVAL: Duration = Duration::from_millis(500);
+
+/// Sources remembered for log rate limiting at most; beyond it, new sources go unlogged
+/// until old ones age out (memory stays bounded under a flood from many addresses).
+const MAX_LOGGED_SOURCES: usize = 4096;
+
+/// Runs `gsq serve` until Ctrl-C or SIGTERM.
+pub async fn run(args: ServeArgs) -> Outcome {
+    let roles = roles(&args)?;
+    let state = state_file::load(&args.state)?;
+    let shared = SharedState::new(state);
+    let settings = Settings {
+        encoding: args.encoding,
+        onequery_public: args.onequery_public,
+        onequery_secrets: args.onequery_secrets.clone(),
+        samp_rcon_password: args.samp_rcon_password.clone(),
+    };
+    let rate_limit = (!args.no_rate_limit).then(|| RateLimit {
+        per_second: NonZeroU32::new(args.rate_limit).unwrap_or(NonZeroU32::MIN),
+        burst: NonZeroU32::new(args.burst).unwrap_or(NonZeroU32::MIN),
+        ..RateLimit::default()
+    });
+
+    let mut bound = Vec::with_capacity(roles.len());
+    for (role, address) in roles {
+        let responder = responders::build(role, &shared, &settings)?;
+        let socket = UdpSocket::bind(address).await.map_err(|e| {
+            Failure::new(
+                Category::Network,
+                format!("cannot listen on {address} for {role}: {e}"),
+            )
+            .hint("pick another address or port (port 0 picks a free one)")
+        })?;
+        let local = socket.local_addr().map_err(|e| {
+            Failure::new(
+                Category::Network,
+                format!("cannot read the bound address: {e}"),
+            )
+        })?;
+        bound.push((role, local, socket, responder));
+    }
+    announce(&bound)?;
+
+    let stats = Arc::new(Stats::default());
+    let source_log = Arc::new(Mutex::new(SourceLog::new(args.log_interval)));
+    let shutdown = CancellationToken::new();
+    let mut loops = tokio::task::JoinSet::new();
+    for (role, local, socket, responder) in bound {
+        let service = Service::new(Observed::new(responder))
+            .rate_limit(rate_limit)
+            .with_stats(Arc::clone(&stats));
+        let shutdown = shutdown.clone();
+        let source_log = Arc::clone(&source_log);
+        loops.spawn(async move {
+            let result = serve_socket(&socket, service, &shutdown, &source_log).await;
+            (role, local, result)
+        });
+    }
+    let watcher = spawn_reloader(&args.state, shared.clone(), shutdown.clone());
+
+    tracing::info!(
+        "serving {:?} from {}; Ctrl-C stops",
+        shared.load().name,
+        args.state.display()
+    );
+    let failed = tokio::select! {
+        () = stop_signal() => None,
+        Some(joined) = loops.join_next() => Some(joined),
+    };
+    shutdown.cancel();
+    while loops.join_next().await.is_some() {}
+    drop(watcher);
+    let s = stats.snapshot();
+    tracing::info!(
+        "stopped: {} requests, {} answered; dropped {} rate-limited, {} malformed, {} bad challenge, {} unsupported",
+        s.received,
+        s.answered,
+        s.dropped_rate_limited,
+        s.dropped_malformed,
+        s.dropped_bad_challenge,
+        s.dropped_unsupported
+    );
+    match failed {
+        Some(Ok((role, local, Err(e)))) => Err(Failure::new(
+            Category::Network,
+            format!("the {role} socket on {local} failed: {e}"),
+        )),
+        Some(Err(e)) => Err(Failure::internal(format!("a serve loop failed: {e}"))),
+        _ => Ok(()),
+    }
+}
+
+/// The addresses asked for, each with what it answers.
+fn roles(args: &ServeArgs) -> Outcome<Vec<(Role, SocketAddr)>> {
+    let roles: Vec<(Role, SocketAddr)> = [
+        (Role::One(Protocol::Sqp), args.sqp),
+        (Role::One(Protocol::OneQuery), args.onequery),
+        (Role::One(Protocol::Samp), args.samp),
+        (Role::One(Protocol::GameSpy1), args.gamespy1),
+        (Role::All, args.all),
+    ]
+    .into_iter()
+    .filter_map(|(role, address)| address.map(|a| (role, a)))
+    .collect();
+    if roles.is_empty() {
+        return Err(Failure::usage("nothing to serve").hint(
+            "give at least one of --sqp, --onequery, --samp, --gamespy1 or --all with an address",
+        ));
+    }
+    // Two sockets on one fixed port would fail to bind; say which options clash instead.
+    let mut by_address = roles.clone();
+    by_address.sort_by_key(|(_, a)| *a);
+    for pair in by_address.windows(2) {
+        let ((first, a), (second, b)) = (pair[0], pair[1]);
+        if a == b && a.port() != 0 {
+            return Err(
+                Failure::usage(format!("--{first} and --{second} both ask for {a}"))
+                    .hint("use --all to serve every protocol on one port"),
+            );
+        }
+    }
+    Ok(roles)
+}
+
+/// Prints `<protocol> <address>` per protocol on stdout, so scripts can find the ports.
+fn announce(bound: &[(Role, SocketAddr, UdpSocket, AnyResponder)]) -> Outcome {
+    let mut out = std::io::stdout().lock();
+    let mut lines = String::new();
+    for (role, local, _, _) in bound {
+        match role {
+            Role::One(protocol) => lines.push_str(&format!("{protocol} {local}\n")),
+            Role::All => {
+                for protocol in Protocol::ALL {
+                    lines.push_str(&format!("{protocol} {local}\n"));
+                }
+            }
+        }
+    }
+    out.write_all(lines.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure::internal(format!("cannot write to stdout: {e}")))
+}
+
+/// Resolves on Ctrl-C or, on Unix, SIGTERM.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// A responder that remembers its verdict on the last request. `Service` skips the responder
+/// for a rate-limited request, so "no verdict" after `handle` means rate-limited.
+struct Observed {
+    inner: AnyResponder,
+    last: Option<Verdict>,
+}
+
+impl Observed {
+    fn new(inner: AnyResponder) -> Self {
+        Observed { inner, last: None }
+    }
+}
+
+impl Responder for Observed {
+    fn handle(
+        &mut self,
+        from: SocketAddr,
+        datagram: &[u8],
+        now: Now,
+        replies: &mut ReplySink,
+    ) -> Verdict {
+        let verdict = self.inner.handle(from, datagram, now, replies);
+        self.last = Some(verdict);
+        verdict
+    }
+}
+
+/// After this many receive errors in a row the socket is considered broken.
+const MAX_CONSECUTIVE_RECV_ERRORS: u32 = 100;
+
+/// Answers datagrams on `socket` until `shutdown`.
+async fn serve_socket(
+    socket: &UdpSocket,
+    mut service: Service<Observed>,
+    shutdown: &CancellationToken,
+    source_log: &Mutex<SourceLog>,
+) -> std::io::Result<()> {
+    let stats = Arc::clone(service.stats());
+    let mut buf = vec![0u8; query_net::driver::RECV_BUFFER];
+    let mut consecutive_errors = 0;
+    loop {
+        let received = tokio::select! {
+            biased;
+            () = shutdown.cancelled() => return Ok(()),
+            received = socket.recv_from(&mut buf) => received,
+        };
+        let (len, from) = match received {
+            Ok(received) => {
+                consecutive_errors = 0;
+                received
+            }
+            Err(e) => {
+                Stats::bump(&stats.recv_errors);
+                consecutive_errors += 1;
+                if consecutive_errors >= MAX_CONSECUTIVE_RECV_ERRORS {
+                    return Err(e);
+                }
+                continue;
+            }
+        };
+        service.responder_mut().last = None;
+        for reply in service.handle(from, &buf[..len]) {
+            match socket.send_to(reply, from).await {
+                Ok(_) => Stats::bump(&stats.replies_sent),
+                Err(_) => Stats::bump(&stats.send_errors),
+            }
+        }
+        let dropped = match service.responder().last {
+            None => Some(DropReason::RateLimited),
+            Some(Verdict::Dropped(reason)) => Some(reason),
+            Some(Verdict::Answered) => None,
+        };
+        if let Some(reason) = dropped {
+            let report = source_log
+                .lock()
+                .ok()
+                .and_then(|mut log| log.record(from.ip(), Instant::now()));
+            if let Some(suppressed) = report {
+                let more = if suppressed > 0 {
+                    format!(" ({suppressed} more dropped since the last report)")
+                } else {
+                    String::new()
+                };
+                tracing::warn!(
+                    "dropped a request from {}: {}{more}",
+                    from.ip(),
+                    describe(reason)
+                );
+            }
+        }
+    }
+}
+
+fn describe(reason: DropReason) -> &'static str {
+    match reason {
+        DropReason::RateLimited => "rate-limited",
+        DropReason::Malformed => "malformed request",
+        DropReason::BadChallenge => "missing, wrong or expired challenge or token",
+        DropReason::Unsupported => "request not answered by this responder",
+        _ => "dropped",
+    }
+}
+
+/// Decides which dropped requests get a log line: the first from a source, then at most one
+/// per interval, counting the ones in between.
+#[derive(Debug)]
+struct SourceLog {
+    interval: Duration,
+    /// Per source: when it was last logged, and drops since.
+    sources: HashMap<IpAddr, (Instant, u64)>,
+}
+
+impl SourceLog {
+    fn new(interval: Duration) -> Self {
+        SourceLog {
+            interval,
+            sources: HashMap::new(),
+        }
+    }
+
+    /// A drop from `source`: `Some(drops suppressed since the last line)` if it should be
+    /// logged now.
+    fn record(&mut self, source: IpAddr, now: Instant) -> Option<u64> {
+        let source = source.to_canonical();
+        if let Some((logged, suppressed)) = self.sources.get_mut(&source) {
+            if now.saturating_duration_since(*logged) < self.interval {
+                *suppressed += 1;
+                return None;
+            }
+            let count = *suppressed;
+            *logged = now;
+            *suppressed = 0;
+            return Some(count);
+        }
+        if self.sources.len() >= MAX_LOGGED_SOURCES {
+            let interval = self.interval;
+            self.sources
+                .retain(|_, (logged, _)| now.saturating_duration_since(*logged) < interval);
+            if self.sources.len() >= MAX_LOGGED_SOURCES {
+                return None;
+            }
+        }
+        self.sources.insert(source, (now, 0));
+        Some(0)
+    }
+}
+
+/// Watches the state file and publishes each valid new content. The returned watcher must be
+/// kept alive for events to flow.
+fn spawn_reloader(
+    path: &Path,
+    shared: SharedState,
+    shutdown: CancellationToken,
+) -> Option<Box<dyn Watcher + Send>> {
+    let (tx, mut rx) = mpsc::unbounded_channel::<()>();
+    let watched = WatchedFile::new(path);
+    let watcher = watched.watch(tx);
+    if watcher.is_none() {
+        tracing::warn!(
+            "cannot watch {}: the state will not be reloaded",
+            path.display()
+        );
+        return None;
+    }
+    let path = path.to_path_buf();
+    tokio::spawn(async move {
+        let mut last_error: Option<String> = None;
+        loop {
+            tokio::select! {
+                () = shutdown.cancelled() => return,
+                event = rx.recv() => if event.is_none() { return },
+            }
+            // Wait until the writes settle.
+            loop {
+                tokio::select! {
+                    () = shutdown.cancelled() => return,
+                    event = rx.recv() => if event.is_none() { return },
+                    () = tokio::time::sleep(SETTLE) => break,
+                }
+            }
+            reload(&path, &shared, &mut last_error).await;
+        }
+    });
+    watcher
+}
+
+/// Reads the file again; publishes it if valid and different, else logs once why not.
+async fn reload(path: &Path, shared: &SharedState, last_error: &mut Option<String>) {
+    let path_buf = path.to_path_buf();
+    let loaded = tokio::task::spawn_blocking(move || state_file::load(&path_buf))
+        .await
+        .unwrap_or_else(|e| Err(Failure::internal(format!("the reload task failed: {e}"))));
+    match loaded {
+        Ok(state) => {
+            *last_error = None;
+            if *shared.load().as_ref() != state {
+                log_reload(path, &state);
+                shared.store(state);
+            }
+        }
+        Err(failure) => {
+            let message = failure.message().to_owned();
+            if last_error.as_deref() != Some(message.as_str()) {
+                tracing::warn!("keeping the previous state: {message}");
+                *last_error = Some(message);
+            }
+        }
+    }
+}
+
+fn log_reload(path: &Path, state: &ServerState) {
+    tracing::info!(
+        "reloaded {}: {:?}, {} players, {} rules",
+        path.display(),
+        state.name,
+        state.num_players(),
+        state.rules.len()
+    );
+}
+
+/// The state file and the directory it is in. Editors often save by writing a new file and
+/// renaming it over the old one, which a watch on the file itself would lose; so the
+/// directory is watched and events are filtered by file name.
+struct WatchedFile {
+    directory: PathBuf,
+    name: Option<std::ffi::OsString>,
+}
+
+impl WatchedFile {
+    fn new(path: &Path) -> Self {
+        let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let directory = absolute
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        WatchedFile {
+            directory,
+            name: absolute.file_name().map(ToOwned::to_owned),
+        }
+    }
+
+    fn concerns(&self, event: &notify::Event) -> bool {
+        event
+            .paths
+            .iter()
+            .any(|p| p.file_name() == self.name.as_deref())
+    }
+
+    /// Starts the system's file-event watcher, or a polling one where that is unavailable.
+    fn watch(self, tx: mpsc::UnboundedSender<()>) -> Option<Box<dyn Watcher + Send>> {
+        let directory = self.directory.clone();
+        let filter = Arc::new(self);
+        let handler = {
+            let filter = Arc::clone(&filter);
+            let tx = tx.clone();
+            move |event: notify::Result<notify::Event>| {
+                if let Ok(event) = event {
+                    if filter.concerns(&event) {
+                        let _ = tx.send(());
+                    }
+                }
+            }
+        };
+        let native = notify::recommended_watcher(handler).and_then(|mut w| {
+            w.watch(&directory, RecursiveMode::NonRecursive)?;
+            Ok(w)
+        });
+        match native {
+            Ok(w) => Some(Box::new(w)),
+            Err(e) => {
+                tracing::debug!("file events unavailable ({e}); polling the state file");
+                let handler = move |event: notify::Result<notify::Event>| {
+                    if let Ok(event) = event {
+                        if filter.concerns(&event) {
+                            let _ = tx.send(());
+                        }
+                    }
+                };
+                let config = notify::Config::default().with_poll_interval(POLL_INTERVAL);
+                let mut poller = notify::PollWatcher::new(handler, config).ok()?;
+                poller.watch(&directory, RecursiveMode::NonRecursive).ok()?;
+                Some(Box::new(poller))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_source_is_logged_once_per_interval_with_the_count_in_between() {
+        let t0 = Instant::now();
+        let mut log = SourceLog::new(Duration::from_secs(10));
+        let a: IpAddr = "192.0.2.1".parse().unwrap();
+        let b: IpAddr = "192.0.2.2".parse().unwrap();
+        assert_eq!(log.record(a, t0), Some(0));
+        assert_eq!(log.record(a, t0 + Duration::from_secs(1)), None);
+        assert_eq!(log.record(a, t0 + Duration::from_secs(2)), None);
+        assert_eq!(log.record(b, t0 + Duration::from_secs(2)), Some(0));
+        assert_eq!(log.record(a, t0 + Duration::from_secs(10)), Some(2));
+        let mapped: IpAddr = "::ffff:192.0.2.1".parse().unwrap();
+        assert_eq!(log.record(mapped, t0 + Duration::from_secs(11)), None);
+    }
+
+    #[test]
+    fn the_source_table_stays_bounded() {
+        let t0 = Instant::now();
+        let mut log = SourceLog::new(Duration::from_secs(10));
+        for i in 0..(MAX_LOGGED_SOURCES as u32 + 100) {
+            log.record(IpAddr::from(i.to_be_bytes()), t0);
+        }
+        assert_eq!(log.sources.len(), MAX_LOGGED_SOURCES);
+        // Once the old entries have aged out, new sources are logged again.
+        let later = t0 + Duration::from_secs(11);
+        assert_eq!(log.record("198.51.100.1".parse().unwrap(), later), Some(0));
+        assert_eq!(log.sources.len(), 1);
+    }
+
+    #[test]
+    fn clashing_fixed_addresses_are_a_usage_error() {
+        use clap::Parser;
+        let cli = crate::cli::Cli::parse_from([
+            "gsq",
+            "serve",
+            "s.toml",
+            "--sqp",
+            "127.0.0.1:7000",
+            "--samp",
+            "127.0.0.1:7000",
+        ]);
+        let crate::cli::Command::Serve(args) = cli.command else {
+            panic!("not serve")
+        };
+        let err = roles(&args).unwrap_err();
+        assert_eq!(err.category(), Category::Usage);
+        assert!(err.message().contains("127.0.0.1:7000"), "{err}");
+
+        let cli = crate::cli::Cli::parse_from([
+            "gsq",
+            "serve",
+            "s.toml",
+            "--sqp",
+            "127.0.0.1:0",
+            "--samp",
+            "127.0.0.1:0",
+        ]);
+        let crate::cli::Command::Serve(args) = cli.command else {
+            panic!("not serve")
+        };
+        assert_eq!(roles(&args).unwrap().len(), 2);
+    }
+}

@@ -1,0 +1,186 @@
+//! `gsq`: query game servers, answer their queries, and decode captured packets.
+//!
+//! `main` parses the command line, runs the command on a tokio runtime, and turns every
+//! failure into one `gsq: error: ...` line and a documented exit code (see [`exit`]). Usage
+//! errors from clap are reshaped into the same one-line form.
+
+mod address;
+mod cli;
+mod commands;
+mod exit;
+mod logging;
+mod output;
+mod responders;
+mod state_file;
+
+use std::process::ExitCode;
+
+use clap::error::ErrorKind;
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+use crate::exit::{Failure, Outcome};
+
+fn main() -> ExitCode {
+    install_panic_hook();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return report_clap_error(&error),
+    };
+    logging::init(&cli);
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("gsq: error: {failure}");
+            failure.exit_code()
+        }
+    }
+}
+
+fn run(cli: Cli) -> Outcome {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::internal(format!("cannot start the async runtime: {e}")))?;
+    let quiet = cli.quiet;
+    runtime.block_on(async move {
+        match cli.command {
+            Command::Query(args) => commands::query::run(args).await,
+            Command::Bulk(args) => commands::bulk::run(args, quiet).await,
+            Command::Serve(args) => commands::serve::run(args).await,
+            Command::Decode(args) => commands::decode::run(&args, quiet),
+            Command::Demo(args) => commands::demo::run(&args).await,
+        }
+    })
+}
+
+/// Help and version go to stdout with exit code 0; real usage errors become one line on
+/// stderr and exit code 2.
+fn report_clap_error(error: &clap::Error) -> ExitCode {
+    match error.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = error.print();
+            if error.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                ExitCode::from(exit::Category::Usage.code())
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        _ => {
+            let command = subcommand_in(std::env::args());
+            eprintln!(
+                "gsq: error: {}",
+                one_line(&error.render().to_string(), command.as_deref())
+            );
+            ExitCode::from(exit::Category::Usage.code())
+        }
+    }
+}
+
+/// clap's multi-line error as one line: the message and tips, without the usage block, and
+/// a pointer to the help of the command that was being parsed.
+fn one_line(rendered: &str, command: Option<&str>) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut in_usage = false;
+    for raw in rendered.lines() {
+        let line = raw.trim();
+        if line.starts_with("Usage:") {
+            in_usage = true;
+            continue;
+        }
+        if line.is_empty() {
+            in_usage = false;
+            continue;
+        }
+        if in_usage || line.starts_with("For more information") {
+            continue;
+        }
+        let line = line.strip_prefix("error: ").unwrap_or(line);
+        // An indented line continues a list the previous line introduced with ':'.
+        match parts.last_mut() {
+            Some(last) if raw.starts_with(' ') && last.ends_with(':') => {
+                last.push(' ');
+                last.push_str(line);
+            }
+            Some(last)
+                if raw.starts_with(' ')
+                    && last.contains(": ")
+                    && !line.starts_with('[')
+                    && !line.starts_with("tip:") =>
+            {
+                last.push_str(", ");
+                last.push_str(line);
+            }
+            _ => parts.push(line.to_owned()),
+        }
+    }
+    parts.push(match command {
+        Some(command) => format!("see 'gsq {command} --help'"),
+        None => "see 'gsq --help'".to_owned(),
+    });
+    parts.join("; ")
+}
+
+/// The subcommand named on the command line, if any, for pointing at its help.
+fn subcommand_in(args: impl Iterator<Item = String>) -> Option<String> {
+    use clap::CommandFactory;
+    let command = Cli::command();
+    args.skip(1)
+        .find(|arg| command.find_subcommand(arg).is_some())
+}
+
+/// A panic is a bug: say so in one line, without a backtrace, and exit 1.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_owned());
+        let place = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!("gsq: internal error: {message}{place}; this is a bug, please report it");
+        std::process::exit(i32::from(exit::Category::Internal.code()));
+    }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clap_errors_become_one_line_with_the_tip() {
+        let error = Cli::try_parse_from(["gsq", "query", "quake3", "h"]).unwrap_err();
+        let line = one_line(&error.render().to_string(), Some("query"));
+        assert!(!line.contains('\n'), "{line}");
+        assert!(line.contains("unknown protocol \"quake3\""), "{line}");
+        assert!(!line.contains("Usage:"), "{line}");
+        assert!(line.ends_with("see 'gsq query --help'"), "{line}");
+    }
+
+    #[test]
+    fn missing_arguments_read_as_a_list() {
+        let error = Cli::try_parse_from(["gsq", "query"]).unwrap_err();
+        let line = one_line(&error.render().to_string(), None);
+        assert!(
+            line.starts_with(
+                "the following required arguments were not provided: <PROTOCOL>, <ADDRESS>;"
+            ),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn the_subcommand_is_found_among_the_arguments() {
+        let args = ["gsq", "-v", "bulk", "x"].map(String::from);
+        assert_eq!(subcommand_in(args.into_iter()).as_deref(), Some("bulk"));
+        let args = ["gsq", "nope"].map(String::from);
+        assert_eq!(subcommand_in(args.into_iter()), None);
+    }
+}

@@ -1,0 +1,206 @@
+//! The responders `serve` and `demo` run: one per protocol, or one for all four on a port.
+
+use std::fmt;
+use std::net::SocketAddr;
+
+use query_net::clock::Now;
+use query_net::engine::{ReplySink, Responder, Verdict};
+use query_net::engines::all::AllProtocols;
+use query_net::engines::onequery::{Access, AuthSecret, OneQueryResponder, Permissions};
+use query_net::engines::samp::{unknown_command, SampConfig, SampResponder};
+use query_net::engines::sqp::SqpResponder;
+use query_net::state::{ServerState, SharedState};
+use query_net::Protocol;
+use query_wire::TextEncoding;
+
+use crate::cli::PublicAccess;
+use crate::exit::{Failure, Outcome};
+
+/// What one socket answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// One protocol.
+    One(Protocol),
+    /// All four, told apart by their first bytes.
+    All,
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Role::One(p) => write!(f, "{p}"),
+            Role::All => f.write_str("all"),
+        }
+    }
+}
+
+/// How the responders present the server, beyond the state.
+#[derive(Clone)]
+pub struct Settings {
+    /// How SA:MP and GameSpy text is encoded on the wire.
+    pub encoding: TextEncoding,
+    /// What OneQuery clients without a secret get.
+    pub onequery_public: PublicAccess,
+    /// OneQuery auth tokens that grant everything.
+    pub onequery_secrets: Vec<String>,
+    /// The SA:MP RCON password; RCON is off without one.
+    pub samp_rcon_password: Option<String>,
+}
+
+impl fmt::Debug for Settings {
+    /// Secrets are never shown.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Settings")
+            .field("encoding", &self.encoding)
+            .field("onequery_public", &self.onequery_public)
+            .field("onequery_secrets", &self.onequery_secrets.len())
+            .field("samp_rcon", &self.samp_rcon_password.is_some())
+            .finish()
+    }
+}
+
+impl Default for Settings {
+    /// Public, Windows-1252 text, no RCON.
+    fn default() -> Self {
+        Settings {
+            encoding: TextEncoding::Windows1252,
+            onequery_public: PublicAccess::All,
+            onequery_secrets: Vec::new(),
+            samp_rcon_password: None,
+        }
+    }
+}
+
+/// A responder of any protocol, as a serve loop holds it.
+pub type AnyResponder = Box<dyn Responder + Send>;
+
+/// A boxed responder, as a [`Responder`] again (for `Service` and `driver::serve`).
+pub struct Boxed(pub AnyResponder);
+
+impl fmt::Debug for Boxed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Boxed(..)")
+    }
+}
+
+impl Responder for Boxed {
+    fn handle(
+        &mut self,
+        from: SocketAddr,
+        datagram: &[u8],
+        now: Now,
+        replies: &mut ReplySink,
+    ) -> Verdict {
+        self.0.handle(from, datagram, now, replies)
+    }
+}
+
+/// A responder for `role`, reading `state`.
+pub fn build(role: Role, state: &SharedState, settings: &Settings) -> Outcome<AnyResponder> {
+    Ok(match role {
+        Role::One(Protocol::Sqp) => Box::new(SqpResponder::new(state.clone())),
+        Role::One(Protocol::OneQuery) => Box::new(onequery(state, settings)),
+        Role::One(Protocol::Samp) => Box::new(samp(state, settings)),
+        Role::One(Protocol::GameSpy1) => {
+            return Err(Failure::internal("this build has no gamespy1 responder"))
+        }
+        Role::All => Box::new(
+            AllProtocols::new(state.clone())
+                .with_onequery(onequery(state, settings))
+                .with_samp(samp(state, settings)),
+        ),
+    })
+}
+
+fn onequery(state: &SharedState, settings: &Settings) -> OneQueryResponder {
+    let public = match settings.onequery_public {
+        PublicAccess::All => Permissions::all(),
+        PublicAccess::Basic => Permissions::BASIC,
+        PublicAccess::None => Permissions::empty(),
+    };
+    let secrets = settings
+        .onequery_secrets
+        .iter()
+        .filter(|s| !s.is_empty())
+        .map(|secret| AuthSecret {
+            secret: secret.clone(),
+            grants: Permissions::all(),
+        })
+        .collect();
+    OneQueryResponder::new(state.clone()).with_access(Access { public, secrets })
+}
+
+fn samp(state: &SharedState, settings: &Settings) -> SampResponder {
+    SampResponder::new(
+        state.clone(),
+        SampConfig {
+            encoding: settings.encoding,
+            rcon_password: settings.samp_rcon_password.clone(),
+            ..SampConfig::default()
+        },
+    )
+    .with_rcon_handler(rcon_command)
+}
+
+/// The RCON console of `gsq serve`: a few read-only commands answered from the state.
+pub fn rcon_command(command: &str, state: &ServerState) -> Vec<String> {
+    let (name, argument) = command
+        .trim()
+        .split_once(' ')
+        .unwrap_or((command.trim(), ""));
+    match name {
+        "players" => {
+            let mut lines = vec!["ID\tName\tPing\tScore".to_owned()];
+            lines.extend(state.players.iter().enumerate().map(|(i, p)| {
+                let id = p.id.map_or(i, |id| usize::try_from(id).unwrap_or(i));
+                format!("{id}\t{}\t{}\t{}", p.name, p.ping, p.score)
+            }));
+            lines
+        }
+        "hostname" => vec![format!("hostname = \"{}\"", state.name)],
+        "echo" => vec![argument.to_owned()],
+        _ => unknown_command(command, state),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use query_net::state::PlayerState;
+
+    #[test]
+    fn the_console_answers_from_the_state() {
+        let state = ServerState {
+            name: "Los Santos".into(),
+            players: vec![PlayerState {
+                name: "Zoë".into(),
+                score: 3,
+                ping: 40,
+                id: Some(7),
+                ..PlayerState::default()
+            }],
+            ..ServerState::default()
+        };
+        assert_eq!(rcon_command("players", &state)[1], "7\tZoë\t40\t3");
+        assert_eq!(
+            rcon_command("hostname", &state),
+            ["hostname = \"Los Santos\""]
+        );
+        assert_eq!(rcon_command("echo hi there", &state), ["hi there"]);
+        assert!(rcon_command("gmx", &state)[0].starts_with("Unknown command"));
+    }
+
+    #[test]
+    fn every_single_protocol_but_gamespy_and_all_build() {
+        let state = SharedState::default();
+        let settings = Settings::default();
+        for role in [
+            Role::One(Protocol::Sqp),
+            Role::One(Protocol::OneQuery),
+            Role::One(Protocol::Samp),
+            Role::All,
+        ] {
+            assert!(build(role, &state, &settings).is_ok(), "{role}");
+        }
+    }
+}
