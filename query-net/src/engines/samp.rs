@@ -748,7 +748,7 @@ impl RconSession {
 
     /// The latest moment lines are collected until, however many keep coming.
     fn hard_end(&self, sent: Instant) -> Instant {
-        sent + self.timeout.saturating_mul(self.attempts).max(self.quiet)
+        sent + self.timeout.saturating_mul(self.attempts) + self.quiet
     }
 
     fn finish(&mut self, result: Result<Vec<String>, QueryError>, now: Instant) {
