@@ -1,8 +1,11 @@
 //! OneQuery without sockets: the client session and the responder driven with explicit times.
 
+mod onequery_support;
+
 use std::net::SocketAddr;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
+use onequery_support::{comparable, expected, players, sample_state};
 use query_net::clock::Now;
 use query_net::engine::{ClientSession, DropReason, ReplySink, Responder, Verdict};
 use query_net::engines::onequery::{
@@ -11,7 +14,7 @@ use query_net::engines::onequery::{
 };
 use query_net::onequery_token::TokenKey;
 use query_net::state::{PlayerState, ServerState, SharedState};
-use query_net::{Options, Player, Protocol, QueryError, ServerStatus};
+use query_net::{Options, QueryError, ServerStatus};
 use query_specs::onequery::{
     ChallengeReply, Family, Payload, Player as WirePlayer, PlayerList, Query, QueryReply, Reply,
     ReplyBody, ReplyFamily, ReplyFlags, Request, RequestFlags, ServerInfo, KIND_BASIC,
@@ -47,79 +50,6 @@ fn start() -> Now {
 
 fn key() -> TokenKey {
     TokenKey::from_secret(&[7; 32])
-}
-
-fn players(n: usize) -> Vec<PlayerState> {
-    (0..n)
-        .map(|i| PlayerState {
-            name: format!("Spieler Ü{i}"),
-            uuid: Some(Uuid::from_u128(
-                0x0123_4567_89ab_cdef_0000_0000_0000_0000 + i as u128,
-            )),
-            ..PlayerState::default()
-        })
-        .collect()
-}
-
-fn sample_state() -> ServerState {
-    ServerState {
-        name: "Hytale 服务器 ✨".to_owned(),
-        motd: "Willkommen, Wanderer!".to_owned(),
-        version: "2026.1-β".to_owned(),
-        max_players: 100,
-        protocol_version: 7,
-        protocol_hash: "c0ffee".to_owned(),
-        host: Some("play.example.com".to_owned()),
-        port: 5520,
-        players: vec![
-            PlayerState {
-                name: "Zoë".to_owned(),
-                uuid: Some(Uuid::from_u128(0x0011_2233_4455_6677_8899_aabb_ccdd_eeff)),
-                ..PlayerState::default()
-            },
-            PlayerState {
-                name: "名無し".to_owned(),
-                uuid: None,
-                ..PlayerState::default()
-            },
-        ],
-        ..ServerState::default()
-    }
-}
-
-/// What a client must see for `state`, from the documented mapping.
-fn expected(state: &ServerState) -> ServerStatus {
-    ServerStatus {
-        protocol: Protocol::OneQuery,
-        address: server(),
-        name: state.name.clone(),
-        map: None,
-        game_type: None,
-        version: Some(state.version.clone()),
-        num_players: state.num_players(),
-        max_players: state.max_players,
-        password: None,
-        players: state
-            .players
-            .iter()
-            .map(|p| Player {
-                name: p.name.clone(),
-                uuid: Some(p.uuid.unwrap_or(Uuid::nil())),
-                ..Player::default()
-            })
-            .collect(),
-        teams: Vec::new(),
-        rules: Default::default(),
-        ping_ms: 0.0,
-        complete: true,
-        raw: serde_json::Value::Null,
-    }
-}
-
-fn comparable(mut status: ServerStatus) -> ServerStatus {
-    status.ping_ms = 0.0;
-    status.raw = serde_json::Value::Null;
-    status
 }
 
 /// Runs `session` against `responder` in memory; `lose(n)` drops the n-th request (from 1).
@@ -181,7 +111,7 @@ fn happy_path_maps_every_field() {
     assert_eq!(info["host"], "play.example.com");
     assert_eq!(info["port"], 5520);
     assert_eq!(status.raw["is_network"], false);
-    assert_eq!(comparable(status), expected(&state));
+    assert_eq!(comparable(status), expected(&state, server()));
 }
 
 #[test]
@@ -209,7 +139,7 @@ fn lost_requests_are_resent_and_a_timeout_names_its_step() {
     let (result, sent) = run(&mut session, &mut responder, start(), |n, _| {
         n == 2 || n == 4
     });
-    assert_eq!(comparable(result.unwrap()), expected(&state));
+    assert_eq!(comparable(result.unwrap()), expected(&state, server()));
     assert_eq!(sent.len(), 5);
     assert_eq!(sent[1], sent[2], "a resend is the same request");
 
@@ -322,7 +252,7 @@ fn a_query_in_the_second_family_is_answered_in_it() {
     let mut session = OneQueryClient::with_family(server(), &options(), Family::HyQuery2).unwrap();
     let (result, sent) = run(&mut session, &mut responder, start(), |_, _| false);
     assert!(sent.iter().all(|s| s.starts_with(b"HYQUERY2")));
-    assert_eq!(comparable(result.unwrap()), expected(&state));
+    assert_eq!(comparable(result.unwrap()), expected(&state, server()));
 }
 
 #[test]
@@ -392,7 +322,7 @@ fn auth_required_is_a_clear_error_and_a_token_unlocks_players() {
     };
     let mut session = OneQueryClient::new(server(), &right).unwrap();
     let (result, sent) = run(&mut session, &mut responder, start(), |_, _| false);
-    assert_eq!(comparable(result.unwrap()), expected(&state));
+    assert_eq!(comparable(result.unwrap()), expected(&state, server()));
     let (_, query) = decode_query(&sent[2]);
     assert_eq!(query.flags, RequestFlags::HAS_AUTH_TOKEN);
     assert_eq!(query.auth_token, Some("s3cret"));
@@ -515,7 +445,7 @@ fn pagination_delivers_hundreds_of_players_over_several_pages() {
     assert!(offsets.windows(2).all(|w| w[0] < w[1]), "{offsets:?}");
     assert_eq!(status.raw["player_pages"], offsets.len());
     assert_eq!(status.raw["total_players"], 300);
-    assert_eq!(comparable(status), expected(&state));
+    assert_eq!(comparable(status), expected(&state, server()));
 }
 
 #[test]

@@ -1,19 +1,21 @@
 //! SQP without sockets: the client session and the responder driven with explicit times.
 
+mod sqp_support;
+
 use std::net::SocketAddr;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
-use indexmap::IndexMap;
 use query_net::clock::Now;
 use query_net::engine::{ClientSession, DropReason, ReplySink, Responder, Verdict};
 use query_net::engines::sqp::{requested_chunks, SqpClient, SqpResponder, SqpResponderConfig};
-use query_net::state::{PlayerState, RuleValue, ServerState, SharedState, TeamState};
-use query_net::{Options, Player, Protocol, QueryError, ServerStatus, Team};
+use query_net::state::{RuleValue, ServerState, SharedState, TeamState};
+use query_net::{Options, QueryError, ServerStatus};
 use query_specs::sqp::{
     ChallengeResponse, ChunkSet, Chunks, QueryRequest, QueryResponse, QueryResponseFragment,
     Request, Response, ServerInfo, Value,
 };
 use query_wire::{Decode, Encode};
+use sqp_support::{comparable, expected, player, sample_state};
 
 const TIMEOUT: Duration = Duration::from_millis(500);
 
@@ -38,116 +40,6 @@ fn start() -> Now {
         instant: Instant::now(),
         wall: UNIX_EPOCH + Duration::from_secs(1_740_000_000),
     }
-}
-
-fn player(name: &str, score: i64, ping: u32, team: Option<&str>) -> PlayerState {
-    PlayerState {
-        name: name.to_owned(),
-        score,
-        ping,
-        team: team.map(str::to_owned),
-        ..PlayerState::default()
-    }
-}
-
-/// A state with non-ASCII text, a negative score, a ping over u16 and every kind of rule.
-fn sample_state() -> ServerState {
-    let mut rules = IndexMap::new();
-    rules.insert("friendly_fire".to_owned(), RuleValue::Bool(false));
-    rules.insert("round_time".to_owned(), RuleValue::Integer(300));
-    rules.insert("big".to_owned(), RuleValue::Integer(1 << 40));
-    rules.insert("debt".to_owned(), RuleValue::Integer(-12));
-    rules.insert("gravity".to_owned(), RuleValue::Float(9.81));
-    rules.insert(
-        "greeting".to_owned(),
-        RuleValue::Text("grüß dich".to_owned()),
-    );
-    ServerState {
-        name: "Ünïcödé 服务器 🚀".to_owned(),
-        map: "Höhle".to_owned(),
-        game_type: "Team Deathmatch".to_owned(),
-        version: "1.2.3-β".to_owned(),
-        max_players: 32,
-        port: 7777,
-        players: vec![
-            player("Zoë", 12, 35, Some("红")),
-            player("Bob", -7, 70_000, None),
-            player("Ålice", 0, 0, Some("Blue")),
-        ],
-        teams: vec![
-            TeamState {
-                name: "红".to_owned(),
-                score: 3,
-            },
-            TeamState {
-                name: "Blue".to_owned(),
-                score: -1,
-            },
-        ],
-        rules,
-        ..ServerState::default()
-    }
-}
-
-/// What a client must see for `state`, written out from the documented mapping rather than
-/// computed by the code under test.
-fn expected(state: &ServerState) -> ServerStatus {
-    let players = state
-        .players
-        .iter()
-        .map(|p| Player {
-            name: p.name.clone(),
-            score: Some(p.score),
-            ping: Some(p.ping.min(65_535)),
-            team: p.team.clone(),
-            ..Player::default()
-        })
-        .collect();
-    let teams = state
-        .teams
-        .iter()
-        .map(|t| Team {
-            name: t.name.clone(),
-            score: Some(t.score),
-            ..Team::default()
-        })
-        .collect();
-    let rules = state
-        .rules
-        .iter()
-        .map(|(k, v)| {
-            let text = match v {
-                RuleValue::Bool(b) => u8::from(*b).to_string(),
-                RuleValue::Float(x) => (*x as f32).to_string(),
-                other => other.to_string(),
-            };
-            (k.clone(), text)
-        })
-        .collect();
-    ServerStatus {
-        protocol: Protocol::Sqp,
-        address: server(),
-        name: state.name.clone(),
-        map: Some(state.map.clone()),
-        game_type: Some(state.game_type.clone()),
-        version: Some(state.version.clone()),
-        num_players: state.num_players(),
-        max_players: state.max_players,
-        password: None,
-        players,
-        teams,
-        rules,
-        ping_ms: 0.0,
-        complete: true,
-        raw: serde_json::Value::Null,
-    }
-}
-
-/// The status without the fields that depend on timing or restate the packets.
-fn comparable(mut status: ServerStatus) -> ServerStatus {
-    status.ping_ms = 0.0;
-    status.raw = serde_json::Value::Null;
-    status
 }
 
 /// Runs `session` against `responder` in memory. `lose(n)` says whether the n-th datagram
@@ -198,7 +90,7 @@ fn happy_path_maps_every_field() {
     assert_eq!(sent[1].len(), 8);
     assert!((status.ping_ms - 2.0).abs() < 1e-6, "{}", status.ping_ms);
     assert_eq!(status.raw["server_info"]["port"], 7777);
-    assert_eq!(comparable(status), expected(&state));
+    assert_eq!(comparable(status), expected(&state, server()));
 }
 
 #[test]
@@ -231,7 +123,7 @@ fn a_lost_query_starts_a_new_round_with_a_fresh_challenge() {
     let mut session = SqpClient::new(server(), &options(2));
     // Lose the first query request: resending it would be useless, its challenge is spent.
     let (result, sent) = run(&mut session, &mut responder, start(), |n| n == 2);
-    assert_eq!(comparable(result.unwrap()), expected(&state));
+    assert_eq!(comparable(result.unwrap()), expected(&state, server()));
     assert_eq!(sent.len(), 4);
     assert_eq!(sent[2], [0, 0, 0, 0, 0], "a new challenge request");
     assert_ne!(sent[1][1..5], sent[3][1..5], "with a new challenge");
@@ -243,7 +135,7 @@ fn a_lost_challenge_request_is_resent() {
     let mut responder = SqpResponder::new(SharedState::new(state.clone()));
     let mut session = SqpClient::new(server(), &options(1));
     let (result, sent) = run(&mut session, &mut responder, start(), |n| n == 1);
-    assert_eq!(comparable(result.unwrap()), expected(&state));
+    assert_eq!(comparable(result.unwrap()), expected(&state, server()));
     assert_eq!(sent.len(), 3);
 }
 
@@ -441,7 +333,7 @@ fn split_replies_are_reassembled_in_any_order_and_duplicates_ignored() {
     assert!(session.poll_result().is_none());
     session.handle_datagram(server(), &part(1), t0);
     let status = session.poll_result().unwrap().unwrap();
-    assert_eq!(comparable(status), expected(&state));
+    assert_eq!(comparable(status), expected(&state, server()));
 }
 
 #[test]

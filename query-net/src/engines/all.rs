@@ -14,7 +14,9 @@
 
 use std::net::SocketAddr;
 
+use super::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use super::onequery::OneQueryResponder;
+use super::samp::{SampConfig, SampResponder};
 use super::sqp::SqpResponder;
 use crate::clock::Now;
 use crate::engine::{DropReason, ReplySink, Responder, Verdict};
@@ -44,29 +46,32 @@ pub fn route(datagram: &[u8]) -> Option<Protocol> {
     }
 }
 
-/// A protocol's responder, boxed so that [`AllProtocols`] can hold any.
-pub type BoxedResponder = Box<dyn Responder + Send>;
-
 /// Answers SQP, OneQuery, SA:MP and GameSpy v1 on one socket, from one [`SharedState`].
 ///
-/// Each protocol keeps its own responder (SQP's challenge table, OneQuery's token key); this
-/// type only routes with [`route`]. A protocol without a responder drops its requests as
-/// [`DropReason::Unsupported`].
+/// Each protocol keeps its own responder (SQP's challenge table, OneQuery's token key, the
+/// SA:MP and GameSpy reply caches); this type only routes with [`route`], so a datagram costs
+/// one look at its first bytes before the protocol's own checks.
+///
+/// ```
+/// use query_net::engines::all::AllProtocols;
+/// use query_net::service::Service;
+/// use query_net::state::{ServerState, SharedState};
+///
+/// let state = SharedState::new(ServerState { name: "Everything".into(), ..ServerState::default() });
+/// let mut service = Service::new(AllProtocols::new(state)).rate_limit(None);
+/// let from = "192.0.2.1:5000".parse().unwrap();
+/// // An SQP challenge request gets a 5-byte challenge back.
+/// let replies: Vec<Vec<u8>> = service.handle(from, &[0; 5]).map(<[u8]>::to_vec).collect();
+/// assert_eq!(replies[0].len(), 5);
+/// // Bytes no protocol starts with are dropped.
+/// assert_eq!(service.handle(from, b"hello").count(), 0);
+/// ```
 #[derive(Debug)]
 pub struct AllProtocols {
     sqp: SqpResponder,
     onequery: OneQueryResponder,
-    samp: Option<DebugResponder>,
-    gamespy1: Option<DebugResponder>,
-}
-
-/// A boxed responder that prints as its protocol's name.
-struct DebugResponder(BoxedResponder, Protocol);
-
-impl std::fmt::Debug for DebugResponder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} responder", self.1)
-    }
+    samp: SampResponder,
+    gamespy1: GameSpy1Responder,
 }
 
 impl AllProtocols {
@@ -74,9 +79,9 @@ impl AllProtocols {
     pub fn new(state: SharedState) -> Self {
         AllProtocols {
             sqp: SqpResponder::new(state.clone()),
-            onequery: OneQueryResponder::new(state),
-            samp: None,
-            gamespy1: None,
+            onequery: OneQueryResponder::new(state.clone()),
+            samp: SampResponder::new(state.clone(), SampConfig::default()),
+            gamespy1: GameSpy1Responder::new(state, GameSpy1Config::default()),
         }
     }
 
@@ -94,27 +99,18 @@ impl AllProtocols {
         self
     }
 
-    /// Sets the SA:MP responder.
+    /// Replaces the SA:MP responder (to set its configuration or RCON handler).
     #[must_use]
-    pub fn with_samp(mut self, samp: impl Responder + Send + 'static) -> Self {
-        self.samp = Some(DebugResponder(Box::new(samp), Protocol::Samp));
+    pub fn with_samp(mut self, samp: SampResponder) -> Self {
+        self.samp = samp;
         self
     }
 
-    /// Sets the GameSpy v1 responder.
+    /// Replaces the GameSpy v1 responder (to set its configuration).
     #[must_use]
-    pub fn with_gamespy1(mut self, gamespy1: impl Responder + Send + 'static) -> Self {
-        self.gamespy1 = Some(DebugResponder(Box::new(gamespy1), Protocol::GameSpy1));
+    pub fn with_gamespy1(mut self, gamespy1: GameSpy1Responder) -> Self {
+        self.gamespy1 = gamespy1;
         self
-    }
-
-    /// Whether requests in `protocol` are answered.
-    pub fn serves(&self, protocol: Protocol) -> bool {
-        match protocol {
-            Protocol::Sqp | Protocol::OneQuery => true,
-            Protocol::Samp => self.samp.is_some(),
-            Protocol::GameSpy1 => self.gamespy1.is_some(),
-        }
     }
 }
 
@@ -126,20 +122,13 @@ impl Responder for AllProtocols {
         now: Now,
         replies: &mut ReplySink,
     ) -> Verdict {
-        let responder: &mut dyn Responder = match route(datagram) {
-            None => return Verdict::Dropped(DropReason::Malformed),
-            Some(Protocol::Sqp) => &mut self.sqp,
-            Some(Protocol::OneQuery) => &mut self.onequery,
-            Some(Protocol::Samp) => match &mut self.samp {
-                Some(samp) => samp.0.as_mut(),
-                None => return Verdict::Dropped(DropReason::Unsupported),
-            },
-            Some(Protocol::GameSpy1) => match &mut self.gamespy1 {
-                Some(gamespy1) => gamespy1.0.as_mut(),
-                None => return Verdict::Dropped(DropReason::Unsupported),
-            },
-        };
-        responder.handle(from, datagram, now, replies)
+        match route(datagram) {
+            None => Verdict::Dropped(DropReason::Malformed),
+            Some(Protocol::Sqp) => self.sqp.handle(from, datagram, now, replies),
+            Some(Protocol::OneQuery) => self.onequery.handle(from, datagram, now, replies),
+            Some(Protocol::Samp) => self.samp.handle(from, datagram, now, replies),
+            Some(Protocol::GameSpy1) => self.gamespy1.handle(from, datagram, now, replies),
+        }
     }
 }
 
