@@ -88,12 +88,18 @@ impl Serve {
             addresses: HashMap::new(),
         };
         while serve.addresses.len() < protocols.len() {
-            let line = lines_rx.recv_timeout(SERVE_STARTUP).unwrap_or_else(|_| {
-                panic!(
+            let line = match lines_rx.recv_timeout(SERVE_STARTUP) {
+                Ok(line) => line,
+                Err(mpsc::RecvTimeoutError::Disconnected) => panic!(
+                    "gsq serve closed its output after printing {:?}: {:?} (its stderr is above)",
+                    serve.addresses,
+                    serve.child.wait()
+                ),
+                Err(mpsc::RecvTimeoutError::Timeout) => panic!(
                     "gsq serve printed {:?} and then nothing for {SERVE_STARTUP:?}",
                     serve.addresses
-                )
-            });
+                ),
+            };
             let mut words = line.split_whitespace();
             let (Some(protocol), Some(address), None) = (words.next(), words.next(), words.next())
             else {
@@ -242,6 +248,32 @@ impl Comparison {
         }
     }
 
+    /// A list, element by element, so a difference names the element.
+    fn list<T: PartialEq + Debug>(&mut self, field: &str, served: &[T], reported: &[T]) {
+        self.field(&format!("{field}: count"), served.len(), reported.len());
+        for (i, (served, reported)) in served.iter().zip(reported).enumerate() {
+            self.field(&format!("{field}[{i}]"), served, reported);
+        }
+    }
+
+    /// A JSON object, key by key (keys on either side), so a difference names the key.
+    fn object(&mut self, field: &str, served: &serde_json::Map<String, Value>, reported: &Value) {
+        let Some(reported) = reported.as_object() else {
+            self.field(field, &Value::Object(served.clone()), reported);
+            return;
+        };
+        let mut keys: Vec<&String> = served.keys().chain(reported.keys()).collect();
+        keys.sort();
+        keys.dedup();
+        for key in keys {
+            self.field(
+                &format!("{field}.{key}"),
+                served.get(key),
+                reported.get(key),
+            );
+        }
+    }
+
     /// Panics listing every difference.
     fn finish(self) {
         assert!(self.compared > 0, "{}: nothing was compared", self.client);
@@ -358,10 +390,10 @@ fn compare_gamedig_samp_info(c: &mut Comparison, state: &ServerState, reported: 
         Some(state.version.as_str()),
         json_str(&reported["version"]),
     );
-    c.field(
+    c.list(
         "raw.rules",
-        sorted(samp_rules(state)),
-        sorted_pairs(&reported["raw"]["rules"]),
+        &sorted(samp_rules(state)),
+        &sorted_pairs(&reported["raw"]["rules"]),
     );
 }
 
@@ -402,7 +434,7 @@ fn gamedig_reads_samp() {
             )
         })
         .collect();
-    c.field("players (name, id, score, ping)", served, players);
+    c.list("players (name, id, score, ping)", &served, &players);
     c.finish();
 }
 
@@ -507,7 +539,7 @@ fn opengsq_reads_samp() {
             )
         })
         .collect();
-    c.field("rules", served_rules, sorted(rules));
+    c.list("rules", &served_rules, &sorted(rules));
     let served: Vec<_> = state
         .players
         .iter()
@@ -535,6 +567,199 @@ fn opengsq_reads_samp() {
             )
         })
         .collect();
-    c.field("players (id, name, score, ping)", served, players);
+    c.list("players (id, name, score, ping)", &served, &players);
+    c.finish();
+}
+
+// ---------------------------------------------------------------------------------------------
+// GameSpy v1
+
+/// The `\key\value` pairs the GameSpy v1 responder sends for `state` outside the player and
+/// team lists, as its documentation says: basic (`gamever`), info (`hostname`, `hostport`,
+/// `mapname`, `gametype`, `numplayers`, `maxplayers`), rules (`password` as `0`/`1`, then the
+/// state's rules as text).
+fn gamespy_server_pairs(state: &ServerState) -> Vec<(String, String)> {
+    let mut pairs = vec![
+        ("gamever".to_owned(), state.version.clone()),
+        ("hostname".to_owned(), state.name.clone()),
+        ("hostport".to_owned(), state.port.to_string()),
+        ("mapname".to_owned(), state.map.clone()),
+        ("gametype".to_owned(), state.game_type.clone()),
+        ("numplayers".to_owned(), state.num_players().to_string()),
+        ("maxplayers".to_owned(), state.max_players.to_string()),
+        ("password".to_owned(), u8::from(state.password).to_string()),
+    ];
+    for (key, value) in &state.rules {
+        let text = match value {
+            RuleValue::Text(text) => text.clone(),
+            other => other.to_string(),
+        };
+        pairs.push((key.clone(), text));
+    }
+    pairs
+}
+
+/// The team number the responder sends for a player: the position of the player's team in the
+/// state's team list.
+fn gamespy_team_number(state: &ServerState, team: Option<&str>) -> Option<usize> {
+    state
+        .teams
+        .iter()
+        .position(|t| Some(t.name.as_str()) == team)
+}
+
+/// gamedig's `normalizeEntry` for GameSpy v1 values: keys are lowercased; values become
+/// `true`/`false` or a number when they read as one, except for the keys it keeps as text
+/// (`website`, `gametype`, `gamemode`, `player`, and any key containing `name`).
+fn gamedig_value(key: &str, text: &str) -> Value {
+    let key = key.to_lowercase();
+    let key_type = match key.split_once('_') {
+        Some((kind, index)) if index.parse::<u64>().is_ok() => kind,
+        _ => key.as_str(),
+    };
+    let kept_as_text = matches!(key_type, "website" | "gametype" | "gamemode" | "player")
+        || key_type.contains("name");
+    if kept_as_text {
+        return Value::from(text);
+    }
+    if text.eq_ignore_ascii_case("true") {
+        return Value::from(true);
+    }
+    if text.eq_ignore_ascii_case("false") {
+        return Value::from(false);
+    }
+    if let Ok(integer) = text.parse::<i64>() {
+        return Value::from(integer);
+    }
+    match text.parse::<f64>() {
+        Ok(float) if !text.is_empty() => Value::from(float),
+        _ => Value::from(text),
+    }
+}
+
+#[test]
+fn gamedig_reads_gamespy1() {
+    let serve = Serve::start(&["gamespy1"]);
+    let Some(reported) = gamedig("unrealtournament", serve.address("gamespy1")) else {
+        return;
+    };
+    let state = served_state();
+    let mut c = Comparison::new("gamedig unrealtournament (GameSpy v1)");
+    c.field(
+        "protocol (gamedig's for unrealtournament)",
+        Some("gamespy1"),
+        json_str(&reported["protocol"]),
+    );
+    c.field(
+        "name",
+        Some(state.name.as_str()),
+        json_str(&reported["name"]),
+    );
+    c.field("map", Some(state.map.as_str()), json_str(&reported["map"]));
+    c.field(
+        "password",
+        Some(state.password),
+        reported["password"].as_bool(),
+    );
+    c.field(
+        "maxplayers",
+        Some(u64::from(state.max_players)),
+        reported["maxplayers"].as_u64(),
+    );
+    c.field(
+        "numplayers",
+        Some(state.players.len() as u64),
+        reported["numplayers"].as_u64(),
+    );
+    c.field(
+        "version (gamever)",
+        Some(state.version.as_str()),
+        json_str(&reported["version"]),
+    );
+    let connect = format!("{}:{}", serve.address("gamespy1").ip(), state.port);
+    c.field(
+        "connect (host and hostport)",
+        Some(connect.as_str()),
+        json_str(&reported["connect"]),
+    );
+
+    // `raw`: every server key, normalized by gamedig, and the team names by number. gamedig
+    // drops the other team keys (`teamscore_N`: "other team info which we don't track").
+    let mut served_raw = serde_json::Map::new();
+    for (key, text) in gamespy_server_pairs(&state) {
+        served_raw.insert(key.to_lowercase(), gamedig_value(&key, &text));
+    }
+    let teams: serde_json::Map<String, Value> = state
+        .teams
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (i.to_string(), Value::from(t.name.as_str())))
+        .collect();
+    served_raw.insert("teams".to_owned(), Value::Object(teams));
+    c.object("raw", &served_raw, &reported["raw"]);
+
+    // Players: name, frags, ping, and the team by number (`teamId`) and by name.
+    let served: Vec<Value> = state
+        .players
+        .iter()
+        .map(|p| {
+            let team = gamespy_team_number(&state, p.team.as_deref());
+            serde_json::json!({
+                "name": p.name,
+                "raw": {
+                    "frags": p.score,
+                    "ping": p.ping,
+                    "teamId": team,
+                    "team": team.map(|i| state.teams[i].name.as_str()),
+                },
+            })
+        })
+        .collect();
+    let players = reported["players"].as_array().cloned().unwrap_or_default();
+    c.list("players", &served, &players);
+    c.finish();
+}
+
+#[test]
+fn opengsq_reads_gamespy1() {
+    let serve = Serve::start(&["gamespy1"]);
+    let Some(reported) = opengsq("gamespy1", serve.address("gamespy1")) else {
+        return;
+    };
+    let state = served_state();
+    let mut c = Comparison::new("opengsq GameSpy1");
+    // opengsq lowercases keys, strips values of surrounding white space, and decodes text as
+    // UTF-8 dropping what does not decode (see `as_opengsq_decodes`).
+    let decoded = |text: &str| as_opengsq_decodes(text).trim().to_owned();
+    let info: serde_json::Map<String, Value> = gamespy_server_pairs(&state)
+        .into_iter()
+        .map(|(k, v)| (decoded(&k).to_lowercase(), Value::from(decoded(&v))))
+        .collect();
+    c.object("info", &info, &reported["info"]);
+    let players: Vec<Value> = state
+        .players
+        .iter()
+        .map(|p| {
+            let mut player = serde_json::json!({
+                "player": decoded(&p.name),
+                "frags": p.score.to_string(),
+                "ping": p.ping.to_string(),
+            });
+            if let Some(team) = gamespy_team_number(&state, p.team.as_deref()) {
+                player["team"] = Value::from(team.to_string());
+            }
+            player
+        })
+        .collect();
+    let reported_players = reported["players"].as_array().cloned().unwrap_or_default();
+    c.list("players", &players, &reported_players);
+    // opengsq names `teamname_N` `team`.
+    let teams: Vec<Value> = state
+        .teams
+        .iter()
+        .map(|t| serde_json::json!({"team": decoded(&t.name), "teamscore": t.score.to_string()}))
+        .collect();
+    let reported_teams = reported["teams"].as_array().cloned().unwrap_or_default();
+    c.list("teams", &teams, &reported_teams);
     c.finish();
 }
