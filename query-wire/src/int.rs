@@ -24,6 +24,11 @@ pub trait Number: Copy + sealed::Sealed {
     fn from_bytes(bytes: Self::Bytes, endian: Endian) -> Self;
     /// The value's bytes in `endian` order.
     fn to_bytes(self, endian: Endian) -> Self::Bytes;
+    /// The value at the start of `bytes` and the bytes after it, or `None` when there are
+    /// fewer than `SIZE`. One bounds check, which is what the [`Reader`](crate::Reader)'s hot
+    /// path needs.
+    #[doc(hidden)]
+    fn split_from(bytes: &[u8], endian: Endian) -> Option<(Self, &[u8])>;
 }
 
 /// An integer that can also be a length prefix, a count or an enum tag.
@@ -53,6 +58,11 @@ macro_rules! number {
                     Endian::Big => self.to_be_bytes(),
                     Endian::Little => self.to_le_bytes(),
                 }
+            }
+            #[inline(always)]
+            fn split_from(bytes: &[u8], endian: Endian) -> Option<(Self, &[u8])> {
+                let (head, tail) = bytes.split_first_chunk::<{ std::mem::size_of::<$t>() }>()?;
+                Some((Self::from_bytes(*head, endian), tail))
             }
         }
     )*};

@@ -23,10 +23,10 @@ use crate::text::TextEncoding;
 /// ```
 #[derive(Debug, Clone)]
 pub struct Reader<'a> {
-    data: &'a [u8],
-    pos: usize,
-    /// Absolute offset of `data[0]` in the outermost input.
-    origin: usize,
+    /// The unread bytes.
+    rest: &'a [u8],
+    /// Absolute offset of `rest[0]` in the outermost input.
+    offset: usize,
 }
 
 impl<'a> Reader<'a> {
@@ -34,34 +34,33 @@ impl<'a> Reader<'a> {
     #[inline]
     pub fn new(data: &'a [u8]) -> Self {
         Reader {
-            data,
-            pos: 0,
-            origin: 0,
+            rest: data,
+            offset: 0,
         }
     }
 
     /// The absolute offset of the next byte to read.
     #[inline]
     pub fn offset(&self) -> usize {
-        self.origin + self.pos
+        self.offset
     }
 
     /// How many bytes are left.
     #[inline]
     pub fn remaining(&self) -> usize {
-        self.data.len() - self.pos
+        self.rest.len()
     }
 
     /// True when every byte has been read.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.pos == self.data.len()
+        self.rest.is_empty()
     }
 
     /// The unread bytes, without consuming them.
     #[inline]
     pub fn peek_rest(&self) -> &'a [u8] {
-        &self.data[self.pos..]
+        self.rest
     }
 
     /// An error of `kind` at the current offset.
@@ -81,10 +80,11 @@ impl<'a> Reader<'a> {
     /// Takes the next `n` bytes.
     #[inline]
     pub fn bytes(&mut self, n: usize) -> Result<&'a [u8]> {
-        match self.data.get(self.pos..).and_then(|rest| rest.get(..n)) {
-            Some(out) => {
-                self.pos += n;
-                Ok(out)
+        match self.rest.split_at_checked(n) {
+            Some((head, tail)) => {
+                self.rest = tail;
+                self.offset += n;
+                Ok(head)
             }
             None => Err(self.unexpected_end(n)),
         }
@@ -93,18 +93,22 @@ impl<'a> Reader<'a> {
     /// Takes every byte that is left.
     #[inline]
     pub fn rest(&mut self) -> &'a [u8] {
-        let out = &self.data[self.pos..];
-        self.pos = self.data.len();
+        let out = std::mem::take(&mut self.rest);
+        self.offset += out.len();
         out
     }
 
     /// Takes the next `N` bytes as an array.
     #[inline]
     pub fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
-        let bytes = self.bytes(N)?;
-        let mut out = [0u8; N];
-        out.copy_from_slice(bytes);
-        Ok(out)
+        match self.rest.split_first_chunk::<N>() {
+            Some((head, tail)) => {
+                self.rest = tail;
+                self.offset += N;
+                Ok(*head)
+            }
+            None => Err(self.unexpected_end(N)),
+        }
     }
 
     /// Skips `n` bytes.
@@ -116,19 +120,23 @@ impl<'a> Reader<'a> {
     /// Reads a fixed-width number in the given byte order.
     #[inline(always)]
     pub fn number<T: Number>(&mut self, endian: Endian) -> Result<T> {
-        let bytes = self.bytes(T::SIZE)?;
-        match T::Bytes::try_from(bytes) {
-            Ok(array) => Ok(T::from_bytes(array, endian)),
-            Err(_) => Err(self.unexpected_end(T::SIZE)),
+        match T::split_from(self.rest, endian) {
+            Some((value, tail)) => {
+                self.rest = tail;
+                self.offset += T::SIZE;
+                Ok(value)
+            }
+            None => Err(self.unexpected_end(T::SIZE)),
         }
     }
 
     /// Reads one byte.
     #[inline(always)]
     pub fn u8(&mut self) -> Result<u8> {
-        match self.data.get(self.pos) {
-            Some(&b) => {
-                self.pos += 1;
+        match self.rest.split_first() {
+            Some((&b, tail)) => {
+                self.rest = tail;
+                self.offset += 1;
                 Ok(b)
             }
             None => Err(self.unexpected_end(1)),
@@ -290,13 +298,9 @@ impl<'a> Reader<'a> {
     /// its declared length. Offsets stay absolute.
     #[inline]
     pub fn sub(&mut self, n: usize) -> Result<Reader<'a>> {
-        let origin = self.offset();
-        let data = self.bytes(n)?;
-        Ok(Reader {
-            data,
-            pos: 0,
-            origin,
-        })
+        let offset = self.offset;
+        let rest = self.bytes(n)?;
+        Ok(Reader { rest, offset })
     }
 
     /// Fails with [`ErrorKind::TrailingBytes`] unless every byte has been read.

@@ -4,7 +4,7 @@ use proc_macro2::{Ident, Literal, TokenStream};
 use quote::quote;
 use syn::{Expr, Lifetime};
 
-use super::{bind, braced, optional, prefix_type, tag_type, ErrorPath, Mode};
+use super::{bind, optional, prefix_type, tag_type, ErrorPath, Mode};
 use crate::wire::attr::Surplus;
 use crate::wire::model::{
     Body, Container, Count, Data, Enum, Field, FieldKind, Framing, Len, NestedCtx, Repeat,
@@ -22,8 +22,7 @@ pub fn container(container: &Container, lifetime: &Lifetime) -> TokenStream {
         .map(|magic| quote!(#reader.magic(#magic)?;));
     match &container.data {
         Data::Struct(fields) => {
-            let lets = fields_lets(fields, &reader, lifetime);
-            let value = braced(quote!(Self), fields);
+            let (lets, value) = construct(quote!(Self), fields, &reader, lifetime);
             quote! {
                 #magic
                 #(#lets)*
@@ -74,19 +73,38 @@ fn enumeration(data: &Enum, reader: &Ident, lifetime: &Lifetime) -> TokenStream 
         None => (TokenStream::new(), reader.clone(), None),
     };
 
+    // Every arm returns its own `Ok(..)`, so the value is built where the caller wants it
+    // instead of being moved out of a temporary.
+    let ok = names::ok();
     let mut arms = Vec::new();
     let mut other_arm = None;
     for variant in &data.variants {
         let ident = &variant.ident;
         match &variant.tag {
             VariantTag::Value(value) => {
-                let lets = fields_lets(&variant.fields, &body_reader, lifetime);
-                let constructed = braced(quote!(Self::#ident), &variant.fields);
+                let (lets, constructed) = construct(
+                    quote!(Self::#ident),
+                    &variant.fields,
+                    &body_reader,
+                    lifetime,
+                );
                 let pattern = tag_pattern(value, &tag);
+                // The surplus check comes after the last field, which may be decoded in place.
+                let result = match &surplus {
+                    Some(check) => {
+                        let value = names::value();
+                        quote! {
+                            let #value = #constructed;
+                            #check
+                            #ok(#value)
+                        }
+                    }
+                    None => quote!(#ok(#constructed)),
+                };
                 arms.push(quote! {
                     #pattern => {
                         #(#lets)*
-                        #constructed
+                        #result
                     }
                 });
             }
@@ -95,6 +113,7 @@ fn enumeration(data: &Enum, reader: &Ident, lifetime: &Lifetime) -> TokenStream 
                 body: body_member,
                 body_kind,
             } => {
+                // The body runs to the end of its frame, so nothing is left for a surplus.
                 let rest = match body_kind {
                     BytesKind::Borrowed => quote!(#body_reader.rest()),
                     BytesKind::Converted => {
@@ -103,7 +122,7 @@ fn enumeration(data: &Enum, reader: &Ident, lifetime: &Lifetime) -> TokenStream 
                     }
                 };
                 other_arm = Some(quote! {
-                    _ => Self::#ident { #tag_member: #tag, #body_member: #rest }
+                    _ => #ok(Self::#ident { #tag_member: #tag, #body_member: #rest })
                 });
             }
         }
@@ -111,19 +130,15 @@ fn enumeration(data: &Enum, reader: &Ident, lifetime: &Lifetime) -> TokenStream 
     let fallback = other_arm.unwrap_or_else(|| {
         let err = names::err();
         let unknown = names::private("unknown_tag");
-        quote!(_ => return #err(#unknown(#tag, #tag_offset)))
+        quote!(_ => #err(#unknown(#tag, #tag_offset)))
     });
-    let value = names::value();
-    let ok = names::ok();
     quote! {
         #read_tag
         #frame
-        let #value = match #tag {
+        match #tag {
             #(#arms)*
             #fallback
-        };
-        #surplus
-        #ok(#value)
+        }
     }
 }
 
@@ -144,43 +159,103 @@ fn tag_pattern(value: &Expr, tag: &Ident) -> TokenStream {
     }
 }
 
-/// `let __field_x: T = ...;` for every field.
-fn fields_lets<'f>(
-    fields: &'f [Field],
-    reader: &'f Ident,
-    lifetime: &'f Lifetime,
-) -> impl Iterator<Item = TokenStream> + 'f {
-    fields.iter().map(move |field| {
-        let local = &field.local;
-        let ty = &field.ty;
-        let value = match &field.kind {
-            FieldKind::Default => names::default(),
-            FieldKind::Wire(wire) => {
-                let path = ErrorPath::of(field);
-                let value = framed(
-                    wire.len.as_ref(),
-                    &wire.body,
-                    reader,
-                    &path,
-                    fields,
-                    lifetime,
-                );
-                match &wire.when {
-                    None => value,
-                    Some(when) => {
-                        let present = names::present();
-                        let bool = names::bool();
-                        let condition = bind(when, fields, Mode::Decode);
-                        let (some, none) = (names::some(), names::none());
-                        quote!({
-                            let #present: #bool = #condition;
-                            if #present { #some(#value) } else { #none }
-                        })
-                    }
-                }
-            }
-        };
-        quote!(let #local: #ty = #value;)
+/// Decodes the fields and builds the value: `let` statements for the fields that expressions
+/// refer to (and those before them, to keep the wire order), then the constructor with the
+/// remaining fields decoded in place. Decoding in place lets the compiler build large nested
+/// values where they end up instead of moving them out of locals.
+fn construct(
+    path: TokenStream,
+    fields: &[Field],
+    reader: &Ident,
+    lifetime: &Lifetime,
+) -> (Vec<TokenStream>, TokenStream) {
+    let first_in_place = fields
+        .iter()
+        .flat_map(used_fields)
+        .max()
+        .map_or(0, |last_used| last_used + 1);
+    let lets = fields[..first_in_place]
+        .iter()
+        .map(|field| {
+            let (local, ty) = (&field.local, &field.ty);
+            let value = field_value(field, fields, reader, lifetime);
+            quote!(let #local: #ty = #value;)
+        })
+        .collect();
+    // The fields decoded in place come first in the constructor: they are evaluated before
+    // the locals are moved into it, so their expressions can still borrow them.
+    let in_place = fields[first_in_place..].iter().map(|field| {
+        let member = &field.member;
+        let value = field_value(field, fields, reader, lifetime);
+        quote!(#member: #value)
+    });
+    let from_locals = fields[..first_in_place].iter().map(|field| {
+        let (member, local) = (&field.member, &field.local);
+        quote!(#member: #local)
+    });
+    let inits = in_place.chain(from_locals);
+    (lets, quote!(#path { #(#inits),* }))
+}
+
+/// The indices of the fields a field's expressions use.
+fn used_fields(field: &Field) -> Vec<usize> {
+    let FieldKind::Wire(wire) = &field.kind else {
+        return Vec::new();
+    };
+    let mut used = Vec::new();
+    if let Some(when) = &wire.when {
+        used.extend(&when.uses);
+    }
+    let mut body = &wire.body;
+    if let Body::Repeat(repeat) = body {
+        if let Count::Expr(count) = &repeat.count {
+            used.extend(&count.uses);
+        }
+        body = &repeat.element;
+    }
+    match body {
+        Body::Nested {
+            ctx: NestedCtx::Expr(ctx),
+            ..
+        } => used.extend(&ctx.uses),
+        Body::Nested {
+            ctx: NestedCtx::Each { body, .. },
+            ..
+        } => used.extend(&body.uses),
+        _ => {}
+    }
+    used
+}
+
+/// The expression that decodes one field.
+fn field_value(
+    field: &Field,
+    fields: &[Field],
+    reader: &Ident,
+    lifetime: &Lifetime,
+) -> TokenStream {
+    let FieldKind::Wire(wire) = &field.kind else {
+        return names::default();
+    };
+    let path = ErrorPath::of(field);
+    let value = framed(
+        wire.len.as_ref(),
+        &wire.body,
+        reader,
+        &path,
+        fields,
+        lifetime,
+    );
+    let Some(when) = &wire.when else {
+        return value;
+    };
+    let present = names::present();
+    let bool = names::bool();
+    let condition = bind(when, fields, Mode::Decode);
+    let (some, none) = (names::some(), names::none());
+    quote!({
+        let #present: #bool = #condition;
+        if #present { #some(#value) } else { #none }
     })
 }
 
