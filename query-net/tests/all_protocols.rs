@@ -1,0 +1,349 @@
+//! The all-protocols responder: each protocol reaches its own responder, and a flood of random
+//! and truncated datagrams neither crashes it, nor grows its memory, nor keeps valid clients
+//! from being answered.
+
+use std::net::{SocketAddr, UdpSocket as StdUdpSocket};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use query_net::driver;
+use query_net::engines::all::{route, AllProtocols};
+use query_net::limit::{Stats, StatsSnapshot};
+use query_net::service::Service;
+use query_net::state::{PlayerState, ServerState, SharedState};
+use query_net::{Options, Protocol};
+use rand::rngs::StdRng;
+use rand::{RngExt, SeedableRng};
+use tokio::net::UdpSocket;
+use tokio_util::sync::CancellationToken;
+
+fn state() -> SharedState {
+    SharedState::new(ServerState {
+        name: "Flood Test Server".to_owned(),
+        map: "Arena".to_owned(),
+        game_type: "ffa".to_owned(),
+        version: "1.0".to_owned(),
+        max_players: 64,
+        port: 7777,
+        players: (0..20)
+            .map(|i| PlayerState {
+                name: format!("player{i}"),
+                score: i,
+                ping: 30,
+                ..PlayerState::default()
+            })
+            .collect(),
+        rules: [("mode".to_owned(), "ffa".into())].into_iter().collect(),
+        ..ServerState::default()
+    })
+}
+
+fn samp_request(opcode: u8) -> Vec<u8> {
+    let mut request = b"SAMP\x7f\x00\x00\x01\x61\x1e".to_vec();
+    request.push(opcode);
+    request
+}
+
+#[test]
+fn each_protocol_reaches_its_own_responder() {
+    let mut service = Service::new(AllProtocols::new(state())).rate_limit(None);
+    let from: SocketAddr = "192.0.2.1:5000".parse().unwrap();
+    let mut ask = |request: &[u8]| -> Vec<Vec<u8>> {
+        service.handle(from, request).map(<[u8]>::to_vec).collect()
+    };
+
+    let sqp = ask(&[0; 5]);
+    assert_eq!((sqp.len(), sqp[0].len(), sqp[0][0]), (1, 5, 0));
+    for (request, magic) in [
+        (&b"ONEQUERY\x00"[..], &b"ONEREPLY"[..]),
+        (b"HYQUERY2\x00", b"HYREPLY2"),
+    ] {
+        let reply = ask(request);
+        assert_eq!((reply[0].len(), &reply[0][..8]), (48, magic));
+    }
+    let samp = ask(&samp_request(b'i'));
+    assert_eq!(&samp[0][..11], &samp_request(b'i')[..]);
+    let gamespy = ask(b"\\info\\");
+    let text = String::from_utf8_lossy(&gamespy[0]);
+    assert!(text.contains("\\hostname\\Flood Test Server"), "{text}");
+
+    for garbage in [&b""[..], b"hello", &[0; 4], &[0; 6], &[1; 9], &[2; 5]] {
+        assert_eq!(route(garbage), None);
+        assert!(ask(garbage).is_empty());
+    }
+    let stats = service.stats().snapshot();
+    assert_eq!(stats.answered, 5);
+    assert_eq!(stats.dropped_malformed, 6);
+}
+
+/// One hostile datagram: random bytes, or a request of any protocol cut short, damaged, or
+/// complete but with a made-up challenge or token.
+fn hostile(rng: &mut StdRng, out: &mut Vec<u8>) {
+    out.clear();
+    let truncate = |out: &mut Vec<u8>, rng: &mut StdRng| {
+        let keep = rng.random_range(0..=out.len());
+        out.truncate(keep);
+    };
+    match rng.random_range(0..10u8) {
+        0 => {
+            out.resize(rng.random_range(0..=64), 0);
+            rng.fill(&mut out[..]);
+        }
+        1 => {
+            out.resize(rng.random_range(0..=1500), 0);
+            rng.fill(&mut out[..]);
+        }
+        2 => {
+            // SQP challenge request.
+            out.extend_from_slice(&[0; 5]);
+            truncate(out, rng);
+        }
+        3 => {
+            // SQP query request with a made-up challenge.
+            out.push(1);
+            out.extend_from_slice(&rng.random::<u32>().to_be_bytes());
+            out.extend_from_slice(&[0, 1, 0x1f]);
+            truncate(out, rng);
+        }
+        4 => {
+            out.extend_from_slice(b"ONEQUERY\x00");
+            truncate(out, rng);
+        }
+        5 | 6 => {
+            // OneQuery query with a made-up token, in either family.
+            let magic = if rng.random_bool(0.5) {
+                b"ONEQUERY"
+            } else {
+                b"HYQUERY2"
+            };
+            out.extend_from_slice(magic);
+            out.push(rng.random_range(1..=2));
+            out.resize(51, 0);
+            rng.fill(&mut out[9..]);
+            truncate(out, rng);
+        }
+        7 => {
+            let opcode = *b"ircdpox".get(rng.random_range(0..7)).unwrap_or(&b'i');
+            out.extend_from_slice(&samp_request(opcode));
+            truncate(out, rng);
+        }
+        8 => {
+            out.extend_from_slice(b"\\status\\xserverquery");
+            truncate(out, rng);
+            let extra = rng.random_range(0..=16);
+            out.extend((0..extra).map(|_| rng.random::<u8>()));
+        }
+        _ => {
+            // A whole request of some protocol with one byte flipped.
+            match rng.random_range(0..4u8) {
+                0 => out.extend_from_slice(&[1, 0, 0, 0, 0, 0, 1, 0x1f]),
+                1 => out.extend_from_slice(&[0u8; 51]),
+                2 => out.extend_from_slice(&samp_request(b'r')),
+                _ => out.extend_from_slice(b"\\players\\"),
+            }
+            let at = rng.random_range(0..out.len());
+            out[at] ^= rng.random_range(1..=255u8);
+        }
+    }
+}
+
+/// Resident memory of this process, from `/proc/self/statm` (pages of 4 KiB on Linux x86-64
+/// and aarch64 with default kernels).
+fn resident_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").expect("/proc/self/statm");
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .expect("resident pages");
+    pages * 4096
+}
+
+/// Sends `count` hostile datagrams from 127.0.0.2, `per_pause` at a time with `pause` between
+/// (none when zero). Returns how many the socket took.
+fn flood(target: SocketAddr, seed: u64, count: usize, per_pause: usize, pause: Duration) -> usize {
+    let socket = StdUdpSocket::bind("127.0.0.2:0").expect("127.0.0.2 is a loopback address");
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut datagram = Vec::with_capacity(1500);
+    let mut sent = 0;
+    for i in 0..count {
+        hostile(&mut rng, &mut datagram);
+        if socket.send_to(&datagram, target).is_ok() {
+            sent += 1;
+        }
+        if !pause.is_zero() && i % per_pause == per_pause - 1 {
+            std::thread::sleep(pause);
+        }
+    }
+    sent
+}
+
+struct Server {
+    addr: SocketAddr,
+    stats: Arc<Stats>,
+    shutdown: CancellationToken,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.shutdown.cancel();
+    }
+}
+
+async fn serve(service: Service<AllProtocols>) -> Server {
+    let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let addr = socket.local_addr().unwrap();
+    let stats = Arc::clone(service.stats());
+    let shutdown = CancellationToken::new();
+    let token = shutdown.clone();
+    tokio::spawn(async move {
+        let mut service = service;
+        driver::serve(&socket, &mut service, &token).await
+    });
+    Server {
+        addr,
+        stats,
+        shutdown,
+    }
+}
+
+/// Waits until the server has read everything sent to it (no new datagram for 200 ms).
+async fn settle(stats: &Stats) -> StatsSnapshot {
+    let mut last = stats.snapshot();
+    loop {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let now = stats.snapshot();
+        if now.received == last.received {
+            return now;
+        }
+        last = now;
+    }
+}
+
+fn accounted(s: &StatsSnapshot) -> u64 {
+    s.answered
+        + s.dropped_malformed
+        + s.dropped_rate_limited
+        + s.dropped_bad_challenge
+        + s.dropped_unsupported
+}
+
+/// Queries every protocol once from 127.0.0.1 and checks the name that comes back.
+async fn query_all(target: &str) {
+    let options = Options {
+        timeout: Duration::from_millis(250),
+        retries: 8,
+        ..Options::default()
+    };
+    for protocol in Protocol::ALL {
+        let status = driver::query(protocol, target, &options)
+            .await
+            .unwrap_or_else(|e| panic!("{protocol}: {e}"));
+        assert_eq!(status.name, "Flood Test Server", "{protocol}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rate_limited_flood_does_not_keep_valid_clients_from_being_answered() {
+    const FLOOD: usize = 120_000;
+    let server = serve(Service::new(AllProtocols::new(state()))).await;
+    let started = Instant::now();
+    let target = server.addr;
+    // About 40,000 datagrams a second for about 3 seconds, from 127.0.0.2.
+    let flood = tokio::task::spawn_blocking(move || {
+        flood(target, 1, FLOOD, 1000, Duration::from_millis(25))
+    });
+    // Meanwhile, a client on 127.0.0.1 queries every protocol three times, within its own
+    // rate limit (10 per second, bursts of 20; a round of four queries sends about ten).
+    let address = server.addr.to_string();
+    for round in 0..3 {
+        if round > 0 {
+            tokio::time::sleep(Duration::from_millis(1200)).await;
+        }
+        query_all(&address).await;
+        assert!(
+            !flood.is_finished() || round == 2,
+            "the flood ended before round {round}"
+        );
+    }
+    let sent = flood.await.unwrap();
+    let stats = settle(&server.stats).await;
+    let elapsed = started.elapsed();
+    println!(
+        "rate-limited flood: {sent} sent, {} received in {elapsed:.2?}; {stats:?}",
+        stats.received
+    );
+    assert!(
+        sent >= FLOOD * 99 / 100,
+        "the socket refused {} sends",
+        FLOOD - sent
+    );
+    // The kernel drops what overflows the server socket's receive buffer when the machine is
+    // busy; most must still arrive for the test to mean anything.
+    assert!(stats.received >= sent as u64 / 2, "{stats:?}");
+    assert_eq!(
+        accounted(&stats),
+        stats.received,
+        "every datagram is counted once"
+    );
+    // All but a few flood datagrams were stopped by their source's limit, and those that got
+    // through were refused by the protocols.
+    assert!(
+        stats.dropped_rate_limited >= stats.received - 200,
+        "{stats:?}"
+    );
+    assert!(stats.dropped_malformed > 0, "{stats:?}");
+    assert!(stats.answered >= 12, "{stats:?}");
+    assert!(elapsed < Duration::from_secs(20));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unlimited_flood_reaches_every_parser_without_growing_memory() {
+    const WARM_UP: usize = 20_000;
+    const FLOOD: usize = 100_000;
+    // No rate limit: every datagram reaches the protocols' decoders.
+    let server = serve(Service::new(AllProtocols::new(state())).rate_limit(None)).await;
+    let target = server.addr;
+    let address = server.addr.to_string();
+
+    tokio::task::spawn_blocking(move || flood(target, 2, WARM_UP, 1, Duration::ZERO))
+        .await
+        .unwrap();
+    let warmed = settle(&server.stats).await;
+    let rss_before = resident_bytes();
+
+    let started = Instant::now();
+    let sent = tokio::task::spawn_blocking(move || flood(target, 3, FLOOD, 1, Duration::ZERO))
+        .await
+        .unwrap();
+    let sending = started.elapsed();
+    let stats = settle(&server.stats).await;
+    // `settle` waits 200 ms past the last datagram read.
+    let handling = started.elapsed().saturating_sub(Duration::from_millis(200));
+    let rss_after = resident_bytes();
+    let handled = stats.received - warmed.received;
+    println!(
+        "unlimited flood: {sent} sent in {sending:.2?}, {handled} handled in {handling:.2?} \
+         ({:.0}/s); RSS {} KiB before, {} KiB after; {stats:?}",
+        handled as f64 / handling.as_secs_f64(),
+        rss_before / 1024,
+        rss_after / 1024
+    );
+
+    // The kernel may drop part of a burst this fast; what arrived was all handled and counted.
+    assert!(handled >= 10_000, "{stats:?}");
+    assert_eq!(accounted(&stats), stats.received);
+    assert!(stats.dropped_malformed > handled / 2, "{stats:?}");
+    assert!(stats.dropped_bad_challenge > 0, "{stats:?}");
+    assert!(
+        stats.answered > 0,
+        "complete requests in the flood are answered"
+    );
+    assert!(
+        rss_after <= rss_before + 4 * 1024 * 1024,
+        "resident memory grew from {rss_before} to {rss_after} bytes"
+    );
+    // And the server still answers a real client, every protocol.
+    query_all(&address).await;
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
