@@ -272,12 +272,25 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn query_reports_protocols_without_an_engine() {
-        let err = query(Protocol::Sqp, "127.0.0.1:9", &Options::default())
-            .await
-            .unwrap_err();
+    async fn query_runs_the_protocols_engine_until_it_gives_up() {
+        // A bound socket that never answers: no ICMP, only silence.
+        let silent = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let options = Options {
+            timeout: std::time::Duration::from_millis(20),
+            retries: 1,
+            ..Options::default()
+        };
+        let address = silent.local_addr().unwrap().to_string();
+        let err = query(Protocol::Sqp, &address, &options).await.unwrap_err();
         assert!(
-            matches!(err, QueryError::Unsupported(Protocol::Sqp)),
+            matches!(
+                err,
+                QueryError::Timeout {
+                    waiting_for: "challenge request",
+                    attempts: 2,
+                    ..
+                }
+            ),
             "{err}"
         );
     }
