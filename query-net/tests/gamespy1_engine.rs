@@ -30,10 +30,7 @@ fn ms(n: u64) -> Duration {
 fn session(options: &Options, t0: Instant) -> GameSpy1Session {
     let mut session = GameSpy1Session::new(target(), options);
     let sent = session.poll_transmit(t0).map(<[u8]>::to_vec);
-    assert_eq!(
-        sent.as_deref(),
-        Some(&options.gamespy_request.as_bytes()[..])
-    );
+    assert_eq!(sent.as_deref(), Some(options.gamespy_request.as_bytes()));
     assert!(session.poll_transmit(t0).is_none());
     session
 }
@@ -333,4 +330,27 @@ fn the_configured_request_is_sent() {
         },
     );
     assert_eq!(empty.poll_transmit(t0), Some(&b"\\status\\"[..]));
+}
+
+#[test]
+fn in_an_incomplete_reply_a_player_whose_name_was_lost_is_left_out() {
+    let t0 = Instant::now();
+    let mut s = session(&options(), t0);
+    // Player 1's keys straddle parts 1 and 2; part 1 never comes.
+    s.handle_datagram(
+        target(),
+        b"\\frags_1\\4\\ping_1\\30\\player_2\\Bo\\frags_2\\1\\queryid\\8.2\\final\\",
+        t0 + ms(5),
+    );
+    s.handle_timeout(s.poll_timeout().unwrap());
+    let status = s.poll_result().unwrap().unwrap();
+    assert!(!status.complete);
+    let players: Vec<_> = status
+        .players
+        .iter()
+        .map(|p| (p.name.as_str(), p.score, p.ping))
+        .collect();
+    assert_eq!(players, [("Bo", Some(1), None)]);
+    assert_eq!(status.raw["player_fragments"], 1);
+    assert_eq!(status.raw["missing_parts"], serde_json::json!([1]));
 }

@@ -207,7 +207,7 @@ fn a_lost_request_is_sent_again_after_its_timeout_and_only_it() {
     session.handle_timeout(t0 + TIMEOUT);
     // `o` was sent once and is now given up; `i` goes again, identical.
     let resent = drain(&mut session, t0 + TIMEOUT);
-    assert_eq!(resent, [info.clone()]);
+    assert_eq!(resent, std::slice::from_ref(info));
     serve_all(&mut session, &mut server, &resent, t0 + TIMEOUT + ms(7));
     let status = session.poll_result().unwrap().unwrap();
     assert_eq!(status.name, "Café Los Santos");
@@ -519,7 +519,7 @@ fn without_a_ping_reply_the_fastest_other_round_trip_is_the_ping() {
             serve_all(
                 &mut session,
                 &mut server,
-                &[request.clone()],
+                std::slice::from_ref(request),
                 t0 + ms(delay),
             );
         }

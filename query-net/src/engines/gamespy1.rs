@@ -19,7 +19,9 @@
 //!   `hostport` and `gamemode` first, then the rest in arrival order). Players are the first
 //!   `numplayers` entries (BF1942 keeps stale ones after them; `raw.stale_players` counts
 //!   them), with `frags` or `score`, `ping`, and the team's name when the game lists teams
-//!   (numbered from 1 on BF1942). Text is decoded with [`Options::encoding`], Windows-1252 by
+//!   (numbered from 1 on BF1942; without the team names, the number as sent). A player's keys
+//!   may straddle two parts: in an incomplete reply a player may lack some of them, and an
+//!   entry whose name was in a lost part is left out (`raw.player_fragments` counts them). Text is decoded with [`Options::encoding`], Windows-1252 by
 //!   default (identical to Latin-1 for the bytes real servers send, such as `a0` and `b1`).
 //!
 //! # Responder ([`GameSpy1Responder`])
@@ -127,8 +129,13 @@ impl GameSpy1Session {
         let reply = &assembled.reply;
         let current = reply.current_players();
 
+        // A player's keys may straddle two parts: in an incomplete reply, an entry without
+        // its name is the tail of a player whose head was lost, not a player.
+        let is_fragment = |p: &&WirePlayer<'_>| !assembled.complete && p.name.is_none();
+        let fragments = current.iter().filter(is_fragment).count();
         let players = current
             .iter()
+            .filter(|p| !is_fragment(p))
             .map(|p| {
                 let team = reply
                     .team_of(p)
@@ -211,6 +218,7 @@ impl GameSpy1Session {
             "total_parts": self.parts.total_parts(),
             "missing_parts": assembled.missing_parts,
             "stale_players": reply.stale_players().len(),
+            "player_fragments": fragments,
             "encoding": self.encoding.name(),
         });
         if let Some(echo) = &reply.echo {
