@@ -18,7 +18,7 @@ use query_net::{Options, QueryError, ServerStatus};
 use query_specs::onequery::{
     ChallengeReply, Family, Payload, Player as WirePlayer, PlayerList, Query, QueryReply, Reply,
     ReplyBody, ReplyFamily, ReplyFlags, Request, RequestFlags, ServerInfo, KIND_BASIC,
-    KIND_CHALLENGE, KIND_PLAYERS, MAX_DATAGRAM,
+    KIND_PLAYERS, MAX_DATAGRAM,
 };
 use query_wire::{Decode, Encode, Reserved, Uuid};
 
@@ -666,22 +666,27 @@ fn requests_are_decoded_strictly_and_unknown_kinds_answered_as_basic() {
     }
     .to_vec()
     .unwrap();
-    for bad in [
-        &full[..50],
-        &full[..41],
-        b"ONEQUERY",
-        b"ONEQUERY\x00\x00",
-        b"XNEQUERY\x00",
+    let malformed = Verdict::Dropped(DropReason::Malformed);
+    let missing_token = Verdict::Dropped(DropReason::BadChallenge);
+    for (bad, verdict) in [
+        (&full[..50], malformed),
+        (&full[..41], malformed),
+        (&full[..40], missing_token),
+        (&full[..9], missing_token),
+        (b"HYQUERY2\x02", missing_token),
+        (b"ONEQUERY", malformed),
+        (b"ONEQUERY\x00\x00", malformed),
+        (b"XNEQUERY\x01", malformed),
     ] {
         sink.clear();
         assert_eq!(
             responder.handle(client_addr(), bad, now, &mut sink),
-            Verdict::Dropped(DropReason::Malformed),
+            verdict,
             "{bad:?}"
         );
         assert!(sink.is_empty());
     }
-    // A challenge request with the flag of an auth token but no token.
+    // A query with the flag of an auth token but no token.
     let mut flagged = full.clone();
     flagged[45] = 1;
     sink.clear();
@@ -689,7 +694,6 @@ fn requests_are_decoded_strictly_and_unknown_kinds_answered_as_basic() {
         responder.handle(client_addr(), &flagged, now, &mut sink),
         Verdict::Dropped(DropReason::Malformed)
     );
-    let _ = KIND_CHALLENGE;
 }
 
 #[test]

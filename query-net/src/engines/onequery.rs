@@ -481,8 +481,9 @@ pub mod limits {
 ///
 /// - Tokens come from a [`TokenKey`] (random at start): bound to the client's IP, valid for
 ///   the current and three previous 30-second windows. A query with a bad, expired or other-IP
-///   token is dropped silently ([`DropReason::BadChallenge`]); so is a request that does not
-///   decode, including a query shorter than the full 51-byte layout.
+///   token is dropped silently ([`DropReason::BadChallenge`]), and so is a query cut before
+///   the end of its token (a missing token). Any other request that does not decode, such as
+///   a query shorter than the full 51-byte layout, is dropped as [`DropReason::Malformed`].
 /// - An unknown query type with a valid token is answered as BASIC.
 /// - Auth ([`Access`]): when the request's permission is not granted, the reply sets
 ///   FLAG_AUTH_REQUIRED and carries a full SERVER_INFO, even for PLAYERS, as the reference
@@ -540,7 +541,7 @@ impl Responder for OneQueryResponder {
         replies: &mut ReplySink,
     ) -> Verdict {
         let Ok(request) = Request::from_bytes(datagram) else {
-            return Verdict::Dropped(DropReason::Malformed);
+            return Verdict::Dropped(undecodable(datagram));
         };
         let family = request.family.reply();
         let Some(query) = request.query else {
@@ -581,6 +582,23 @@ impl Responder for OneQueryResponder {
         }))
     }
 }
+
+/// Why a request that did not decode is dropped: a query cut before the end of its token
+/// carries no token at all (a missing challenge); anything else is malformed.
+fn undecodable(datagram: &[u8]) -> DropReason {
+    let family = datagram
+        .get(..8)
+        .and_then(|magic| Family::from_bytes(magic).ok());
+    let is_query = datagram.get(8).is_some_and(|&kind| kind != KIND_CHALLENGE);
+    if family.is_some() && is_query && datagram.len() < TOKEN_END {
+        DropReason::BadChallenge
+    } else {
+        DropReason::Malformed
+    }
+}
+
+/// Where the token of a query ends: magic, type byte, token.
+const TOKEN_END: usize = 8 + 1 + TOKEN_LEN;
 
 fn verdict(pushed: Result<(), query_wire::Error>) -> Verdict {
     match pushed {

@@ -728,6 +728,19 @@ impl Decimal {
         decimal
     }
 
+    /// `value`'s digits if `needed`, else nothing: formatting is skipped when the column is
+    /// numeric.
+    fn when(needed: bool, value: i64) -> Self {
+        if needed {
+            Decimal::new(value)
+        } else {
+            Decimal {
+                digits: [0; 20],
+                len: 0,
+            }
+        }
+    }
+
     fn as_str(&self) -> &str {
         std::str::from_utf8(&self.digits[..self.len]).unwrap_or_default()
     }
@@ -873,8 +886,8 @@ fn write_rules(
     let mut used = 4;
     for (key, value) in &state.rules {
         let digits = match value {
-            RuleValue::Integer(i) => Decimal::new(*i),
-            _ => Decimal::new(0),
+            RuleValue::Integer(i) => Decimal::when(*i < 0, *i),
+            _ => Decimal::when(false, 0),
         };
         let value = rule_value(value, &digits);
         let rule = Rule {
@@ -946,22 +959,28 @@ fn write_players(
 ) -> Result<(), query_wire::Error> {
     let layout = PlayerLayout::of(players);
     let width = layout.width();
-    let columns = &layout.kinds()[..width];
-    let rows = players.iter().map(|player| {
-        let digits = Decimal::new(player.score);
-        let size = layout.row(player, &digits)[..width]
+    let size = |player: &PlayerState| {
+        let digits = Decimal::when(layout.score_as_text, player.score);
+        layout.row(player, &digits)[..width]
             .iter()
             .map(|v| v.encoded_len(v.tag()))
-            .sum::<usize>();
-        (player, size)
-    });
-    write_table(w, columns, rows, budget, |w, player| {
-        let digits = Decimal::new(player.score);
+            .sum()
+    };
+    let write_row = |w: &mut Writer<'_>, player: &PlayerState| {
+        let digits = Decimal::when(layout.score_as_text, player.score);
         for value in &layout.row(player, &digits)[..width] {
             value.encode(w, value.tag())?;
         }
         Ok(())
-    })
+    };
+    write_table(
+        w,
+        &layout.kinds()[..width],
+        players,
+        budget,
+        size,
+        write_row,
+    )
 }
 
 fn write_teams(
@@ -976,32 +995,31 @@ fn write_teams(
         Value::U32(0).tag()
     };
     let columns = [("name", Value::Str("").tag()), ("score", score_kind)];
-    let team_values = |team: &TeamState, digits: &Decimal| -> usize {
+    let row = |team: &TeamState, digits: &Decimal| -> usize {
         let name = Value::Str(short(&team.name));
         let score = score_value(team.score, as_text, digits);
         name.encoded_len(name.tag()) + score.encoded_len(score.tag())
     };
-    let rows = teams.iter().map(|team| {
-        let digits = Decimal::new(team.score);
-        (team, team_values(team, &digits))
-    });
-    write_table(w, &columns, rows, budget, |w, team| {
-        let digits = Decimal::new(team.score);
+    let size = |team: &TeamState| row(team, &Decimal::when(as_text, team.score));
+    let write_row = |w: &mut Writer<'_>, team: &TeamState| {
+        let digits = Decimal::when(as_text, team.score);
         let name = Value::Str(short(&team.name));
         name.encode(w, name.tag())?;
         let score = score_value(team.score, as_text, &digits);
         score.encode(w, score.tag())
-    })
+    };
+    write_table(w, &columns, teams, budget, size, write_row)
 }
 
 /// Writes a table chunk: as many leading rows as fit in `budget` bytes (chunk length
-/// included), each row sized beforehand so the count is known before the rows are written.
+/// included). Rows are sized first, so the count is known before they are written.
 fn write_table<T>(
     w: &mut Writer<'_>,
     columns: &[(&'static str, u8)],
-    rows: impl Iterator<Item = (T, usize)> + Clone,
+    items: &[T],
     budget: usize,
-    mut write_row: impl FnMut(&mut Writer<'_>, T) -> Result<(), query_wire::Error>,
+    size: impl Fn(&T) -> usize,
+    mut write_row: impl FnMut(&mut Writer<'_>, &T) -> Result<(), query_wire::Error>,
 ) -> Result<(), query_wire::Error> {
     let header: usize = 1 + columns
         .iter()
@@ -1009,11 +1027,11 @@ fn write_table<T>(
         .sum::<usize>();
     let mut used = 4 + 2 + header;
     let mut count = 0usize;
-    for (_, size) in rows.clone() {
-        if count == usize::from(u16::MAX) || used + size > budget {
+    for item in items.iter().take(usize::from(u16::MAX)) {
+        used += size(item);
+        if used > budget {
             break;
         }
-        used += size;
         count += 1;
     }
     let slot = w.begin_length::<u32>(Endian::Big)?;
@@ -1024,8 +1042,8 @@ fn write_table<T>(
         for &(name, kind) in columns {
             FieldHeader { name, kind }.encode(w, ())?;
         }
-        for (row, _) in rows.take(count) {
-            write_row(w, row)?;
+        for item in &items[..count] {
+            write_row(w, item)?;
         }
     }
     w.end_length(slot)
