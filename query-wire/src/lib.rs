@@ -3,7 +3,8 @@
 //!
 //! - [`Reader`] borrows a datagram and tracks the absolute offset; [`Writer`] encodes into a
 //!   caller's `&mut [u8]` without allocating and fills in length prefixes after the fact.
-//! - [`Decode`] and [`Encode`] are what the derive implements; `encoded_len` is exact.
+//! - [`Decode`] and [`Encode`] are what [`Wire`](derive@Wire) implements; `encoded_len` is
+//!   exact. The derive's vocabulary is documented on [`Wire`](derive@Wire).
 //! - [`Error`] carries the byte offset, the field path and an [`ErrorKind`]:
 //!   `QueryResponse.chunks.server_info.map at byte 91: need 9 bytes, have 3`.
 //! - [`TextEncoding`] and [`Text`] cover the code pages old game servers speak.
@@ -31,6 +32,7 @@ pub use text::{Text, TextEncoding};
 pub use writer::{LengthSlot, Writer};
 
 pub use query_derive::KeyValues;
+#[doc = include_str!("derive_docs.md")]
 pub use query_derive::Wire;
 
 /// What the code `#[derive(Wire)]` generates calls besides [`Reader`] and [`Writer`]; not a
