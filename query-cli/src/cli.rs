@@ -335,6 +335,10 @@ pub struct ServeArgs {
         hide_env_values = true
     )]
     pub samp_rcon_password: Option<String>,
+
+    /// GameSpy v1: the `gamename` to report (e.g. `ut`, `bfield1942`); none by default.
+    #[arg(long, value_name = "NAME", default_value = "")]
+    pub gamespy1_game_name: String,
 }
 
 /// What a OneQuery client without a valid auth token gets.
@@ -479,9 +483,7 @@ fn parse_encoding(text: &str) -> Result<TextEncoding, String> {
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let duration = match text.parse::<f64>() {
-        Ok(seconds) if (0.0..1e9).contains(&seconds) => {
-            Duration::from_secs_f64(seconds)
-        }
+        Ok(seconds) if (0.0..1e9).contains(&seconds) => Duration::from_secs_f64(seconds),
         Ok(_) => return Err(format!("{text:?} is not a usable number of seconds")),
         Err(_) => humantime::parse_duration(text)
             .map_err(|e| format!("{text:?} is not a duration ({e}); write e.g. 1.5s or 500ms"))?,

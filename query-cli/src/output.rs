@@ -54,6 +54,55 @@ pub fn to_json<T: Serialize + ?Sized>(value: &T, pretty: bool) -> Outcome<String
     text.map_err(|e| Failure::internal(format!("cannot format the result as JSON: {e}")))
 }
 
+/// A JSON value that keeps its keys in the order they were written.
+///
+/// `serde_json::Value` sorts object keys unless serde_json's `preserve_order` feature is on,
+/// and turning that on would change the key order of every crate in the workspace build.
+/// Decoded packets read best in wire order, so they go through this instead.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(untagged)]
+pub enum OrderedJson {
+    /// `null`.
+    Null,
+    /// `true` / `false`.
+    Bool(bool),
+    /// Any number.
+    Number(serde_json::Number),
+    /// A string.
+    String(String),
+    /// An array.
+    Array(Vec<OrderedJson>),
+    /// An object, keys in order.
+    Object(IndexMap<String, OrderedJson>),
+}
+
+impl OrderedJson {
+    /// `value` as JSON, keys in the order its `Serialize` writes them.
+    pub fn of<T: Serialize + ?Sized>(value: &T) -> Outcome<Self> {
+        serde_json::to_string(value)
+            .and_then(|text| serde_json::from_str(&text))
+            .map_err(|e| Failure::internal(format!("cannot format the result as JSON: {e}")))
+    }
+
+    /// Applies `edit` to every string value (not to object keys), depth first.
+    pub fn map_strings(&mut self, edit: &impl Fn(&str) -> String) {
+        match self {
+            OrderedJson::String(text) => *text = edit(text),
+            OrderedJson::Array(items) => items.iter_mut().for_each(|v| v.map_strings(edit)),
+            OrderedJson::Object(fields) => fields.values_mut().for_each(|v| v.map_strings(edit)),
+            OrderedJson::Null | OrderedJson::Bool(_) | OrderedJson::Number(_) => {}
+        }
+    }
+
+    /// The field `key` of an object.
+    pub fn get(&self, key: &str) -> Option<&OrderedJson> {
+        match self {
+            OrderedJson::Object(fields) => fields.get(key),
+            _ => None,
+        }
+    }
+}
+
 /// Writes `text` and a newline to stdout. A closed pipe (`gsq ... | head`) is not an error
 /// worth a message; other write errors are.
 pub fn print_line(text: &str) -> Outcome {
@@ -333,6 +382,20 @@ mod tests {
             "{text:?}"
         );
         assert!(text.contains("\\u{1b}"), "{text}");
+    }
+
+    #[test]
+    fn ordered_json_keeps_the_order_and_every_kind_of_value() {
+        let text = r#"{"z":1,"a":[true,null,-2.5,"s"],"m":{"y":"é","b":18446744073709551615}}"#;
+        let value: OrderedJson = serde_json::from_str(text).unwrap();
+        assert_eq!(serde_json::to_string(&value).unwrap(), text);
+        let mut upper = value.clone();
+        upper.map_strings(&|s| s.to_uppercase());
+        assert_eq!(
+            serde_json::to_string(&upper).unwrap(),
+            r#"{"z":1,"a":[true,null,-2.5,"S"],"m":{"y":"É","b":18446744073709551615}}"#
+        );
+        assert_eq!(value.get("z"), Some(&OrderedJson::Number(1.into())));
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use query_net::clock::Now;
 use query_net::engine::{ReplySink, Responder, Verdict};
 use query_net::engines::all::AllProtocols;
+use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use query_net::engines::onequery::{Access, AuthSecret, OneQueryResponder, Permissions};
 use query_net::engines::samp::{unknown_command, SampConfig, SampResponder};
 use query_net::engines::sqp::SqpResponder;
@@ -14,7 +15,7 @@ use query_net::Protocol;
 use query_wire::TextEncoding;
 
 use crate::cli::PublicAccess;
-use crate::exit::{Failure, Outcome};
+use crate::exit::Outcome;
 
 /// What one socket answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +46,8 @@ pub struct Settings {
     pub onequery_secrets: Vec<String>,
     /// The SA:MP RCON password; RCON is off without one.
     pub samp_rcon_password: Option<String>,
+    /// GameSpy v1 `gamename` (`ut`, `bfield1942`...); not sent when empty.
+    pub gamespy1_game_name: String,
 }
 
 impl fmt::Debug for Settings {
@@ -55,6 +58,7 @@ impl fmt::Debug for Settings {
             .field("onequery_public", &self.onequery_public)
             .field("onequery_secrets", &self.onequery_secrets.len())
             .field("samp_rcon", &self.samp_rcon_password.is_some())
+            .field("gamespy1_game_name", &self.gamespy1_game_name)
             .finish()
     }
 }
@@ -67,6 +71,7 @@ impl Default for Settings {
             onequery_public: PublicAccess::All,
             onequery_secrets: Vec::new(),
             samp_rcon_password: None,
+            gamespy1_game_name: String::new(),
         }
     }
 }
@@ -101,15 +106,25 @@ pub fn build(role: Role, state: &SharedState, settings: &Settings) -> Outcome<An
         Role::One(Protocol::Sqp) => Box::new(SqpResponder::new(state.clone())),
         Role::One(Protocol::OneQuery) => Box::new(onequery(state, settings)),
         Role::One(Protocol::Samp) => Box::new(samp(state, settings)),
-        Role::One(Protocol::GameSpy1) => {
-            return Err(Failure::internal("this build has no gamespy1 responder"))
-        }
+        Role::One(Protocol::GameSpy1) => Box::new(gamespy1(state, settings)),
         Role::All => Box::new(
             AllProtocols::new(state.clone())
                 .with_onequery(onequery(state, settings))
-                .with_samp(samp(state, settings)),
+                .with_samp(samp(state, settings))
+                .with_gamespy1(gamespy1(state, settings)),
         ),
     })
+}
+
+fn gamespy1(state: &SharedState, settings: &Settings) -> GameSpy1Responder {
+    GameSpy1Responder::new(
+        state.clone(),
+        GameSpy1Config {
+            game_name: settings.gamespy1_game_name.clone(),
+            encoding: settings.encoding,
+            ..GameSpy1Config::default()
+        },
+    )
 }
 
 fn onequery(state: &SharedState, settings: &Settings) -> OneQueryResponder {
@@ -191,15 +206,10 @@ mod tests {
     }
 
     #[test]
-    fn every_single_protocol_but_gamespy_and_all_build() {
+    fn every_role_builds() {
         let state = SharedState::default();
         let settings = Settings::default();
-        for role in [
-            Role::One(Protocol::Sqp),
-            Role::One(Protocol::OneQuery),
-            Role::One(Protocol::Samp),
-            Role::All,
-        ] {
+        for role in Protocol::ALL.map(Role::One).into_iter().chain([Role::All]) {
             assert!(build(role, &state, &settings).is_ok(), "{role}");
         }
     }

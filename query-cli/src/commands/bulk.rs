@@ -14,10 +14,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::stream::{self, Stream, StreamExt};
+use futures_util::FutureExt;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use query_net::bulk::{bulk, BulkConfig};
-use query_net::{engines, Options, Protocol, QueryError};
-use serde_json::{json, Map, Value};
+use query_net::{engines, Options, Protocol, QueryError, ServerStatus};
+use serde::Serialize;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::address::{default_port, HostPort};
@@ -90,15 +91,24 @@ pub async fn run(args: BulkArgs, quiet: bool) -> Outcome {
 
     let started = Instant::now();
     let mut tally = Tally::default();
-    let stdout_is_terminal = io::stdout().is_terminal();
     let mut out = tokio::io::BufWriter::new(tokio::io::stdout());
     let mut interrupted = false;
     let write_failed = loop {
-        let done = tokio::select! {
-            done = results.next() => done,
-            _ = tokio::signal::ctrl_c() => {
-                interrupted = true;
-                None
+        // Results that are ready go out in one write; before waiting for more, what is
+        // buffered is flushed, so a reader downstream sees each result without delay.
+        let done = match results.next().now_or_never() {
+            Some(done) => done,
+            None => {
+                if let Err(e) = out.flush().await {
+                    break Some(e);
+                }
+                tokio::select! {
+                    done = results.next() => done,
+                    _ = tokio::signal::ctrl_c() => {
+                        interrupted = true;
+                        None
+                    }
+                }
             }
         };
         let Some(done) = done else { break None };
@@ -127,13 +137,10 @@ pub async fn run(args: BulkArgs, quiet: bool) -> Outcome {
             }
         };
         progress.inc(1);
-        let mut line = record.to_string();
+        let mut line = record
+            .map_err(|e| Failure::internal(format!("cannot format a result as JSON: {e}")))?;
         line.push('\n');
-        let written = match out.write_all(line.as_bytes()).await {
-            Ok(()) if stdout_is_terminal => out.flush().await,
-            other => other,
-        };
-        if let Err(e) = written {
+        if let Err(e) = out.write_all(line.as_bytes()).await {
             break Some(e);
         }
     };
@@ -322,40 +329,43 @@ fn parse_address(text: &str) -> Result<HostPort, Failure> {
         .map_err(|e| Failure::usage(e.to_string()))
 }
 
-/// An answer: the status's JSON with the input's target and line.
-fn success_record(entry: &Entry, status: &query_net::ServerStatus) -> Value {
-    let mut value =
-        serde_json::to_value(status).unwrap_or_else(|e| json!({ "error": e.to_string() }));
-    if let Value::Object(fields) = &mut value {
-        fields.insert("target".into(), Value::String(entry.target.clone()));
-        fields.insert("line".into(), Value::from(entry.line));
-    }
-    value
+/// An answer: the status's fields, then the input's target and line.
+#[derive(Debug, Serialize)]
+struct Answer<'a> {
+    #[serde(flatten)]
+    status: &'a ServerStatus,
+    target: &'a str,
+    line: u64,
 }
 
 /// A failure: what was asked, and why it failed.
-fn failure_record(entry: &Entry, category: Category, message: &str) -> Value {
-    let mut fields = Map::new();
-    fields.insert("target".into(), Value::String(entry.target.clone()));
-    fields.insert("line".into(), Value::from(entry.line));
-    fields.insert(
-        "protocol".into(),
-        entry
-            .protocol
-            .map_or(Value::Null, |p| Value::String(p.to_string())),
-    );
-    fields.insert(
-        "address".into(),
-        entry
-            .address
-            .map_or(Value::Null, |a| Value::String(a.to_string())),
-    );
-    fields.insert("error".into(), Value::String(message.to_owned()));
-    fields.insert(
-        "error_kind".into(),
-        Value::String(category.name().to_owned()),
-    );
-    Value::Object(fields)
+#[derive(Debug, PartialEq, Serialize)]
+struct Failed<'a> {
+    target: &'a str,
+    line: u64,
+    protocol: Option<Protocol>,
+    address: Option<SocketAddr>,
+    error: &'a str,
+    error_kind: &'static str,
+}
+
+fn success_record(entry: &Entry, status: &ServerStatus) -> serde_json::Result<String> {
+    serde_json::to_string(&Answer {
+        status,
+        target: &entry.target,
+        line: entry.line,
+    })
+}
+
+fn failure_record(entry: &Entry, category: Category, message: &str) -> serde_json::Result<String> {
+    serde_json::to_string(&Failed {
+        target: &entry.target,
+        line: entry.line,
+        protocol: entry.protocol,
+        address: entry.address,
+        error: message,
+        error_kind: category.name(),
+    })
 }
 
 fn summary(tally: &Tally, elapsed: Duration, interrupted: bool) -> String {
@@ -365,14 +375,15 @@ fn summary(tally: &Tally, elapsed: Duration, interrupted: bool) -> String {
     } else {
         0.0
     };
+    let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     format!(
-        "gsq: bulk{}: {} answered, {} timed out, {} failed, {} bad lines; {} targets in {:.1} s ({:.0}/s)",
+        "gsq: bulk{}: {} answered, {} timed out, {} failed, {}; {} in {:.1} s ({:.0}/s)",
         if interrupted { " interrupted" } else { "" },
         tally.answered,
         tally.timed_out,
         tally.failed,
-        tally.bad_lines,
-        tally.total(),
+        plural(tally.bad_lines, "bad line", "bad lines"),
+        plural(tally.total(), "target", "targets"),
         seconds,
         rate
     )
@@ -424,7 +435,7 @@ mod tests {
     }
 
     #[test]
-    fn failure_records_have_the_documented_fields() {
+    fn failure_records_have_the_documented_fields_in_order() {
         let entry = Entry {
             line: 7,
             target: "127.0.0.1:9".into(),
@@ -432,13 +443,10 @@ mod tests {
             address: Some("127.0.0.1:9".parse().unwrap()),
             problem: None,
         };
-        let record = failure_record(&entry, Category::Timeout, "no reply");
+        let record = failure_record(&entry, Category::Timeout, "no reply").unwrap();
         assert_eq!(
             record,
-            json!({
-                "target": "127.0.0.1:9", "line": 7, "protocol": "sqp",
-                "address": "127.0.0.1:9", "error": "no reply", "error_kind": "timeout"
-            })
+            r#"{"target":"127.0.0.1:9","line":7,"protocol":"sqp","address":"127.0.0.1:9","error":"no reply","error_kind":"timeout"}"#
         );
     }
 }

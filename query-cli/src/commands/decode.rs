@@ -13,11 +13,10 @@ use query_net::Protocol;
 use query_specs::{gamespy1, onequery, samp, sqp};
 use query_wire::{Decode, TextEncoding};
 use serde::Serialize;
-use serde_json::{json, Value};
 
 use crate::cli::{DecodeArgs, PacketKind};
 use crate::exit::{Category, Failure, Outcome};
-use crate::output::{print_line, to_json};
+use crate::output::{print_line, to_json, OrderedJson};
 
 /// One input file's bytes.
 #[derive(Debug)]
@@ -36,30 +35,58 @@ impl Datagram {
 pub fn run(args: &DecodeArgs, quiet: bool) -> Outcome {
     let datagrams = read_inputs(&args.files, args.hex)?;
     let encoding = args.encoding.unwrap_or(TextEncoding::Windows1252);
-    let decoded = match args.protocol {
+    let (body, notes) = match args.protocol {
         Protocol::Sqp => decode_sqp(&datagrams, args),
         Protocol::OneQuery => each_datagram(&datagrams, |d| decode_onequery(d, args.as_kind)),
         Protocol::Samp => each_datagram(&datagrams, |d| decode_samp(d, args.as_kind, encoding)),
         Protocol::GameSpy1 => decode_gamespy1(&datagrams, args.as_kind, encoding),
     }?;
     if !quiet {
-        for note in &decoded.notes {
+        for note in &notes {
             eprintln!("gsq: note: {note}");
         }
     }
-    let mut document = json!({ "protocol": args.protocol });
-    if let (Value::Object(out), Value::Object(body)) = (&mut document, decoded.body) {
-        out.extend(body);
-    }
+    let document = Document {
+        protocol: args.protocol,
+        body,
+    };
     print_line(&to_json(&document, args.pretty)?)
 }
 
-/// What a decode produced: the JSON fields after `protocol`, and remarks for stderr.
-#[derive(Debug, Default)]
-struct Decoded {
-    body: Value,
-    notes: Vec<String>,
+/// What `decode` prints.
+#[derive(Debug, Serialize)]
+struct Document {
+    protocol: Protocol,
+    #[serde(flatten)]
+    body: Body,
 }
+
+/// One reading, or one per datagram.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum Body {
+    One(Reading),
+    Many { datagrams: Vec<Reading> },
+}
+
+/// A datagram (or a reply put together from several) read as one kind of packet.
+#[derive(Debug, Serialize)]
+struct Reading {
+    /// The file, when several were given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<String>,
+    /// `request` or `reply`.
+    #[serde(rename = "type")]
+    kind: &'static str,
+    /// SQP query responses: the chunk set the reply was decoded with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    chunks: Option<Vec<&'static str>>,
+    /// The decoded packet, in declaration order.
+    packet: OrderedJson,
+}
+
+/// A reading and remarks for stderr.
+type Decoded = (Reading, Vec<String>);
 
 fn read_inputs(files: &[PathBuf], hex: bool) -> Outcome<Vec<Datagram>> {
     let mut stdin_used = false;
@@ -117,34 +144,37 @@ fn parse_hex(path: &Path, text: &[u8]) -> Outcome<Vec<u8>> {
 fn each_datagram(
     datagrams: &[Datagram],
     decode: impl Fn(&Datagram) -> Outcome<Decoded>,
-) -> Outcome<Decoded> {
+) -> Outcome<(Body, Vec<String>)> {
     if let [only] = datagrams {
-        return decode(only);
+        let (reading, notes) = decode(only)?;
+        return Ok((Body::One(reading), notes));
     }
-    let mut items = Vec::with_capacity(datagrams.len());
+    let mut readings = Vec::with_capacity(datagrams.len());
     let mut notes = Vec::new();
     for datagram in datagrams {
-        let mut one = decode(datagram)?;
-        if let Value::Object(fields) = &mut one.body {
-            fields.insert("file".into(), Value::String(datagram.name()));
-        }
-        items.push(one.body);
-        notes.extend(one.notes);
+        let (mut reading, more) = decode(datagram)?;
+        reading.file = Some(datagram.name());
+        readings.push(reading);
+        notes.extend(more);
     }
-    Ok(Decoded {
-        body: json!({ "datagrams": items }),
+    Ok((
+        Body::Many {
+            datagrams: readings,
+        },
         notes,
-    })
+    ))
 }
 
 /// The outcome of trying one reading.
-type Attempt = Result<Value, query_wire::Error>;
+type Attempt = Result<OrderedJson, query_wire::Error>;
 
-fn serialize<T: Serialize>(value: &T) -> Value {
-    serde_json::to_value(value).unwrap_or_else(|e| json!({ "unserializable": e.to_string() }))
+/// A decoded packet as ordered JSON. Serializing a declared packet cannot fail; if it ever
+/// did, the error shows up in the output rather than being lost.
+fn serialize<T: Serialize>(value: &T) -> OrderedJson {
+    OrderedJson::of(value).unwrap_or_else(|e| OrderedJson::String(e.to_string()))
 }
 
-/// Picks the reading(s) that decoded. `prefer` breaks a tie: which kind these bytes most
+/// Picks the reading that decoded. `prefer` breaks a tie: which kind these bytes most
 /// likely are when both readings fit.
 fn choose(
     datagram: &Datagram,
@@ -154,7 +184,12 @@ fn choose(
     reply: impl FnOnce() -> Attempt,
     prefer: PacketKind,
 ) -> Outcome<Decoded> {
-    let packet = |kind: PacketKind, value: Value| json!({ "type": kind.name(), "packet": value });
+    let reading = |kind: PacketKind, packet: OrderedJson| Reading {
+        file: None,
+        kind: kind.name(),
+        chunks: None,
+        packet,
+    };
     let malformed = |kind: PacketKind, error: &query_wire::Error| {
         Failure::new(
             Category::Malformed,
@@ -165,43 +200,30 @@ fn choose(
             ),
         )
     };
+    let attempt = |kind: PacketKind, result: Attempt| {
+        result
+            .map(|packet| (reading(kind, packet), Vec::new()))
+            .map_err(|e| malformed(kind, &e))
+    };
     match forced {
-        Some(kind @ PacketKind::Request) => request()
-            .map(|v| Decoded {
-                body: packet(kind, v),
-                notes: Vec::new(),
-            })
-            .map_err(|e| malformed(kind, &e)),
-        Some(kind @ PacketKind::Reply) => reply()
-            .map(|v| Decoded {
-                body: packet(kind, v),
-                notes: Vec::new(),
-            })
-            .map_err(|e| malformed(kind, &e)),
+        Some(PacketKind::Request) => attempt(PacketKind::Request, request()),
+        Some(PacketKind::Reply) => attempt(PacketKind::Reply, reply()),
         None => match (request(), reply()) {
             (Ok(req), Ok(rep)) => {
-                let (kind, value, other) = match prefer {
+                let (kind, packet, other) = match prefer {
                     PacketKind::Request => (PacketKind::Request, req, PacketKind::Reply),
                     PacketKind::Reply => (PacketKind::Reply, rep, PacketKind::Request),
                 };
-                Ok(Decoded {
-                    body: packet(kind, value),
-                    notes: vec![format!(
-                        "{}: these bytes also decode as a {protocol} {}; --as {} shows that reading",
-                        datagram.name(),
-                        other.name(),
-                        other.name()
-                    )],
-                })
+                let note = format!(
+                    "{}: these bytes also decode as a {protocol} {}; --as {} shows that reading",
+                    datagram.name(),
+                    other.name(),
+                    other.name()
+                );
+                Ok((reading(kind, packet), vec![note]))
             }
-            (Ok(req), Err(_)) => Ok(Decoded {
-                body: packet(PacketKind::Request, req),
-                notes: Vec::new(),
-            }),
-            (Err(_), Ok(rep)) => Ok(Decoded {
-                body: packet(PacketKind::Reply, rep),
-                notes: Vec::new(),
-            }),
+            (Ok(req), Err(_)) => Ok((reading(PacketKind::Request, req), Vec::new())),
+            (Err(_), Ok(rep)) => Ok((reading(PacketKind::Reply, rep), Vec::new())),
             (Err(req), Err(rep)) => {
                 // The reading that got further is more likely the intended one.
                 let (kind, error, other_kind, other) = if req.offset() > rep.offset() {
@@ -270,16 +292,18 @@ fn with_chunk_set<T>(
     }))
 }
 
-fn decode_sqp(datagrams: &[Datagram], args: &DecodeArgs) -> Outcome<Decoded> {
+fn decode_sqp(datagrams: &[Datagram], args: &DecodeArgs) -> Outcome<(Body, Vec<String>)> {
     if let [only] = datagrams {
-        return decode_sqp_datagram(only, args);
+        let (reading, notes) = decode_sqp_datagram(only, args)?;
+        return Ok((Body::One(reading), notes));
     }
     if args.as_kind == Some(PacketKind::Request) {
         return Err(Failure::usage(
             "several files are the parts of one reply; decode requests one file at a time",
         ));
     }
-    decode_sqp_split_reply(datagrams, args.chunks)
+    let (reading, notes) = decode_sqp_split_reply(datagrams, args.chunks)?;
+    Ok((Body::One(reading), notes))
 }
 
 fn decode_sqp_datagram(datagram: &Datagram, args: &DecodeArgs) -> Outcome<Decoded> {
@@ -303,7 +327,7 @@ fn decode_sqp_datagram(datagram: &Datagram, args: &DecodeArgs) -> Outcome<Decode
     } else {
         PacketKind::Request
     };
-    let mut decoded = choose(
+    let (mut reading, mut notes) = choose(
         datagram,
         Protocol::Sqp,
         args.as_kind,
@@ -311,18 +335,17 @@ fn decode_sqp_datagram(datagram: &Datagram, args: &DecodeArgs) -> Outcome<Decode
         reply,
         prefer,
     )?;
-    let is_reply = decoded.body["type"] == "reply";
-    if let (true, Some(set)) = (is_reply, inferred.get()) {
-        decoded.body["chunks"] = json!(chunk_names(set));
+    if let (true, Some(set)) = (reading.kind == PacketKind::Reply.name(), inferred.get()) {
+        reading.chunks = Some(chunk_names(set));
         if args.chunks.is_none() && set != sqp::ChunkSet::all() {
-            decoded.notes.push(format!(
+            notes.push(format!(
                 "{}: the reply decodes with chunks {} (not all chunks); --chunks sets them",
                 datagram.name(),
                 chunk_names(set).join(",")
             ));
         }
     }
-    Ok(decoded)
+    Ok((reading, notes))
 }
 
 /// Several datagrams of one query response: each is a fragment; the payloads joined in
@@ -391,19 +414,29 @@ fn decode_sqp_split_reply(
             format!("malformed sqp reply (the parts' payloads joined in packet order): {e}"),
         )
     })?;
-    Ok(Decoded {
-        body: json!({
-            "type": "reply",
-            "chunks": chunk_names(set),
-            "packet": {
-                "challenge": head.challenge,
-                "version": head.version,
-                "packets": fragments.len(),
-                "chunks": value,
-            },
-        }),
-        notes: Vec::new(),
-    })
+    let packet = SplitReply {
+        challenge: head.challenge,
+        version: head.version,
+        packets: fragments.len(),
+        chunks: value,
+    };
+    let reading = Reading {
+        file: None,
+        kind: PacketKind::Reply.name(),
+        chunks: Some(chunk_names(set)),
+        packet: serialize(&packet),
+    };
+    Ok((reading, Vec::new()))
+}
+
+/// A query response put together from its parts.
+#[derive(Debug, Serialize)]
+struct SplitReply {
+    challenge: u32,
+    version: u16,
+    /// How many datagrams it came in.
+    packets: usize,
+    chunks: OrderedJson,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -431,7 +464,7 @@ fn decode_samp(
     encoding: TextEncoding,
 ) -> Outcome<Decoded> {
     let bytes = &datagram.bytes;
-    let mut decoded = choose(
+    let (mut reading, notes) = choose(
         datagram,
         Protocol::Samp,
         forced,
@@ -441,28 +474,19 @@ fn decode_samp(
         PacketKind::Request,
     )?;
     if encoding != TextEncoding::Windows1252 {
-        reread_strings(&mut decoded.body["packet"], encoding);
+        reading.packet.map_strings(&|text| reread(text, encoding));
     }
-    Ok(decoded)
+    Ok((reading, notes))
 }
 
 /// SA:MP text serializes as Windows-1252. That code page (as WHATWG and encoding_rs define
-/// it) gives every byte a distinct character, so encoding the JSON strings back to 1252
-/// recovers the wire bytes exactly, which are then read in the chosen encoding. Every string
-/// in a SA:MP packet is such text.
-fn reread_strings(value: &mut Value, encoding: TextEncoding) {
-    match value {
-        Value::String(text) => {
-            if let Some(bytes) = TextEncoding::Windows1252.encode(text) {
-                let reread = encoding.decode_lossy(&bytes).into_owned();
-                *text = reread;
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(|v| reread_strings(v, encoding)),
-        Value::Object(fields) => fields
-            .values_mut()
-            .for_each(|v| reread_strings(v, encoding)),
-        _ => {}
+/// it) gives every byte a distinct character, so encoding a JSON string back to 1252 recovers
+/// the wire bytes exactly, which are then read in the chosen encoding. Every string in a
+/// SA:MP packet is such text.
+fn reread(text: &str, encoding: TextEncoding) -> String {
+    match TextEncoding::Windows1252.encode(text) {
+        Some(bytes) => encoding.decode_lossy(&bytes).into_owned(),
+        None => text.to_owned(),
     }
 }
 
@@ -473,7 +497,7 @@ fn decode_gamespy1(
     datagrams: &[Datagram],
     forced: Option<PacketKind>,
     encoding: TextEncoding,
-) -> Outcome<Decoded> {
+) -> Outcome<(Body, Vec<String>)> {
     let reply = || gamespy1_reply(datagrams, encoding);
     if let [only] = datagrams {
         let bytes = &only.bytes;
@@ -490,14 +514,15 @@ fn decode_gamespy1(
             }
             _ => PacketKind::Reply,
         };
-        return choose(
+        let (reading, notes) = choose(
             only,
             Protocol::GameSpy1,
             forced,
             || requests.map(|r| serialize(&r)),
             reply,
             prefer,
-        );
+        )?;
+        return Ok((Body::One(reading), notes));
     }
     if forced == Some(PacketKind::Request) {
         return Err(Failure::usage(
@@ -510,10 +535,13 @@ fn decode_gamespy1(
             format!("malformed gamespy1 reply: {e}"),
         )
     })?;
-    Ok(Decoded {
-        body: json!({ "type": "reply", "packet": value }),
-        notes: Vec::new(),
-    })
+    let reading = Reading {
+        file: None,
+        kind: PacketKind::Reply.name(),
+        chunks: None,
+        packet: value,
+    };
+    Ok((Body::One(reading), Vec::new()))
 }
 
 /// The reply in the datagrams, put together by part number.
@@ -553,12 +581,8 @@ mod tests {
         // "Привет" in Windows-1251, as it serializes (read as 1252).
         let wire = [0xcf, 0xf0, 0xe8, 0xe2, 0xe5, 0xf2];
         let as_1252 = TextEncoding::Windows1252.decode_lossy(&wire).into_owned();
-        let mut value = json!({ "name": as_1252, "n": 3, "list": [as_1252] });
-        reread_strings(&mut value, TextEncoding::Windows1251);
-        assert_eq!(
-            value,
-            json!({ "name": "Привет", "n": 3, "list": ["Привет"] })
-        );
+        assert_eq!(reread(&as_1252, TextEncoding::Windows1251), "Привет");
+        assert_eq!(reread("plain", TextEncoding::Utf8), "plain");
     }
 
     #[test]

@@ -50,12 +50,18 @@ pub async fn run(args: ServeArgs) -> Outcome {
         onequery_public: args.onequery_public,
         onequery_secrets: args.onequery_secrets.clone(),
         samp_rcon_password: args.samp_rcon_password.clone(),
+        gamespy1_game_name: args.gamespy1_game_name.clone(),
     };
     let rate_limit = (!args.no_rate_limit).then(|| RateLimit {
         per_second: NonZeroU32::new(args.rate_limit).unwrap_or(NonZeroU32::MIN),
         burst: NonZeroU32::new(args.burst).unwrap_or(NonZeroU32::MIN),
         ..RateLimit::default()
     });
+
+    // Watch before announcing: a script that edits the file as soon as the ports are printed
+    // must not go unnoticed.
+    let shutdown = CancellationToken::new();
+    let watcher = spawn_reloader(&args.state, shared.clone(), shutdown.clone());
 
     let mut bound = Vec::with_capacity(roles.len());
     for (role, address) in roles {
@@ -79,7 +85,6 @@ pub async fn run(args: ServeArgs) -> Outcome {
 
     let stats = Arc::new(Stats::default());
     let source_log = Arc::new(Mutex::new(SourceLog::new(args.log_interval)));
-    let shutdown = CancellationToken::new();
     let mut loops = tokio::task::JoinSet::new();
     for (role, local, socket, responder) in bound {
         let service = Service::new(Observed::new(responder))
@@ -92,7 +97,6 @@ pub async fn run(args: ServeArgs) -> Outcome {
             (role, local, result)
         });
     }
-    let watcher = spawn_reloader(&args.state, shared.clone(), shutdown.clone());
 
     tracing::info!(
         "serving {:?} from {}; Ctrl-C stops",
@@ -356,6 +360,8 @@ fn spawn_reloader(
 ) -> Option<Box<dyn Watcher + Send>> {
     let (tx, mut rx) = mpsc::unbounded_channel::<()>();
     let watched = WatchedFile::new(path);
+    // One read once the watch is in place catches a change made since the first load.
+    let _ = tx.send(());
     let watcher = watched.watch(tx);
     if watcher.is_none() {
         tracing::warn!(

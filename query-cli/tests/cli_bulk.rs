@@ -1,0 +1,229 @@
+//! `gsq bulk`: NDJSON out for every target line, errors as objects, a summary on stderr.
+
+mod cli_support;
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use cli_support::{gsq_path, run, run_with_stdin, silent_socket, Server, StateDir, SAMPLE_STATE};
+
+/// The fields of a failure object, in order.
+const FAILURE_FIELDS: [&str; 6] = [
+    "target",
+    "line",
+    "protocol",
+    "address",
+    "error",
+    "error_kind",
+];
+
+fn serve() -> Server {
+    Server::start(
+        StateDir::new("toml", SAMPLE_STATE),
+        &[
+            "--sqp",
+            "127.0.0.1:0",
+            "--samp",
+            "127.0.0.1:0",
+            "--no-rate-limit",
+        ],
+        &["sqp", "samp"],
+    )
+}
+
+/// Results keyed by input line number.
+fn by_line(results: Vec<Value>) -> HashMap<u64, Value> {
+    let mut map = HashMap::new();
+    for result in results {
+        let line = result["line"].as_u64().expect("every result has its line");
+        assert!(
+            map.insert(line, result).is_none(),
+            "line {line} reported twice"
+        );
+    }
+    map
+}
+
+fn assert_failure(result: &Value, kind: &str, error_contains: &str) {
+    let object = result.as_object().expect("an object");
+    let mut keys: Vec<&str> = object.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    let mut expected = FAILURE_FIELDS.to_vec();
+    expected.sort_unstable();
+    assert_eq!(keys, expected, "{result:#}");
+    assert_eq!(result["error_kind"], kind, "{result:#}");
+    let error = result["error"].as_str().unwrap();
+    assert!(
+        error.contains(error_contains),
+        "{error_contains:?} not in {error:?}"
+    );
+}
+
+#[test]
+fn a_mixed_list_gives_one_line_per_target_and_a_summary() {
+    let server = serve();
+    let silent = silent_socket();
+    let silent_address = silent.local_addr().unwrap().to_string();
+    let list = format!(
+        "# servers to check\n\
+         \n\
+         sqp {sqp}\n\
+         samp {samp}\n\
+         quake3 127.0.0.1:1\n\
+         sqp 127.0.0.1:99999\n\
+         sqp {silent}\n\
+         \t# an indented comment\n\
+         {samp}\n\
+         samp no-such-host.invalid\n\
+         sqp one two\n\
+         SQP {sqp}\n",
+        sqp = server.addr("sqp"),
+        samp = server.addr("samp"),
+        silent = silent_address,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("servers.txt");
+    std::fs::write(&path, list).unwrap();
+
+    let ran = run(&["bulk", path.to_str().unwrap(), "-t", "200ms", "-r", "0"]);
+    let results = by_line(ran.json_lines());
+    assert_eq!(results.len(), 9, "{ran:#?}");
+
+    let sqp = &results[&3];
+    assert_eq!(sqp["protocol"], "sqp");
+    assert_eq!(sqp["address"], server.addr("sqp"));
+    assert_eq!(sqp["name"], "Café Zoë");
+    assert_eq!(sqp["num_players"], 2);
+    assert_eq!(sqp["players"][1]["name"], "Jürgen");
+    assert_eq!(sqp["target"], server.addr("sqp"));
+    assert!(sqp.get("error").is_none());
+    assert_eq!(results[&4]["protocol"], "samp");
+    assert_eq!(results[&4]["password"], false);
+    assert_eq!(
+        results[&12]["protocol"], "sqp",
+        "protocol names ignore case"
+    );
+
+    assert_failure(&results[&5], "usage", "unknown protocol \"quake3\"");
+    assert_eq!(results[&5]["protocol"], Value::Null);
+    assert_failure(&results[&6], "usage", "out of range");
+    assert_eq!(results[&6]["protocol"], "sqp");
+    assert_failure(&results[&7], "timeout", "no reply");
+    assert_eq!(results[&7]["address"], silent_address);
+    assert_failure(&results[&9], "usage", "--protocol");
+    assert_failure(&results[&10], "network", "cannot resolve");
+    assert_failure(
+        &results[&11],
+        "usage",
+        "expected '<protocol> <host[:port]>'",
+    );
+
+    let summary = ran.stderr.trim();
+    assert!(
+        summary.starts_with(
+            "gsq: bulk: 3 answered, 1 timed out, 1 failed, 4 bad lines; 9 targets in "
+        ),
+        "{summary}"
+    );
+}
+
+#[test]
+fn stdin_with_a_default_protocol() {
+    let server = serve();
+    let input = format!("{0}\n{0}\n\n# done\n", server.addr("samp"));
+    let ran = run_with_stdin(
+        &[
+            "bulk",
+            "--protocol",
+            "samp",
+            "-",
+            "--concurrency",
+            "1",
+            "--rate",
+            "50",
+        ],
+        &input,
+    );
+    let results = ran.json_lines();
+    assert_eq!(results.len(), 2, "{ran:#?}");
+    for result in &results {
+        assert_eq!(result["protocol"], "samp");
+        assert_eq!(result["name"], "Café Zoë");
+    }
+    assert!(ran.stderr.contains("2 answered"), "{}", ran.stderr);
+
+    let ran = run_with_stdin(&["bulk", "--quiet"], "");
+    assert_eq!(ran.code, Some(0), "{ran:#?}");
+    assert_eq!(ran.stdout, "");
+    assert_eq!(ran.stderr, "");
+}
+
+#[test]
+fn many_targets_through_a_small_window() {
+    let server = serve();
+    let input: String = (0..60)
+        .map(|i| {
+            let protocol = if i % 2 == 0 { "sqp" } else { "samp" };
+            format!("{protocol} {}\n", server.addr(protocol))
+        })
+        .collect();
+    let started = Instant::now();
+    let ran = run_with_stdin(&["bulk", "--concurrency", "8", "--sockets", "2"], &input);
+    let results = by_line(ran.json_lines());
+    assert_eq!(results.len(), 60);
+    assert!(
+        results.values().all(|r| r["name"] == "Café Zoë"),
+        "{ran:#?}"
+    );
+    assert!(
+        ran.stderr
+            .contains("60 answered, 0 timed out, 0 failed, 0 bad lines"),
+        "{}",
+        ran.stderr
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+#[test]
+fn results_stream_while_the_list_is_still_being_written() {
+    let server = serve();
+    let mut child = Command::new(gsq_path())
+        .args(["bulk", "--protocol", "sqp"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{}", server.addr("sqp")).unwrap();
+    stdin.flush().unwrap();
+
+    // The first result arrives although stdin is still open.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let first = rx.recv_timeout(Duration::from_secs(10));
+    let first = first.unwrap_or_else(|_| {
+        let _ = child.kill();
+        panic!("no result before the end of the input");
+    });
+    let first: Value = serde_json::from_str(&first).unwrap();
+    assert_eq!(first["name"], "Café Zoë");
+
+    writeln!(stdin, "{}", server.addr("sqp")).unwrap();
+    drop(stdin);
+    let second = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("a second result");
+    assert!(second.contains("Café Zoë"));
+    let status = child.wait().unwrap();
+    assert!(status.success());
+}

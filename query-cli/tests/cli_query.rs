@@ -1,0 +1,365 @@
+//! `gsq query` against a `gsq serve` started by the test on 127.0.0.1, port 0.
+//!
+//! The JSON is checked field by field against the state the server was given, for every
+//! protocol, with what each protocol can carry (SQP has no password flag, OneQuery no map...).
+
+mod cli_support;
+
+use serde_json::{json, Value};
+
+use cli_support::{run, Server, StateDir, SAMPLE_STATE};
+
+/// Every field of the ServerStatus JSON, in order; `teams` only when there are any.
+const STATUS_FIELDS: [&str; 14] = [
+    "protocol",
+    "address",
+    "name",
+    "map",
+    "game_type",
+    "version",
+    "num_players",
+    "max_players",
+    "password",
+    "players",
+    "rules",
+    "ping_ms",
+    "complete",
+    "raw",
+];
+
+fn serve_all_single() -> Server {
+    Server::start(
+        StateDir::new("toml", SAMPLE_STATE),
+        &[
+            "--sqp",
+            "127.0.0.1:0",
+            "--onequery",
+            "127.0.0.1:0",
+            "--samp",
+            "127.0.0.1:0",
+            "--gamespy1",
+            "127.0.0.1:0",
+        ],
+        &["sqp", "onequery", "samp", "gamespy1"],
+    )
+}
+
+fn query_json(protocol: &str, address: &str, extra: &[&str]) -> Value {
+    let mut args = vec!["query", protocol, address, "--json", "-t", "500ms"];
+    args.extend_from_slice(extra);
+    run(&args).json()
+}
+
+/// The shape every protocol shares: all fields present, in order, with the right types,
+/// and the values the state says.
+fn check_common(status: &Value, protocol: &str, address: &str) {
+    let object = status.as_object().expect("an object");
+    let keys: Vec<&str> = object.keys().map(String::as_str).collect();
+    let expected: Vec<&str> = STATUS_FIELDS
+        .iter()
+        .copied()
+        .filter(|f| *f != "teams")
+        .collect();
+    let without_teams: Vec<&str> = keys.iter().copied().filter(|k| *k != "teams").collect();
+    // serde_json sorts keys unless asked not to; compare as sets, then check types.
+    let mut sorted_keys = without_teams.clone();
+    sorted_keys.sort_unstable();
+    let mut sorted_expected = expected.clone();
+    sorted_expected.sort_unstable();
+    assert_eq!(sorted_keys, sorted_expected, "{status:#}");
+
+    assert_eq!(status["protocol"], protocol);
+    assert_eq!(status["address"], address);
+    assert_eq!(status["name"], "Café Zoë");
+    assert_eq!(status["num_players"], 2);
+    assert_eq!(status["max_players"], 16);
+    assert!(status["map"].is_string() || status["map"].is_null());
+    assert!(status["game_type"].is_string() || status["game_type"].is_null());
+    assert!(status["version"].is_string() || status["version"].is_null());
+    assert!(status["password"].is_boolean() || status["password"].is_null());
+    let ping = status["ping_ms"].as_f64().expect("ping_ms is a number");
+    assert!((0.0..1000.0).contains(&ping), "{ping}");
+    assert_eq!(status["complete"], true);
+    assert!(status["raw"].is_object(), "{status:#}");
+    assert!(status["rules"].is_object(), "{status:#}");
+}
+
+fn player_names(status: &Value) -> Vec<&str> {
+    status["players"]
+        .as_array()
+        .expect("players is an array")
+        .iter()
+        .map(|p| p["name"].as_str().expect("a player name"))
+        .collect()
+}
+
+#[test]
+fn sqp_json_field_by_field() {
+    let server = serve_all_single();
+    let address = server.addr("sqp");
+    let status = query_json("sqp", &address, &[]);
+    check_common(&status, "sqp", &address);
+    assert_eq!(status["map"], "Highrise");
+    assert_eq!(status["game_type"], "Team Deathmatch");
+    assert_eq!(status["version"], "1.0.3");
+    assert_eq!(status["password"], Value::Null, "SQP has no password flag");
+    assert_eq!(player_names(&status), ["Zoë", "Jürgen"]);
+    assert_eq!(status["players"][0]["score"], 42);
+    assert_eq!(status["players"][0]["ping"], 31);
+    assert_eq!(status["players"][1]["score"], 17);
+    assert_eq!(
+        status["rules"],
+        json!({"round_time": "300", "difficulty": "hard"})
+    );
+}
+
+#[test]
+fn onequery_json_field_by_field() {
+    let server = serve_all_single();
+    let address = server.addr("onequery");
+    let status = query_json("onequery", &address, &[]);
+    check_common(&status, "onequery", &address);
+    assert_eq!(status["version"], "1.0.3");
+    assert_eq!(player_names(&status), ["Zoë", "Jürgen"]);
+}
+
+#[test]
+fn samp_json_field_by_field() {
+    let server = serve_all_single();
+    let address = server.addr("samp");
+    let status = query_json("samp", &address, &[]);
+    check_common(&status, "samp", &address);
+    assert_eq!(status["map"], "Highrise");
+    assert_eq!(status["game_type"], "Team Deathmatch");
+    assert_eq!(status["version"], "1.0.3");
+    assert_eq!(status["password"], false);
+    assert_eq!(player_names(&status), ["Zoë", "Jürgen"]);
+    assert_eq!(status["players"][1]["score"], 17);
+    assert_eq!(status["players"][1]["ping"], 54);
+    assert_eq!(status["rules"]["round_time"], "300");
+    assert_eq!(status["rules"]["difficulty"], "hard");
+}
+
+#[test]
+fn gamespy1_json_field_by_field() {
+    let server = serve_all_single();
+    let address = server.addr("gamespy1");
+    let status = query_json("gamespy1", &address, &[]);
+    check_common(&status, "gamespy1", &address);
+    assert_eq!(status["map"], "Highrise");
+    assert_eq!(player_names(&status), ["Zoë", "Jürgen"]);
+    assert_eq!(status["players"][0]["score"], 42);
+    assert_eq!(status["rules"]["round_time"], "300");
+}
+
+#[test]
+fn pretty_json_is_the_same_object_indented() {
+    let server = serve_all_single();
+    let address = server.addr("sqp");
+    let ran = run(&["query", "sqp", &address, "--pretty"]);
+    assert_eq!(ran.code, Some(0), "{ran:#?}");
+    assert!(
+        ran.stdout.starts_with("{\n  \"protocol\": \"sqp\",\n"),
+        "{}",
+        ran.stdout
+    );
+    let status: Value = serde_json::from_str(&ran.stdout).unwrap();
+    assert_eq!(status["name"], "Café Zoë");
+}
+
+#[test]
+fn json_is_the_default_when_stdout_is_not_a_terminal_and_table_can_be_forced() {
+    let server = serve_all_single();
+    let address = server.addr("samp");
+    let ran = run(&["query", "samp", &address]);
+    let status: Value = ran.json();
+    assert_eq!(status["name"], "Café Zoë");
+    assert_eq!(ran.stdout.lines().count(), 1, "one JSON line");
+
+    let ran = run(&["query", "samp", &address, "--table"]);
+    assert_eq!(ran.code, Some(0), "{ran:#?}");
+    let table = &ran.stdout;
+    assert!(
+        table.starts_with(&format!("samp {address}, answered in ")),
+        "{table}"
+    );
+    for text in [
+        "Café Zoë",
+        "Highrise",
+        "2 / 16",
+        "Players (2)",
+        "Zoë",
+        "Jürgen",
+        "Rules",
+        "round_time",
+        "hard",
+    ] {
+        assert!(table.contains(text), "{text} missing:\n{table}");
+    }
+}
+
+#[test]
+fn fetch_none_asks_only_for_the_server_info() {
+    let server = serve_all_single();
+    let status = query_json("sqp", &server.addr("sqp"), &["--fetch", "none"]);
+    assert_eq!(status["name"], "Café Zoë");
+    assert_eq!(status["num_players"], 2);
+    assert_eq!(status["players"], json!([]));
+    assert_eq!(status["rules"], json!({}));
+
+    let status = query_json("sqp", &server.addr("sqp"), &["--fetch", "rules"]);
+    assert_eq!(status["players"], json!([]));
+    assert_eq!(status["rules"]["difficulty"], "hard");
+}
+
+#[test]
+fn auto_finds_the_protocol_on_a_port() {
+    let server = serve_all_single();
+    for protocol in ["sqp", "onequery", "samp"] {
+        let address = server.addr(protocol);
+        let status = query_json("auto", &address, &[]);
+        assert_eq!(status["protocol"], protocol, "{status:#}");
+        assert_eq!(status["address"], address);
+        assert_eq!(status["name"], "Café Zoë");
+    }
+}
+
+#[test]
+fn auto_against_one_port_serving_all_protocols_reports_one_answer() {
+    let server = Server::start(
+        StateDir::new("toml", SAMPLE_STATE),
+        &["--all", "127.0.0.1:0"],
+        &["sqp", "onequery", "samp", "gamespy1"],
+    );
+    let address = server.addr("sqp");
+    let status = query_json("auto", &address, &[]);
+    assert_eq!(status["address"], address);
+    assert_eq!(status["name"], "Café Zoë");
+    for protocol in ["sqp", "onequery", "samp", "gamespy1"] {
+        let status = query_json(protocol, &address, &[]);
+        assert_eq!(status["protocol"], protocol);
+        assert_eq!(status["name"], "Café Zoë");
+    }
+}
+
+#[test]
+fn text_encoding_is_chosen_for_samp() {
+    let state = StateDir::new("toml", "name = \"Привет\"\nmax_players = 4\n");
+    let server = Server::start(
+        state,
+        &["--samp", "127.0.0.1:0", "--encoding", "windows-1251"],
+        &["samp"],
+    );
+    let address = server.addr("samp");
+    let right = query_json("samp", &address, &["--encoding", "windows-1251"]);
+    assert_eq!(right["name"], "Привет");
+    let default = query_json("samp", &address, &[]);
+    assert_ne!(default["name"], "Привет", "read as Windows-1252 by default");
+    assert_eq!(
+        default["name"].as_str().unwrap().chars().count(),
+        6,
+        "one character per byte"
+    );
+}
+
+#[test]
+fn samp_rcon_runs_a_command_and_prints_its_lines() {
+    let server = Server::start(
+        StateDir::new("toml", SAMPLE_STATE),
+        &["--samp", "127.0.0.1:0", "--samp-rcon-password", "changeme"],
+        &["samp"],
+    );
+    let address = server.addr("samp");
+    let out = run(&[
+        "query",
+        "samp",
+        &address,
+        "--rcon-password",
+        "changeme",
+        "--rcon",
+        "players",
+        "--json",
+    ])
+    .json();
+    assert_eq!(out["protocol"], "samp");
+    assert_eq!(out["command"], "players");
+    let lines: Vec<&str> = out["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(
+        lines[1].contains("Zoë") && lines[2].contains("Jürgen"),
+        "{lines:?}"
+    );
+
+    // The password may come from the environment instead of the command line.
+    let ran = cli_support::gsq(&[
+        "query",
+        "samp",
+        &address,
+        "--rcon",
+        "echo hello there",
+        "--table",
+    ])
+    .env("GSQ_RCON_PASSWORD", "changeme")
+    .output()
+    .unwrap();
+    assert_eq!(String::from_utf8_lossy(&ran.stdout), "hello there\n");
+}
+
+#[test]
+fn onequery_token_opens_a_private_server() {
+    let server = Server::start(
+        StateDir::new("toml", SAMPLE_STATE),
+        &[
+            "--onequery",
+            "127.0.0.1:0",
+            "--onequery-public",
+            "none",
+            "--onequery-secret",
+            "s3cret",
+        ],
+        &["onequery"],
+    );
+    let status = query_json("onequery", &server.addr("onequery"), &["--token", "s3cret"]);
+    assert_eq!(status["name"], "Café Zoë");
+    assert_eq!(player_names(&status), ["Zoë", "Jürgen"]);
+}
+
+#[test]
+fn ipv6_loopback_works_when_available() {
+    if std::net::UdpSocket::bind("[::1]:0").is_err() {
+        eprintln!("skipping: no IPv6 loopback here");
+        return;
+    }
+    let server = Server::start(
+        StateDir::new("toml", SAMPLE_STATE),
+        &["--sqp", "[::1]:0"],
+        &["sqp"],
+    );
+    let address = server.addr("sqp");
+    assert!(address.starts_with("[::1]:"), "{address}");
+    let status = query_json("sqp", &address, &[]);
+    assert_eq!(status["address"], address);
+    assert_eq!(status["name"], "Café Zoë");
+}
+
+#[test]
+fn host_names_resolve() {
+    use std::net::ToSocketAddrs;
+    let server = serve_all_single();
+    let port = server.addresses["samp"].port();
+    let first = ("localhost", port)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next());
+    if first.map(|a| a.ip()) != Some(std::net::Ipv4Addr::LOCALHOST.into()) {
+        eprintln!("skipping: localhost does not resolve to 127.0.0.1 first here ({first:?})");
+        return;
+    }
+    let status = query_json("samp", &format!("localhost:{port}"), &[]);
+    assert_eq!(status["name"], "Café Zoë");
+}
