@@ -475,10 +475,10 @@ fn gamedig_reads_samp_as_open_mp() {
             )
         })
         .collect();
-    c.field(
+    c.list(
         "players (name, score; no id or ping in `c`)",
-        served,
-        players,
+        &served,
+        &players,
     );
     c.finish();
 }
