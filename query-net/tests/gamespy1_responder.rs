@@ -7,7 +7,7 @@ use query_net::clock::Now;
 use query_net::engine::{DropReason, ReplySink, Responder, Verdict};
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder, MAX_REQUEST};
 use query_net::state::{PlayerState, ServerState, SharedState, TeamState};
-use query_specs::gamespy1::{Reassembly, Trailer, MAX_DATAGRAM};
+use query_specs::gamespy1::{Reassembly, Trailer, MAX_DATAGRAM, MAX_PARTS};
 use query_wire::kv::{self, FromKeyValues};
 use query_wire::TextEncoding;
 use rand::{RngExt, SeedableRng};
@@ -191,6 +191,27 @@ fn a_large_reply_is_split_into_datagrams_of_at_most_1400_bytes() {
         .handle(from(), b"\\players\\", Now::system(), &mut small);
     assert!(small.len() > replies.len());
     assert!(small.datagrams().all(|d| d.len() <= 600));
+
+    // So small that the whole reply would take more parts than clients accept: what fits
+    // goes, cut between pairs, and still ends with `\final\`.
+    let mut tiny = ReplySink::new(64);
+    h.responder
+        .handle(from(), b"\\status\\", Now::system(), &mut tiny);
+    assert!(tiny.len() <= MAX_PARTS as usize, "{} parts", tiny.len());
+    assert!(tiny.len() > 40, "{} parts", tiny.len());
+    let mut parts = Reassembly::new();
+    for datagram in tiny.datagrams() {
+        assert!(datagram.len() <= 64);
+        parts.push(datagram).unwrap();
+    }
+    assert!(parts.is_complete());
+    let reply = parts.reply().unwrap().reply;
+    assert_eq!(reply.num_players, Some(60));
+    assert!(!reply.players.is_empty() && reply.players.len() < 60);
+    assert!(reply
+        .players
+        .iter()
+        .all(|p| p.name.is_some() || p.index == reply.players.len() - 1));
 }
 
 #[test]

@@ -42,7 +42,7 @@ use std::time::{Duration, Instant};
 use indexmap::IndexMap;
 use query_specs::gamespy1::{
     Player as WirePlayer, Pushed, Reassembly, Reply, ReplyDatagrams, Request, Team as WireTeam,
-    ENCODING as REQUEST_ENCODING, FINAL_KEY, MAX_DATAGRAM, QUERYID_KEY,
+    ENCODING as REQUEST_ENCODING, FINAL_KEY, MAX_DATAGRAM, MAX_PARTS, QUERYID_KEY,
 };
 use query_wire::kv::{self, FromKeyValues, KvSink, ToKeyValues};
 use query_wire::TextEncoding;
@@ -489,17 +489,39 @@ impl Responder for GameSpy1Responder {
             return Verdict::Dropped(DropReason::Malformed);
         }
         let max = self.config.max_datagram.min(replies.max_datagram());
-        let Ok(datagrams) = ReplyDatagrams::new(&self.payload, self.next_query_id, max) else {
-            return Verdict::Dropped(DropReason::Unsupported);
-        };
-        self.next_query_id = self.next_query_id.wrapping_add(1);
-        for i in 0..datagrams.len() {
-            if replies.push_with(|buf| datagrams.write(i, buf)).is_err() {
+        let query_id = self.next_query_id;
+        loop {
+            let Ok(datagrams) = ReplyDatagrams::new(&self.payload, query_id, max) else {
                 return Verdict::Dropped(DropReason::Unsupported);
+            };
+            let parts = datagrams.len();
+            if parts > MAX_PARTS as usize {
+                // Clients refuse part numbers above MAX_PARTS (only small datagram caps get
+                // here): send what fits, cut between pairs.
+                let keep = self.payload.len() * (MAX_PARTS as usize) / parts * 9 / 10;
+                cut_between_pairs(&mut self.payload, keep);
+                continue;
             }
+            self.next_query_id = query_id.wrapping_add(1);
+            for i in 0..parts {
+                if replies.push_with(|buf| datagrams.write(i, buf)).is_err() {
+                    return Verdict::Dropped(DropReason::Unsupported);
+                }
+            }
+            return Verdict::Answered;
         }
-        Verdict::Answered
     }
+}
+
+/// Shortens `payload` to its pairs that end within `max_len` bytes.
+fn cut_between_pairs(payload: &mut Vec<u8>, max_len: usize) {
+    let end = kv::pairs(payload)
+        .map_while(Result::ok)
+        .map(|pair| pair.end_offset())
+        .take_while(|&end| end <= max_len)
+        .last()
+        .unwrap_or(0);
+    payload.truncate(end);
 }
 
 /// The encoded pairs of each reply section for one state snapshot, back to back.
