@@ -133,7 +133,7 @@ impl Drop for Serve {
 
 /// Reports a missing client: a skip locally, a failure under `CI=true`.
 fn client_missing(what: &str) -> Option<PathBuf> {
-    let hint = "run .ci/run, or install them as it does (npm ci and a venv in tests/interop)";
+    let hint = "tests/interop/install.sh installs them, as .ci/run does";
     if std::env::var("CI").is_ok_and(|v| v == "true") {
         panic!("{what} is missing; CI=true requires it ({hint})");
     }
