@@ -5,7 +5,8 @@
 //! Sends [`Options::gamespy_request`] (`\status\` by default) and feeds every datagram from the
 //! server to the specs' [`Reassembly`]: parts in any order, duplicates, `\final\` before or
 //! after `\queryid\`, all work. The query finishes as soon as every part up to the one with
-//! `\final\` is in.
+//! `\final\` is in. The request decides what comes back: [`Options::players`] and
+//! [`Options::rules`] do not apply here (ask `\info\` for the server fields alone).
 //!
 //! - Nothing at all arrived: the request is sent again after each timeout, and when the
 //!   attempts run out the query fails with a timeout (or with the decode error of the last

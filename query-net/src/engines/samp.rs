@@ -22,9 +22,9 @@
 //!   `o`, does not hold the result back for a whole timeout. `o` is sent once.
 //! - `ping_ms` is the `p` round trip, or the fastest other round trip when `p` got no answer
 //!   (`raw.ping_source` says which).
-//! - Text is decoded with [`Options::encoding`], Windows-1252 by default. The raw bytes of every
-//!   text that is not plain ASCII are kept, as hex, in `raw.text_hex`, so a caller can decode
-//!   them again in another code page.
+//! - Text is decoded with [`Options::encoding`], Windows-1252 by default. The raw bytes of the
+//!   host name, game mode, language, player names and rule values that are not plain ASCII are
+//!   kept, as hex, in `raw.text_hex`, so a caller can decode them again in another code page.
 //! - `map` is the `mapname` rule, `version` the `version` rule, `game_type` the game mode; the
 //!   language and the `i` reply's own numbers are in `raw.info`.
 //!
@@ -42,7 +42,8 @@
 //! open.mp's extra information) and `x` (only with an RCON password), each only at the exact
 //! size open.mp checks: 11 bytes, 15 for `p`, a fully parsed `x`. The reply copies the request's
 //! header. Replies are encoded once per state snapshot and then copied, so answering allocates
-//! nothing.
+//! nothing. Text is cut to open.mp's limits (see [`MAX_HOSTNAME`]) and to the one-byte lengths
+//! of names and rules; a reply that still exceeds the service's datagram cap is not sent.
 
 use std::borrow::Cow;
 use std::fmt;
