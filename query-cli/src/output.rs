@@ -164,11 +164,14 @@ fn or_dash(value: Option<&str>) -> String {
 /// The status as a header line, a key/value table, and tables of players, teams and rules.
 pub fn status_tables(status: &ServerStatus) -> String {
     let mut out = String::new();
+    // Loopback and LAN round trips are fractions of a millisecond.
+    let decimals = if status.ping_ms < 10.0 { 2 } else { 0 };
     let _ = writeln!(
         out,
-        "{} {}, answered in {:.1} ms{}",
+        "{} {}, answered in {:.*} ms{}",
         status.protocol,
         status.address,
+        decimals,
         status.ping_ms,
         if status.complete {
             ""
@@ -362,7 +365,7 @@ mod tests {
     fn tables_show_every_part_and_no_control_characters() {
         let text = status_tables(&status());
         assert!(
-            text.starts_with("sqp 127.0.0.1:7779, answered in 0.4 ms"),
+            text.starts_with("sqp 127.0.0.1:7779, answered in 0.42 ms"),
             "{text}"
         );
         for expected in [

@@ -209,19 +209,19 @@ fn progress_bar(total: Option<u64>, visible: bool) -> ProgressBar {
     if !visible {
         return ProgressBar::hidden();
     }
-    let bar = match total {
-        Some(total) => ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr())
-            .with_style(
-                ProgressStyle::with_template(
-                    "{bar:30.cyan/blue} {pos}/{len} {per_sec:.dim} ETA {eta} {msg}",
-                )
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            ),
-        None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()).with_style(
-            ProgressStyle::with_template("{spinner} {pos} done {per_sec:.dim} {elapsed} {msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-        ),
+    let template = match total {
+        Some(_) => "{bar:30.cyan/blue} {pos}/{len} {rate:.dim} ETA {eta} {msg}",
+        None => "{spinner} {pos} done {rate:.dim} {elapsed} {msg}",
     };
+    let style = ProgressStyle::with_template(template)
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .with_key(
+            "rate",
+            |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{:.0}/s", state.per_sec());
+            },
+        );
+    let bar = ProgressBar::with_draw_target(total, ProgressDrawTarget::stderr()).with_style(style);
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
 }

@@ -10,6 +10,7 @@ use indexmap::IndexMap;
 use query_net::service::Service;
 use query_net::state::{PlayerState, RuleValue, ServerState, SharedState, TeamState};
 use query_net::{driver, Options, Protocol, ServerStatus};
+use query_wire::Uuid;
 use tokio::net::UdpSocket;
 use tokio_util::sync::CancellationToken;
 
@@ -23,18 +24,20 @@ use crate::responders::{self, Boxed, Role, Settings};
 /// protocol's encoding (all of them are in Windows-1252, which SA:MP and GameSpy use).
 pub fn sample_state() -> ServerState {
     let players = [
-        ("Zoë", 42, 31, "red"),
-        ("Jürgen", 17, 54, "blue"),
-        ("Søren", 8, 120, "red"),
+        ("Zoë", 42, 31, "red", 0x5a6f_e8a1),
+        ("Jürgen", 17, 54, "blue", 0x4a75_7267),
+        ("Søren", 8, 120, "red", 0x536f_7265),
     ]
     .into_iter()
     .enumerate()
-    .map(|(i, (name, score, ping, team))| PlayerState {
+    .map(|(i, (name, score, ping, team, account))| PlayerState {
         name: name.to_owned(),
         score,
         ping,
         id: u32::try_from(i).ok(),
-        uuid: None,
+        uuid: Some(Uuid::from_u128(
+            0x0d3e_0000_0000_4000_8000_0000_0000_0000 | account,
+        )),
         team: Some(team.to_owned()),
     })
     .collect();
@@ -113,11 +116,17 @@ pub async fn run(args: &DemoArgs) -> Outcome {
         futures_util::future::join_all(queries).await;
     shutdown.cancel();
 
+    if format == Format::Table {
+        print_line(
+            "gsq demo: SQP, OneQuery, SA:MP and GameSpy v1 responders on 127.0.0.1 serve one \
+             sample state; the real client queried each:",
+        )?;
+    }
     let mut failures = Vec::new();
-    for (index, (protocol, result)) in results.into_iter().enumerate() {
+    for (protocol, result) in results {
         match result {
             Ok(status) => {
-                if format == Format::Table && index > 0 {
+                if format == Format::Table {
                     print_line("")?;
                 }
                 print_line(&render_status(&status, format)?)?;
