@@ -227,3 +227,49 @@ fn results_stream_while_the_list_is_still_being_written() {
     let status = child.wait().unwrap();
     assert!(status.success());
 }
+
+#[test]
+fn ctrl_c_writes_what_is_done_and_exits_130() {
+    let server = serve();
+    let silent = silent_socket();
+    let list = format!(
+        "sqp {}\nsqp {}\n",
+        server.addr("sqp"),
+        silent.local_addr().unwrap()
+    );
+    let mut child = Command::new(gsq_path())
+        .args(["bulk", "--timeout", "20s", "--retries", "0"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(list.as_bytes()).unwrap();
+    drop(stdin);
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    // The answer comes first; the silent target would keep the run going for 20 s.
+    let first = lines.next().expect("a first line").unwrap();
+    assert!(first.contains("Café Zoë"), "{first}");
+
+    let started = Instant::now();
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(output.status.code(), Some(130));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("gsq: bulk interrupted: 1 answered"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("gsq: error: interrupted"), "{stderr}");
+}

@@ -348,3 +348,11 @@ fn bytes_that_are_no_packet_report_the_reading_that_got_furthest() {
     let files = Files::new(&[b""]);
     run(&["decode", "samp", files.arg(0)]).assert_error(5, &["malformed samp", "at byte 0"]);
 }
+
+#[test]
+fn an_input_larger_than_a_datagram_is_refused() {
+    let big = vec![0u8; 70_000];
+    let files = Files::new(&[&big]);
+    run(&["decode", "samp", files.arg(0)])
+        .assert_error(2, &["more than 65535 bytes", "one datagram per file"]);
+}

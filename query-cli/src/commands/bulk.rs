@@ -93,6 +93,11 @@ pub async fn run(args: BulkArgs, quiet: bool) -> Outcome {
     let mut tally = Tally::default();
     let mut out = tokio::io::BufWriter::new(tokio::io::stdout());
     let mut interrupted = false;
+    // Listening from the start: once tokio handles SIGINT, a signal that arrives while no
+    // one listens would be lost.
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    let _ = (&mut ctrl_c).now_or_never();
     let write_failed = loop {
         // Results that are ready go out in one write; before waiting for more, what is
         // buffered is flushed, so a reader downstream sees each result without delay.
@@ -104,7 +109,7 @@ pub async fn run(args: BulkArgs, quiet: bool) -> Outcome {
                 }
                 tokio::select! {
                     done = results.next() => done,
-                    _ = tokio::signal::ctrl_c() => {
+                    _ = &mut ctrl_c => {
                         interrupted = true;
                         None
                     }

@@ -88,7 +88,12 @@ struct Reading {
 /// A reading and remarks for stderr.
 type Decoded = (Reading, Vec<String>);
 
+/// The largest payload a UDP datagram can carry.
+const MAX_DATAGRAM: usize = 65_535;
+
 fn read_inputs(files: &[PathBuf], hex: bool) -> Outcome<Vec<Datagram>> {
+    // Hex text takes at least two characters a byte, and white space besides.
+    let limit = if hex { MAX_DATAGRAM * 4 } else { MAX_DATAGRAM };
     let mut stdin_used = false;
     let mut datagrams = Vec::with_capacity(files.len());
     for path in files {
@@ -97,24 +102,46 @@ fn read_inputs(files: &[PathBuf], hex: bool) -> Outcome<Vec<Datagram>> {
                 return Err(Failure::usage("stdin ('-') can be read only once"));
             }
             stdin_used = true;
-            let mut buf = Vec::new();
-            io::stdin()
-                .read_to_end(&mut buf)
-                .map_err(|e| Failure::usage(format!("cannot read stdin: {e}")))?;
-            buf
+            read_limited(io::stdin(), limit)
+                .map_err(|e| Failure::usage(format!("cannot read stdin: {e}")))?
         } else {
-            fs::read(path).map_err(|e| {
-                Failure::usage(format!("cannot read {}: {e}", path.display()))
-                    .hint("check the file name")
-            })?
+            fs::File::open(path)
+                .and_then(|file| read_limited(file, limit))
+                .map_err(|e| {
+                    Failure::usage(format!("cannot read {}: {e}", path.display()))
+                        .hint("check the file name")
+                })?
         };
+        if raw.len() > limit {
+            return Err(too_long(path));
+        }
         let bytes = if hex { parse_hex(path, &raw)? } else { raw };
+        if bytes.len() > MAX_DATAGRAM {
+            return Err(too_long(path));
+        }
         datagrams.push(Datagram {
             source: path.clone(),
             bytes,
         });
     }
     Ok(datagrams)
+}
+
+/// Reads at most `limit + 1` bytes: enough to tell that an input is too long without reading
+/// all of a large file given by mistake.
+fn read_limited(reader: impl Read, limit: usize) -> io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
+    reader.take(cap).read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
+fn too_long(path: &Path) -> Failure {
+    Failure::usage(format!(
+        "{}: more than {MAX_DATAGRAM} bytes, the most a UDP datagram holds",
+        path.display()
+    ))
+    .hint("give one datagram per file")
 }
 
 /// Hex text to bytes; white space anywhere is ignored.
