@@ -1,0 +1,16 @@
+//! Throughput benchmarks for the query toolkit, run by `scripts/bench-all.sh`.
+//!
+//! - [`responder`]: replies per second of the responders under `driver::serve`, against a bare
+//!   tokio UDP echo server driven by the same load generator.
+//! - [`fleet`]: thousands of responders on loopback addresses, some silent, some dropping the
+//!   first request of each source, for bulk clients to query.
+//! - [`bulk`]: `gsq bulk`, gamedig and opengsq against one fleet: wall time, targets per
+//!   second, answers lost, peak memory.
+//! - [`report`]: the markdown table of all results, ratios first.
+//!
+//! Everything stays on loopback and every run is bounded in time.
+
+pub mod cpu;
+pub mod requests;
+pub mod responder;
+pub mod subjects;

@@ -1,0 +1,396 @@
+//! Responder throughput: a closed-loop load generator against a responder on loopback.
+//!
+//! Each of `clients` sockets (one source port each) runs SQP query pairs back to back: a
+//! challenge request, then a query request with the challenge it got, each waiting for its
+//! reply. The same clients run against a bare tokio echo server, which answers each datagram
+//! with itself: it does the socket work and nothing else, so its rate stands for the socket
+//! layer's limit on this machine, and a responder's rate divided by it says how much the
+//! protocol work costs on top.
+//!
+//! The responder runs on one thread (a current-thread runtime, as an embedding game server
+//! would run it) and the load generator on another; with two or more cores each is pinned to
+//! its own. Only replies received inside the measuring window count, after a warm-up; the CPU
+//! time of both threads is read at the window's edges.
+
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use query_net::driver;
+use query_net::limit::StatsSnapshot;
+use query_net::state::SharedState;
+use serde::Serialize;
+use tokio::net::UdpSocket;
+use tokio_util::sync::CancellationToken;
+
+use crate::cpu::{pin_current_thread, ThreadCpu};
+use crate::requests::{self, SQP_CHALLENGE, SQP_QUERY};
+use crate::subjects;
+
+/// What answers the load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Subject {
+    /// A bare tokio UDP echo server: the socket layer's limit.
+    Echo,
+    /// The SQP responder under `driver::serve`.
+    Sqp,
+    /// The all-protocols responder under `driver::serve`, fed the same SQP load.
+    All,
+}
+
+impl Subject {
+    /// The name in reports.
+    pub fn label(self) -> &'static str {
+        match self {
+            Subject::Echo => "tokio UDP echo",
+            Subject::Sqp => "SQP responder",
+            Subject::All => "all-protocols responder (SQP load)",
+        }
+    }
+}
+
+/// How hard and how long to drive a subject.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadConfig {
+    /// Client sockets, each with one query pair in flight.
+    pub clients: usize,
+    /// Time before the measuring window, for buffers and caches to settle.
+    pub warmup: Duration,
+    /// The measuring window.
+    pub duration: Duration,
+    /// How long a client waits for a reply before counting it lost and starting over.
+    pub reply_timeout: Duration,
+    /// Pin the responder and the load generator to separate cores.
+    pub pin: bool,
+}
+
+/// The figures of one subject.
+#[derive(Debug, Clone, Serialize)]
+pub struct Throughput {
+    /// What was measured.
+    pub subject: Subject,
+    /// Client sockets.
+    pub clients: usize,
+    /// The measuring window in seconds.
+    pub seconds: f64,
+    /// Replies received in the window.
+    pub replies: u64,
+    /// `replies / seconds`.
+    pub replies_per_sec: f64,
+    /// Median time from a request's send to its reply, in microseconds.
+    pub p50_us: f64,
+    /// 99th percentile of the same.
+    pub p99_us: f64,
+    /// Responder thread CPU time per reply, in nanoseconds.
+    pub server_ns_per_reply: f64,
+    /// Share of the window the responder thread was on a CPU (1.0: it was the bottleneck).
+    pub server_busy: f64,
+    /// Load-generator thread CPU time per reply, in nanoseconds.
+    pub client_ns_per_reply: f64,
+    /// Share of the window the load generator was on a CPU.
+    pub client_busy: f64,
+    /// Requests whose reply did not come within the reply timeout (whole run).
+    pub timeouts: u64,
+    /// The responder's own counters (not for the echo server).
+    pub server_stats: Option<StatsSnapshot>,
+}
+
+/// Runs `subject` under the load `config` describes and measures it.
+pub fn measure(subject: Subject, config: LoadConfig) -> io::Result<Throughput> {
+    let server = Server::start(subject, config.pin)?;
+    let setup = Duration::from_millis(200);
+    let window_start = Instant::now() + setup + config.warmup;
+    let window = Window {
+        start: window_start,
+        end: window_start + config.duration,
+    };
+    let load = Load::start(server.addr, config, window)?;
+
+    sleep_until(window.start);
+    let (server_cpu0, client_cpu0) = (server.cpu.used()?, load.cpu.used()?);
+    sleep_until(window.end);
+    let (server_cpu1, client_cpu1) = (server.cpu.used()?, load.cpu.used()?);
+
+    let tally = load.finish()?;
+    let server_stats = server.stop()?;
+
+    let seconds = config.duration.as_secs_f64();
+    let replies = tally.latencies_ns.len() as u64;
+    let per_reply = |spent: Duration| spent.as_nanos() as f64 / replies.max(1) as f64;
+    let busy = |spent: Duration| spent.as_secs_f64() / seconds;
+    let mut latencies = tally.latencies_ns;
+    latencies.sort_unstable();
+    Ok(Throughput {
+        subject,
+        clients: config.clients,
+        seconds,
+        replies,
+        replies_per_sec: replies as f64 / seconds,
+        p50_us: percentile(&latencies, 50.0) / 1e3,
+        p99_us: percentile(&latencies, 99.0) / 1e3,
+        server_ns_per_reply: per_reply(server_cpu1 - server_cpu0),
+        server_busy: busy(server_cpu1 - server_cpu0),
+        client_ns_per_reply: per_reply(client_cpu1 - client_cpu0),
+        client_busy: busy(client_cpu1 - client_cpu0),
+        timeouts: tally.timeouts,
+        server_stats,
+    })
+}
+
+/// The value below which `pct` percent of the sorted `values` lie (nearest rank), as f64.
+fn percentile(sorted: &[u32], pct: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((pct / 100.0) * sorted.len() as f64).ceil() as usize;
+    f64::from(sorted[rank.clamp(1, sorted.len()) - 1])
+}
+
+fn sleep_until(deadline: Instant) {
+    let now = Instant::now();
+    if deadline > now {
+        std::thread::sleep(deadline - now);
+    }
+}
+
+fn current_thread_runtime() -> io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+}
+
+/// The responder side: one thread, one socket.
+struct Server {
+    addr: SocketAddr,
+    cpu: ThreadCpu,
+    stop: CancellationToken,
+    thread: JoinHandle<io::Result<Option<StatsSnapshot>>>,
+}
+
+impl Server {
+    fn start(subject: Subject, pin: bool) -> io::Result<Self> {
+        let stop = CancellationToken::new();
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let thread_stop = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("{subject:?} responder"))
+            .spawn(move || {
+                if pin {
+                    pin_current_thread(0)?;
+                }
+                let runtime = current_thread_runtime()?;
+                runtime.block_on(async move {
+                    let socket = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).await?;
+                    // The receiver may have gone if the caller failed meanwhile: nothing to do.
+                    let _ = ready_tx.send((socket.local_addr()?, ThreadCpu::current()));
+                    serve(subject, &socket, &thread_stop).await
+                })
+            })?;
+        let (addr, cpu) = ready_rx
+            .recv()
+            .map_err(|_| io::Error::other("the responder thread failed to start"))?;
+        Ok(Server {
+            addr,
+            cpu,
+            stop,
+            thread,
+        })
+    }
+
+    fn stop(self) -> io::Result<Option<StatsSnapshot>> {
+        self.stop.cancel();
+        self.thread
+            .join()
+            .map_err(|_| io::Error::other("the responder thread panicked"))?
+    }
+}
+
+async fn serve(
+    subject: Subject,
+    socket: &UdpSocket,
+    stop: &CancellationToken,
+) -> io::Result<Option<StatsSnapshot>> {
+    let state = SharedState::new(subjects::server_state());
+    match subject {
+        Subject::Echo => echo(socket, stop).await.map(|()| None),
+        Subject::Sqp => {
+            let mut service = subjects::unlimited(subjects::sqp(&state));
+            driver::serve(socket, &mut service, stop).await?;
+            Ok(Some(service.stats().snapshot()))
+        }
+        Subject::All => {
+            let mut service = subjects::unlimited(subjects::all_protocols(&state));
+            driver::serve(socket, &mut service, stop).await?;
+            Ok(Some(service.stats().snapshot()))
+        }
+    }
+}
+
+/// The baseline: every datagram goes back where it came from, unchanged.
+async fn echo(socket: &UdpSocket, stop: &CancellationToken) -> io::Result<()> {
+    let mut buf = vec![0u8; driver::RECV_BUFFER];
+    let cancelled = stop.cancelled();
+    tokio::pin!(cancelled);
+    loop {
+        let (len, from) = tokio::select! {
+            biased;
+            received = socket.recv_from(&mut buf) => received?,
+            () = &mut cancelled => return Ok(()),
+        };
+        // A refused send is the client's problem; an echo server carries on.
+        let _ = socket.send_to(&buf[..len], from).await;
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Window {
+    start: Instant,
+    end: Instant,
+}
+
+/// What the load generator saw.
+#[derive(Debug, Default)]
+struct Tally {
+    /// Round trip of every reply received in the window.
+    latencies_ns: Vec<u32>,
+    timeouts: u64,
+}
+
+impl Tally {
+    fn merge(&mut self, other: Tally) {
+        self.latencies_ns.extend(other.latencies_ns);
+        self.timeouts += other.timeouts;
+    }
+}
+
+/// The load-generator side: one thread, `clients` sockets.
+struct Load {
+    cpu: ThreadCpu,
+    thread: JoinHandle<io::Result<Tally>>,
+}
+
+impl Load {
+    fn start(server: SocketAddr, config: LoadConfig, window: Window) -> io::Result<Self> {
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("load generator".to_owned())
+            .spawn(move || {
+                if config.pin {
+                    pin_current_thread(1)?;
+                }
+                let _ = ready_tx.send(ThreadCpu::current());
+                current_thread_runtime()?.block_on(async move {
+                    let clients: Vec<_> = (0..config.clients)
+                        .map(|_| tokio::spawn(sqp_pairs(server, window, config.reply_timeout)))
+                        .collect();
+                    let mut tally = Tally::default();
+                    for client in clients {
+                        tally.merge(client.await.map_err(io::Error::other)??);
+                    }
+                    Ok(tally)
+                })
+            })?;
+        let cpu = ready_rx
+            .recv()
+            .map_err(|_| io::Error::other("the load generator failed to start"))?;
+        Ok(Load { cpu, thread })
+    }
+
+    fn finish(self) -> io::Result<Tally> {
+        self.thread
+            .join()
+            .map_err(|_| io::Error::other("the load generator panicked"))?
+    }
+}
+
+/// One client: SQP challenge and query pairs from one source port until the window closes.
+async fn sqp_pairs(server: SocketAddr, window: Window, timeout: Duration) -> io::Result<Tally> {
+    let socket = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).await?;
+    socket.connect(server).await?;
+    let challenge_request = requests::sqp_challenge();
+    let mut buf = vec![0u8; driver::RECV_BUFFER];
+    let mut tally = Tally::default();
+    while Instant::now() < window.end {
+        let Some(len) = exchange(
+            &socket,
+            &challenge_request,
+            SQP_CHALLENGE,
+            &mut buf,
+            timeout,
+            window,
+            &mut tally,
+        )
+        .await?
+        else {
+            continue;
+        };
+        let challenge = requests::sqp_challenge_of(&buf[..len])
+            .ok_or_else(|| io::Error::other("the subject's challenge reply does not decode"))?;
+        let query_request = requests::sqp_query(challenge);
+        exchange(
+            &socket,
+            &query_request,
+            SQP_QUERY,
+            &mut buf,
+            timeout,
+            window,
+            &mut tally,
+        )
+        .await?;
+    }
+    Ok(tally)
+}
+
+/// Sends `request` and waits for a reply of type `expect`; the reply's length, or `None` if
+/// none came in time. Replies of the other type (late ones) are skipped.
+async fn exchange(
+    socket: &UdpSocket,
+    request: &[u8],
+    expect: u8,
+    buf: &mut [u8],
+    timeout: Duration,
+    window: Window,
+    tally: &mut Tally,
+) -> io::Result<Option<usize>> {
+    let sent = Instant::now();
+    socket.send(request).await?;
+    let deadline = sent + timeout;
+    loop {
+        match tokio::time::timeout_at(deadline.into(), socket.recv(buf)).await {
+            Err(_elapsed) => {
+                tally.timeouts += 1;
+                return Ok(None);
+            }
+            Ok(Ok(len)) if len > 0 && buf[0] == expect => {
+                let received = Instant::now();
+                if received >= window.start && received < window.end {
+                    let rtt = received - sent;
+                    tally
+                        .latencies_ns
+                        .push(u32::try_from(rtt.as_nanos()).unwrap_or(u32::MAX));
+                }
+                return Ok(Some(len));
+            }
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => return Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentile_is_the_nearest_rank() {
+        let values: Vec<u32> = (1..=100).collect();
+        assert_eq!(percentile(&values, 50.0), 50.0);
+        assert_eq!(percentile(&values, 99.0), 99.0);
+        assert_eq!(percentile(&values, 100.0), 100.0);
+        assert_eq!(percentile(&[7], 1.0), 7.0);
+        assert!(percentile(&[], 50.0).is_nan());
+    }
+}

@@ -1,0 +1,110 @@
+//! The responders under test, configured as a benchmark needs them, and the state they serve.
+
+use query_net::engine::Responder;
+use query_net::engines::all::AllProtocols;
+use query_net::engines::onequery::OneQueryResponder;
+use query_net::engines::samp::{SampConfig, SampResponder};
+use query_net::engines::sqp::{SqpResponder, SqpResponderConfig};
+use query_net::service::Service;
+use query_net::state::{PlayerState, RuleValue, ServerState, SharedState, TeamState};
+use query_net::Protocol;
+
+/// A server as a real one looks: a dozen players on two teams, a handful of typed rules.
+/// Every responder in every benchmark answers from this state.
+pub fn server_state() -> ServerState {
+    let players = (0..12)
+        .map(|i| PlayerState {
+            name: format!("Player{i:02}"),
+            score: i * 7,
+            ping: 20 + u32::try_from(i).unwrap_or(0) * 3,
+            id: None,
+            uuid: None,
+            team: Some(if i % 2 == 0 { "red" } else { "blue" }.to_owned()),
+        })
+        .collect();
+    let mut state = ServerState {
+        name: "Benchmark Server".to_owned(),
+        map: "Highrise".to_owned(),
+        game_type: "TeamDeathMatch".to_owned(),
+        version: "1.0.3".to_owned(),
+        language: "English".to_owned(),
+        motd: "Welcome".to_owned(),
+        max_players: 32,
+        players,
+        teams: vec![
+            TeamState {
+                name: "red".to_owned(),
+                score: 42,
+            },
+            TeamState {
+                name: "blue".to_owned(),
+                score: 37,
+            },
+        ],
+        port: 7777,
+        ..ServerState::default()
+    };
+    let rules: [(&str, RuleValue); 6] = [
+        ("round_time", RuleValue::Integer(300)),
+        ("difficulty", RuleValue::from("hard")),
+        ("friendly_fire", RuleValue::Bool(false)),
+        ("gravity", RuleValue::Float(9.81)),
+        ("weather", RuleValue::from("clear")),
+        ("version", RuleValue::from("1.0.3")),
+    ];
+    state.rules = rules.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+    state
+}
+
+/// The challenge table size of every SQP responder here: enough for every load-generator
+/// socket to hold a challenge, small enough that thousands of responders fit in memory.
+pub const SQP_CHALLENGES: usize = 4096;
+
+/// The SQP responder.
+pub fn sqp(state: &SharedState) -> SqpResponder {
+    SqpResponder::with_config(
+        state.clone(),
+        SqpResponderConfig {
+            max_challenges: SQP_CHALLENGES,
+            ..SqpResponderConfig::default()
+        },
+    )
+}
+
+/// The SA:MP responder, as a SA:MP 0.3.7 server answers.
+pub fn samp(state: &SharedState) -> SampResponder {
+    SampResponder::new(state.clone(), SampConfig::default())
+}
+
+/// The responder of one protocol, or `None` if this build has none for it.
+pub fn responder(protocol: Protocol, state: &SharedState) -> Option<Box<dyn Responder + Send>> {
+    match protocol {
+        Protocol::Sqp => Some(Box::new(sqp(state))),
+        Protocol::OneQuery => Some(Box::new(OneQueryResponder::new(state.clone()))),
+        Protocol::Samp => Some(Box::new(samp(state))),
+        Protocol::GameSpy1 => None,
+    }
+}
+
+/// The protocols [`responder`] can answer.
+pub fn served_protocols() -> Vec<Protocol> {
+    let state = SharedState::default();
+    Protocol::ALL
+        .into_iter()
+        .filter(|&p| responder(p, &state).is_some())
+        .collect()
+}
+
+/// Every protocol on one port.
+pub fn all_protocols(state: &SharedState) -> AllProtocols {
+    AllProtocols::new(state.clone())
+        .with_sqp(sqp(state))
+        .with_samp(samp(state))
+}
+
+/// `responder` behind a [`Service`] without a rate limit: the benchmarks send from one
+/// address far faster than the default limit (10 per second per source) allows, and measure
+/// the responder, not the limiter.
+pub fn unlimited<R: Responder>(responder: R) -> Service<R> {
+    Service::new(responder).rate_limit(None)
+}
