@@ -76,7 +76,7 @@ Examples:
   gsq query gamespy1 ut.example.org:7778 --encoding latin1
   gsq query onequery hytale.example.org --token \"$ONEQUERY_TOKEN\"
   gsq query samp 203.0.113.5 --rcon-password secret --rcon players
-  gsq query sqp 203.0.113.5 --fetch none --timeout 500ms --retries 0";
+  gsq query sqp 203.0.113.5 --fetch none --timeout 500ms --retries 0\n\nExit codes: 0 answered, 2 bad arguments, 3 host does not resolve or network error,\n4 no reply, 5 malformed reply, 7 authentication refused (all codes: 'gsq --help').";
 
 /// `gsq query`.
 #[derive(Debug, Args)]
@@ -210,7 +210,7 @@ Examples:
   gsq bulk servers.txt > results.ndjson
   printf 'sqp 203.0.113.5:7779\\nsamp 203.0.113.6\\n' | gsq bulk
   gsq bulk --protocol samp hosts.txt --concurrency 1000 --rate 5000
-  gsq bulk servers.txt | jq -r 'select(.error == null) | \"\\(.name)\\t\\(.num_players)\"'";
+  gsq bulk servers.txt | jq -r 'select(.error == null) | \"\\(.name)\\t\\(.num_players)\"'\n\nExit codes: 0 every target got its line, 2 unreadable list or bad arguments,\n130 interrupted (all codes: 'gsq --help').";
 
 /// `gsq bulk`.
 #[derive(Debug, Args)]
@@ -262,7 +262,7 @@ Example state.toml:
 Examples:
   gsq serve state.toml --sqp 0.0.0.0:7779 --onequery 0.0.0.0:5520
   gsq serve state.json --all 127.0.0.1:0
-  gsq serve state.toml --samp 7777 --rate-limit 5 --burst 10";
+  gsq serve state.toml --samp 7777 --rate-limit 5 --burst 10\n\nExit codes: 0 stopped by Ctrl-C or SIGTERM, 2 bad arguments, 3 cannot listen,\n6 invalid state file (all codes: 'gsq --help').";
 
 /// `gsq serve`.
 #[derive(Debug, Args)]
@@ -369,7 +369,7 @@ Examples:
   gsq decode sqp --hex reply.hex
   gsq decode sqp --chunks info,rules reply.bin
   gsq decode gamespy1 part1.bin part2.bin part3.bin --encoding latin1 --pretty
-  xxd -p capture.bin | gsq decode samp --hex -";
+  xxd -p capture.bin | gsq decode samp --hex -\n\nExit codes: 0 decoded, 2 unreadable file or bad arguments, 5 malformed bytes\n(all codes: 'gsq --help').";
 
 /// `gsq decode`.
 #[derive(Debug, Args)]
@@ -431,7 +431,7 @@ client, and prints what came back. Nothing leaves the machine.
 
 Examples:
   gsq demo
-  gsq demo --json | jq .name";
+  gsq demo --json | jq .name\n\nExit codes: 0 every protocol answered, else the code of the failed query\n(all codes: 'gsq --help').";
 
 /// `gsq demo`.
 #[derive(Debug, Args)]

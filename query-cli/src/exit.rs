@@ -65,15 +65,15 @@ impl Category {
 /// The exit-code table shown at the end of `gsq --help`.
 pub const EXIT_CODES_HELP: &str = "\
 Exit codes:
-  0  success
-  1  internal error (a bug), or the output could not be written
-  2  usage: bad arguments, unknown protocol, malformed address, port out of range,
-     unreadable input file
-  3  network: the host does not resolve, or a socket cannot be opened or bound
-  4  timeout: the server never answered
-  5  malformed: a reply or decoded file does not decode, or breaks the protocol
-  6  invalid state file: missing, unreadable, or not a valid server state
-  7  authentication required: OneQuery token or SA:MP RCON password refused
+    0  success
+    1  internal error (a bug), or the output could not be written
+    2  usage: bad arguments, unknown protocol, malformed address, port out of range,
+       unreadable input file
+    3  network: the host does not resolve, or a socket cannot be opened or bound
+    4  timeout: the server never answered
+    5  malformed: a reply or decoded file does not decode, or breaks the protocol
+    6  invalid state file: missing, unreadable, or not a valid server state
+    7  authentication required: OneQuery token or SA:MP RCON password refused
   130  interrupted by Ctrl-C (bulk writes the results it has first)";
 
 /// A failure to report: category, what happened, and what to do about it.

@@ -58,6 +58,11 @@ fn every_command_has_help_with_examples() {
             ran.stdout
         );
         assert!(ran.stdout.contains(example), "{command}:\n{}", ran.stdout);
+        assert!(
+            ran.stdout.contains("Exit codes: 0 "),
+            "{command}:\n{}",
+            ran.stdout
+        );
         assert_eq!(ran.stderr, "", "{command}");
     }
 }
