@@ -151,9 +151,7 @@ impl GameSpy1Session {
                     extra.insert("deaths".to_owned(), deaths.to_string());
                 }
                 for (key, value) in &p.extra {
-                    extra
-                        .entry(key.to_string())
-                        .or_insert_with(|| value.to_string());
+                    extra.insert(key.to_string(), value.to_string());
                 }
                 Player {
                     name: p.name.as_deref().unwrap_or_default().to_owned(),
@@ -180,9 +178,7 @@ impl GameSpy1Session {
                     {
                         score = parsed;
                     } else {
-                        extra
-                            .entry(key.to_string())
-                            .or_insert_with(|| value.to_string());
+                        extra.insert(key.to_string(), value.to_string());
                     }
                 }
                 Team {
@@ -207,10 +203,10 @@ impl GameSpy1Session {
                 rules.insert(key.to_owned(), value.into_owned());
             }
         }
+        // A key sent twice keeps its first position and takes its last value, as other
+        // clients report it (BF1942 repeats `active_mods`).
         for (key, value) in &reply.rules {
-            rules
-                .entry(key.to_string())
-                .or_insert_with(|| value.to_string());
+            rules.insert(key.to_string(), value.to_string());
         }
 
         let mut raw = json!({
