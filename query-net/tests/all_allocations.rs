@@ -1,0 +1,197 @@
+//! The responders answer from the borrowed state straight into the reply buffer: once the
+//! buffer has grown to its working size, a reply allocates nothing. Measured with
+//! `allocation-counter`, which counts the allocations of the measuring thread in this test
+//! binary only.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant, UNIX_EPOCH};
+
+use query_net::clock::Now;
+use query_net::engine::{ReplySink, Responder, Verdict};
+use query_net::engines::all::AllProtocols;
+use query_net::engines::onequery::OneQueryResponder;
+use query_net::engines::sqp::SqpResponder;
+use query_net::onequery_token::TokenKey;
+use query_net::state::{PlayerState, RuleValue, ServerState, SharedState, TeamState};
+use query_specs::onequery::{Family, Query, Request as OneRequest, RequestFlags};
+use query_specs::sqp::{ChunkSet, QueryRequest, Request as SqpRequest};
+use query_wire::{Encode, Uuid};
+
+fn allocations(f: impl FnOnce()) -> u64 {
+    allocation_counter::measure(f).count_total
+}
+
+fn state() -> SharedState {
+    SharedState::new(ServerState {
+        name: "Zählung 计数".to_owned(),
+        map: "map".to_owned(),
+        version: "1".to_owned(),
+        motd: "hello".to_owned(),
+        max_players: 500,
+        port: 7777,
+        host: Some("play.example.com".to_owned()),
+        players: (0..300)
+            .map(|i| PlayerState {
+                name: format!("spieler {i}"),
+                score: i - 10,
+                ping: 40,
+                uuid: Some(Uuid::from_u128(i as u128)),
+                team: (i % 2 == 0).then(|| "rot".to_owned()),
+                ..PlayerState::default()
+            })
+            .collect(),
+        teams: vec![TeamState {
+            name: "rot".to_owned(),
+            score: -3,
+        }],
+        rules: [
+            ("a".to_owned(), RuleValue::Integer(-1)),
+            ("b".to_owned(), RuleValue::Float(0.5)),
+            ("c".to_owned(), RuleValue::Bool(true)),
+            ("d".to_owned(), RuleValue::Text("text".to_owned())),
+        ]
+        .into_iter()
+        .collect(),
+        ..ServerState::default()
+    })
+}
+
+fn now() -> Now {
+    Now {
+        instant: Instant::now(),
+        wall: UNIX_EPOCH + Duration::from_secs(1_740_000_000),
+    }
+}
+
+fn client() -> SocketAddr {
+    "127.0.0.1:40000".parse().unwrap()
+}
+
+#[test]
+fn the_counter_sees_allocations() {
+    // Without this, a counter that was never installed would make every test below pass.
+    let count = allocations(|| drop(std::hint::black_box(vec![1u8; 16])));
+    assert_eq!(count, 1);
+}
+
+/// Challenge then full query, `rounds` times; returns how many replies were answered.
+fn sqp_rounds(responder: &mut impl Responder, sink: &mut ReplySink, rounds: usize) -> usize {
+    let now = now();
+    let mut query = [0u8; 8];
+    let mut answered = 0;
+    for _ in 0..rounds {
+        sink.clear();
+        assert_eq!(
+            responder.handle(client(), &[0; 5], now, sink),
+            Verdict::Answered
+        );
+        let challenge = {
+            let reply = sink.datagrams().next().unwrap_or_default();
+            u32::from_be_bytes([reply[1], reply[2], reply[3], reply[4]])
+        };
+        let request = SqpRequest::Query(QueryRequest {
+            challenge,
+            version: 1,
+            requested: ChunkSet::all(),
+        });
+        request.encode_into(&mut query).unwrap();
+        sink.clear();
+        if responder.handle(client(), &query, now, sink) == Verdict::Answered {
+            answered += 1;
+        }
+    }
+    answered
+}
+
+#[test]
+fn sqp_replies_allocate_nothing() {
+    let mut responder = SqpResponder::new(state());
+    let mut sink = ReplySink::new(1400);
+    assert_eq!(sqp_rounds(&mut responder, &mut sink, 10), 10);
+    let mut answered = 0;
+    let count = allocations(|| answered = sqp_rounds(&mut responder, &mut sink, 1000));
+    assert_eq!(answered, 1000);
+    assert_eq!(count, 0, "{count} allocations for 1000 SQP queries");
+}
+
+/// A challenge, a BASIC query and every PLAYERS page, `rounds` times.
+fn onequery_rounds(
+    responder: &mut impl Responder,
+    sink: &mut ReplySink,
+    requests: &[Vec<u8>],
+    rounds: usize,
+) -> usize {
+    let now = now();
+    let mut answered = 0;
+    for _ in 0..rounds {
+        for request in requests {
+            sink.clear();
+            if responder.handle(client(), request, now, sink) == Verdict::Answered {
+                answered += 1;
+            }
+        }
+    }
+    answered
+}
+
+fn onequery_requests(key: &TokenKey) -> Vec<Vec<u8>> {
+    let token = key.issue(client().ip(), now().wall);
+    let query = |kind, offset| {
+        OneRequest {
+            family: Family::OneQuery,
+            kind,
+            query: Some(Query {
+                token,
+                request_id: 7,
+                flags: RequestFlags::empty(),
+                offset,
+                auth_token: None,
+            }),
+        }
+        .to_vec()
+        .unwrap()
+    };
+    let mut requests = vec![b"ONEQUERY\x00".to_vec(), query(1, 0)];
+    // 300 players of about 30 bytes: pages start every few dozen players.
+    requests.extend((0..300).step_by(40).map(|offset| query(2, offset)));
+    requests
+}
+
+#[test]
+fn onequery_replies_allocate_nothing() {
+    let key = TokenKey::from_secret(&[3; 32]);
+    let mut responder = OneQueryResponder::new(state()).with_key(key.clone());
+    let requests = onequery_requests(&key);
+    let mut sink = ReplySink::new(1400);
+    let per_round = requests.len();
+    assert_eq!(
+        onequery_rounds(&mut responder, &mut sink, &requests, 5),
+        5 * per_round
+    );
+    let mut answered = 0;
+    let count = allocations(|| {
+        answered = onequery_rounds(&mut responder, &mut sink, &requests, 200);
+    });
+    assert_eq!(answered, 200 * per_round);
+    assert_eq!(
+        count, 0,
+        "{count} allocations for {answered} OneQuery replies"
+    );
+}
+
+#[test]
+fn routing_adds_no_allocation() {
+    let key = TokenKey::from_secret(&[4; 32]);
+    let shared = state();
+    let mut all = AllProtocols::new(shared.clone())
+        .with_onequery(OneQueryResponder::new(shared).with_key(key.clone()));
+    let requests = onequery_requests(&key);
+    let mut sink = ReplySink::new(1400);
+    sqp_rounds(&mut all, &mut sink, 10);
+    onequery_rounds(&mut all, &mut sink, &requests, 5);
+    let count = allocations(|| {
+        sqp_rounds(&mut all, &mut sink, 200);
+        onequery_rounds(&mut all, &mut sink, &requests, 50);
+    });
+    assert_eq!(count, 0, "{count} allocations through the router");
+}
