@@ -765,3 +765,12 @@ fn encoding_into_a_short_buffer_fails_cleanly() {
     let mut exact = vec![0u8; value.encoded_len(())];
     assert_eq!(value.encode_into(&mut exact).unwrap(), REPEATS.len());
 }
+
+#[test]
+fn generic_packets_pass_their_parameters_through() {
+    let envelope = Envelope {
+        stamp: [7, 7],
+        body: Kind::Beta,
+    };
+    roundtrip(&envelope, (), &[7, 7, 0, 2, 0, 2]);
+}

@@ -294,3 +294,15 @@ pub struct Framed<'a> {
     #[wire(len = u8)]
     pub named: Named<'a>,
 }
+
+/// A generic packet: type parameters are passed through, with the bounds the user writes.
+#[derive(Debug, Clone, PartialEq, Wire)]
+#[wire(endian = "big")]
+pub struct Envelope<T, const N: usize>
+where
+    T: for<'x> query_wire::Decode<'x, Ctx = ()> + query_wire::Encode<Ctx = ()>,
+{
+    pub stamp: [u8; N],
+    #[wire(len = u16)]
+    pub body: T,
+}
