@@ -694,7 +694,7 @@ fn canonical(addr: SocketAddr) -> SocketAddr {
 }
 
 /// `text` cut to at most `max` bytes, at a character boundary.
-pub fn cut(text: &str, max: usize) -> &str {
+pub(crate) fn cut(text: &str, max: usize) -> &str {
     if text.len() <= max {
         return text;
     }
