@@ -256,3 +256,18 @@ fn ctrl_c_and_sigterm_stop_cleanly() {
         assert!(!log.iter().any(|l| l.contains("panicked")), "{log:?}");
     }
 }
+
+#[test]
+fn a_signal_right_after_the_startup_lines_still_stops_cleanly() {
+    let server = Server::start(
+        StateDir::new("toml", SAMPLE_STATE),
+        &["--gamespy1", "127.0.0.1:0"],
+        &["gamespy1"],
+    );
+    let (status, log) = server.stop_with("INT");
+    assert_eq!(status.code(), Some(0), "{log:?}");
+    assert!(
+        log.iter().any(|l| l.contains("stopped: 0 requests")),
+        "{log:?}"
+    );
+}

@@ -193,17 +193,17 @@ async fn count_targets(path: PathBuf) -> Option<u64> {
         use std::io::BufRead;
         let file = std::fs::File::open(path).ok()?;
         let mut count = 0u64;
-        let mut reader = std::io::BufReader::new(file);
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            match reader.read_until(b'\n', &mut line) {
-                Ok(0) => return Some(count),
-                Ok(_) if is_target_line(&String::from_utf8_lossy(&line)) => count += 1,
-                Ok(_) => {}
-                Err(_) => return None,
+        let reader = std::io::BufReader::new(file);
+        // Lines are split by the reader without being collected; only their start is looked
+        // at, so an over-long line costs no memory.
+        for line in reader.split(b'\n') {
+            let line = line.ok()?;
+            let start = &line[..line.len().min(MAX_LINE)];
+            if is_target_line(&String::from_utf8_lossy(start)) {
+                count += 1;
             }
         }
+        Some(count)
     })
     .await
     .ok()
@@ -247,11 +247,11 @@ fn entries(
         let read_error = Arc::clone(&read_error);
         async move {
             let mut buf = Vec::new();
-            match reader.read_until(b'\n', &mut buf).await {
-                Ok(0) => None,
-                Ok(_) => {
+            match read_line(&mut reader, &mut buf).await {
+                Ok(None) => None,
+                Ok(Some(whole)) => {
                     let text = String::from_utf8_lossy(&buf).into_owned();
-                    Some(((number + 1, text), (reader, number + 1)))
+                    Some(((number + 1, text, whole), (reader, number + 1)))
                 }
                 Err(e) => {
                     if let Ok(mut slot) = read_error.lock() {
@@ -263,9 +263,52 @@ fn entries(
         }
     });
     lines
-        .filter(|(_, text)| std::future::ready(is_target_line(text)))
-        .map(move |(number, text)| parse_entry(number, &text, default_protocol))
+        .filter(|(_, text, _)| std::future::ready(is_target_line(text)))
+        .map(move |(number, text, whole)| {
+            let problem = (!whole).then(|| {
+                Failure::usage(format!(
+                    "the line is longer than {MAX_LINE} bytes; no target is that long"
+                ))
+            });
+            parse_entry(number, &text, default_protocol, problem)
+        })
         .buffered(RESOLVE_AHEAD)
+}
+
+/// The longest line a target list may have; longer lines are reported, not held in memory.
+const MAX_LINE: usize = 1024;
+
+/// Reads one line into `buf`, keeping at most [`MAX_LINE`] bytes of it: `Ok(None)` at the
+/// end of the input, `Ok(Some(false))` when the line was longer and its rest was skipped.
+async fn read_line(
+    reader: &mut Pin<Box<dyn AsyncBufRead + Send>>,
+    buf: &mut Vec<u8>,
+) -> io::Result<Option<bool>> {
+    use tokio::io::AsyncReadExt;
+    let limit = u64::try_from(MAX_LINE).unwrap_or(u64::MAX);
+    if (&mut *reader).take(limit).read_until(b'\n', buf).await? == 0 {
+        return Ok(None);
+    }
+    if buf.len() < MAX_LINE || buf.ends_with(b"\n") {
+        return Ok(Some(true));
+    }
+    // Skip to the end of the over-long line.
+    loop {
+        let chunk = reader.fill_buf().await?;
+        if chunk.is_empty() {
+            return Ok(Some(false));
+        }
+        match chunk.iter().position(|&b| b == b'\n') {
+            Some(end) => {
+                reader.as_mut().consume(end + 1);
+                return Ok(Some(false));
+            }
+            None => {
+                let len = chunk.len();
+                reader.as_mut().consume(len);
+            }
+        }
+    }
 }
 
 /// Parses one target line and looks up its host.
@@ -273,6 +316,7 @@ fn parse_entry(
     line: u64,
     text: &str,
     default_protocol: Option<Protocol>,
+    problem: Option<Failure>,
 ) -> impl std::future::Future<Output = Entry> + Send + 'static {
     let fields: Vec<&str> = text.split_whitespace().collect();
     let bad = |target: &str, protocol: Option<Protocol>, failure: Failure| Entry {
@@ -282,28 +326,40 @@ fn parse_entry(
         address: None,
         problem: Some(failure),
     };
-    let parsed: Result<(Protocol, HostPort, String), Entry> = match fields.as_slice() {
-        [address] => match default_protocol {
-            Some(protocol) => parse_address(address)
-                .map(|a| (protocol, a, (*address).to_owned()))
-                .map_err(|f| bad(address, Some(protocol), f)),
-            None => Err(bad(
-                address,
+    let parsed: Result<(Protocol, HostPort, String), Entry> = match (problem, fields.as_slice()) {
+        (Some(problem), _) => Err(bad(
+            &format!(
+                "{}...",
+                text.trim_start().chars().take(40).collect::<String>()
+            ),
+            None,
+            problem,
+        )),
+        (None, fields) => match fields {
+            [address] => match default_protocol {
+                Some(protocol) => parse_address(address)
+                    .map(|a| (protocol, a, (*address).to_owned()))
+                    .map_err(|f| bad(address, Some(protocol), f)),
+                None => Err(bad(
+                    address,
+                    None,
+                    Failure::usage(
+                        "no protocol: write '<protocol> <host[:port]>', or pass --protocol",
+                    ),
+                )),
+            },
+            [protocol, address] => match protocol.parse::<Protocol>() {
+                Ok(protocol) => parse_address(address)
+                    .map(|a| (protocol, a, (*address).to_owned()))
+                    .map_err(|f| bad(address, Some(protocol), f)),
+                Err(e) => Err(bad(address, None, Failure::usage(e.to_string()))),
+            },
+            _ => Err(bad(
+                text.trim(),
                 None,
-                Failure::usage("no protocol: write '<protocol> <host[:port]>', or pass --protocol"),
+                Failure::usage("expected '<protocol> <host[:port]>' or '<host[:port]>'"),
             )),
         },
-        [protocol, address] => match protocol.parse::<Protocol>() {
-            Ok(protocol) => parse_address(address)
-                .map(|a| (protocol, a, (*address).to_owned()))
-                .map_err(|f| bad(address, Some(protocol), f)),
-            Err(e) => Err(bad(address, None, Failure::usage(e.to_string()))),
-        },
-        _ => Err(bad(
-            text.trim(),
-            None,
-            Failure::usage("expected '<protocol> <host[:port]>' or '<host[:port]>'"),
-        )),
     };
     async move {
         let (protocol, address, target) = match parsed {
@@ -400,30 +456,30 @@ mod tests {
 
     #[tokio::test]
     async fn lines_parse_into_targets_or_reasons() {
-        let entry = parse_entry(3, "samp 127.0.0.1:7777\n", None).await;
+        let entry = parse_entry(3, "samp 127.0.0.1:7777\n", None, None).await;
         assert_eq!(entry.line, 3);
         assert_eq!(entry.protocol, Some(Protocol::Samp));
         assert_eq!(entry.address, Some("127.0.0.1:7777".parse().unwrap()));
         assert!(entry.problem.is_none());
 
-        let entry = parse_entry(1, "127.0.0.1", Some(Protocol::Sqp)).await;
+        let entry = parse_entry(1, "127.0.0.1", Some(Protocol::Sqp), None).await;
         assert_eq!(entry.address, Some("127.0.0.1:7779".parse().unwrap()));
 
-        let entry = parse_entry(1, "127.0.0.1", None).await;
+        let entry = parse_entry(1, "127.0.0.1", None, None).await;
         assert!(entry.problem.unwrap().message().contains("--protocol"));
 
-        let entry = parse_entry(1, "quake3 127.0.0.1", None).await;
+        let entry = parse_entry(1, "quake3 127.0.0.1", None, None).await;
         assert!(entry.problem.unwrap().message().contains("quake3"));
 
-        let entry = parse_entry(1, "sqp 127.0.0.1:99999", None).await;
+        let entry = parse_entry(1, "sqp 127.0.0.1:99999", None, None).await;
         let problem = entry.problem.unwrap();
         assert_eq!(problem.category(), Category::Usage);
         assert!(problem.message().contains("out of range"));
 
-        let entry = parse_entry(1, "sqp a b c", None).await;
+        let entry = parse_entry(1, "sqp a b c", None, None).await;
         assert!(entry.problem.is_some());
 
-        let entry = parse_entry(1, "sqp no-such-host.invalid", None).await;
+        let entry = parse_entry(1, "sqp no-such-host.invalid", None, None).await;
         assert_eq!(entry.problem.unwrap().category(), Category::Network);
     }
 
@@ -437,6 +493,26 @@ mod tests {
         assert_eq!(lines, [3, 5, 6]);
         assert!(got[1].problem.is_some());
         assert_eq!(got[2].address, Some("[::1]:2".parse().unwrap()));
+    }
+
+    #[tokio::test]
+    async fn an_over_long_line_is_reported_and_skipped_without_being_held() {
+        let long = "x".repeat(10 * MAX_LINE);
+        let text = format!("sqp 127.0.0.1:1\n{long}\nsamp 127.0.0.1:2\n");
+        let reader: Pin<Box<dyn AsyncBufRead + Send>> = Box::pin(BufReader::with_capacity(
+            64,
+            std::io::Cursor::new(text.into_bytes()),
+        ));
+        let got: Vec<Entry> = entries(reader, None, Arc::default()).collect().await;
+        assert_eq!(got.len(), 3);
+        let problem = got[1].problem.as_ref().expect("the long line is refused");
+        assert!(
+            problem.message().contains("longer than 1024 bytes"),
+            "{problem}"
+        );
+        assert!(got[1].target.len() < 50, "{}", got[1].target);
+        assert_eq!(got[2].line, 3);
+        assert_eq!(got[2].address, Some("127.0.0.1:2".parse().unwrap()));
     }
 
     #[test]

@@ -81,6 +81,7 @@ pub async fn run(args: ServeArgs) -> Outcome {
         })?;
         bound.push((role, local, socket, responder));
     }
+    let stop = stop_signal();
     announce(&bound)?;
 
     let stats = Arc::new(Stats::default());
@@ -104,7 +105,7 @@ pub async fn run(args: ServeArgs) -> Outcome {
         args.state.display()
     );
     let failed = tokio::select! {
-        () = stop_signal() => None,
+        () = stop => None,
         Some(joined) = loops.join_next() => Some(joined),
     };
     shutdown.cancel();
@@ -181,26 +182,34 @@ fn announce(bound: &[(Role, SocketAddr, UdpSocket, AnyResponder)]) -> Outcome {
         .map_err(|e| Failure::internal(format!("cannot write to stdout: {e}")))
 }
 
-/// Resolves on Ctrl-C or, on Unix, SIGTERM.
-async fn stop_signal() {
+/// A future that resolves on Ctrl-C or, on Unix, SIGTERM. The handlers are installed here,
+/// before the future is first polled, so a signal sent right after the startup lines is
+/// caught rather than ending the process uncleanly.
+fn stop_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
+        let interrupt = signal(SignalKind::interrupt());
+        let terminate = signal(SignalKind::terminate());
+        async move {
+            match (interrupt, terminate) {
+                (Ok(mut interrupt), Ok(mut terminate)) => {
+                    tokio::select! {
+                        _ = interrupt.recv() => {}
+                        _ = terminate.recv() => {}
+                    }
                 }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
+                _ => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
             }
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }
 
