@@ -307,11 +307,10 @@ fn with_chunk_set<T>(
     for set in chunk_sets_to_try() {
         match decode(set) {
             Ok(value) => return Ok((value, set)),
-            Err(e) => {
-                if furthest.as_ref().is_none_or(|f| e.offset() > f.offset()) {
-                    furthest = Some(e);
-                }
-            }
+            Err(e) => match &furthest {
+                Some(f) if f.offset() >= e.offset() => {}
+                _ => furthest = Some(e),
+            },
         }
     }
     Err(furthest.unwrap_or_else(|| {
