@@ -12,7 +12,7 @@ use query_net::Protocol;
 
 /// The query port a protocol's servers listen on unless configured otherwise.
 ///
-/// - SQP: 7779, the default of Unity's dedicated-server helper (games often use game port + 2).
+/// - SQP: 7779, the default query port of Unity's dedicated-server package.
 /// - OneQuery: 5520, the Hytale game port, which also answers queries.
 /// - SA:MP / open.mp: 7777, the game port, which also answers queries.
 /// - GameSpy v1: 23000, Battlefield 1942's query port (Unreal Tournament uses game port + 1,
