@@ -299,12 +299,45 @@ fn framed(
         });
     }
     let check = path.try_(quote!(#sub.expect_end()));
+    if let Body::Nested { ty, ctx } = body {
+        // The nested value stays inside its `Result` until the surplus is checked, so it is
+        // moved once, into its place in the outer value, instead of through a local.
+        let call = nested_call(ty, ctx, &body_reader, fields, lifetime);
+        let ok = names::ok();
+        let unwrap = path.try_(quote!(#result));
+        return quote!({
+            #frame
+            let #result = #call;
+            if let #ok(_) = &#result {
+                #check;
+            }
+            #unwrap
+        });
+    }
     quote!({
         #frame
         let #result = #inner;
         #check;
         #result
     })
+}
+
+/// `<T as Decode>::decode(r, ctx)`, a `Result`.
+fn nested_call(
+    ty: &syn::Type,
+    ctx: &NestedCtx,
+    r: &Ident,
+    fields: &[Field],
+    lifetime: &Lifetime,
+) -> TokenStream {
+    let decode = names::decode_trait();
+    let ctx = match ctx {
+        NestedCtx::Unit => quote!(()),
+        NestedCtx::Expr(scoped) => bind(scoped, fields, Mode::Decode),
+        // Only elements of a repeat have a per-element context; `repeat` passes it.
+        NestedCtx::Each { .. } => quote!(()),
+    };
+    quote!(<#ty as #decode<#lifetime>>::decode(#r, #ctx))
 }
 
 fn value(
@@ -390,16 +423,7 @@ fn value(
                 }
             }
         }
-        Body::Nested { ty, ctx } => {
-            let decode = names::decode_trait();
-            let ctx = match ctx {
-                NestedCtx::Unit => quote!(()),
-                NestedCtx::Expr(scoped) => bind(scoped, fields, Mode::Decode),
-                // Only elements of a repeat have a per-element context; `repeat` passes it.
-                NestedCtx::Each { .. } => quote!(()),
-            };
-            path.try_(quote!(<#ty as #decode<#lifetime>>::decode(#r, #ctx)))
-        }
+        Body::Nested { ty, ctx } => path.try_(nested_call(ty, ctx, r, fields, lifetime)),
         Body::Repeat(repeat) => self::repeat(repeat, r, path, fields, lifetime),
     }
 }
