@@ -134,7 +134,7 @@ pub struct ClientArgs {
     pub token: Option<String>,
 
     /// The GameSpy v1 request to send, e.g. `\info\` or `\status\xserverquery`.
-    #[arg(long, default_value = "\\status\\", value_name = "REQUEST")]
+    #[arg(long, default_value = "\\status\\", value_name = "REQUEST", value_parser = parse_gamespy_request)]
     pub gamespy_request: String,
 }
 
@@ -479,6 +479,20 @@ fn parse_encoding(text: &str) -> Result<TextEncoding, String> {
     text.parse()
 }
 
+/// A GameSpy v1 request: backslash-delimited queries such as `\status\` or `\info\\rules\`.
+fn parse_gamespy_request(text: &str) -> Result<String, String> {
+    let valid = text.starts_with('\\')
+        && query_specs::gamespy1::Request::decode_all(text.as_bytes())
+            .is_ok_and(|queries| !queries.is_empty());
+    if valid {
+        Ok(text.to_owned())
+    } else {
+        Err(format!(
+            "{text:?} is not a GameSpy v1 request: write queries between backslashes, e.g. \\status\\ or \\info\\"
+        ))
+    }
+}
+
 /// A duration: `1.5s`, `500ms`, `2m`, or a number of seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
@@ -547,6 +561,17 @@ mod tests {
         assert!(parse_duration("-1").is_err());
         assert!(parse_duration("soon").unwrap_err().contains("1.5s"));
         assert!(parse_duration("inf").is_err());
+    }
+
+    #[test]
+    fn gamespy_requests() {
+        assert!(parse_gamespy_request("\\status\\").is_ok());
+        assert!(parse_gamespy_request("\\info\\\\rules\\").is_ok());
+        assert!(parse_gamespy_request("\\echo\\hello").is_ok());
+        assert!(parse_gamespy_request("status")
+            .unwrap_err()
+            .contains("backslashes"));
+        assert!(parse_gamespy_request("").is_err());
     }
 
     #[test]

@@ -260,6 +260,14 @@ fn bad_options_are_usage_errors() {
     run(&["decode", "sqp", "x", "--chunks", "bogus"])
         .assert_error(USAGE, &["unknown chunk \"bogus\""]);
     run(&["frobnicate"]).assert_error(USAGE, &["unrecognized subcommand"]);
+    run(&[
+        "query",
+        "gamespy1",
+        "127.0.0.1",
+        "--gamespy-request",
+        "status",
+    ])
+    .assert_error(USAGE, &["not a GameSpy v1 request"]);
 }
 
 #[test]

@@ -363,3 +363,20 @@ fn host_names_resolve() {
     let status = query_json("samp", &format!("localhost:{port}"), &[]);
     assert_eq!(status["name"], "Café Zoë");
 }
+
+#[test]
+fn gamespy1_request_can_be_chosen() {
+    let server = Server::start(
+        StateDir::new("toml", SAMPLE_STATE),
+        &["--gamespy1", "127.0.0.1:0"],
+        &["gamespy1"],
+    );
+    let status = query_json(
+        "gamespy1",
+        &server.addr("gamespy1"),
+        &["--gamespy-request", "\\info\\"],
+    );
+    assert_eq!(status["name"], "Café Zoë");
+    assert_eq!(status["num_players"], 2);
+    assert_eq!(status["players"], json!([]), "\\info\\ lists no players");
+}
