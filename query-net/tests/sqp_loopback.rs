@@ -163,7 +163,7 @@ async fn corrupted_datagrams_are_survived_and_mostly_caught() {
     let proxy = LossyProxy::start(
         server.addr,
         Impairments {
-            corrupt: 0.3,
+            corrupt: 0.2,
             duplicate: 0.3,
             ..Impairments::default()
         },
