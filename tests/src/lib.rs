@@ -38,7 +38,9 @@ pub fn vectors_dir() -> Option<PathBuf> {
 /// Parses lowercase hex bytes separated by white space, the format of the `.hex` vectors.
 pub fn parse_hex(text: &str) -> Vec<u8> {
     text.split_whitespace()
-        .map(|pair| u8::from_str_radix(pair, 16).unwrap_or_else(|_| panic!("bad hex byte {pair:?}")))
+        .map(|pair| {
+            u8::from_str_radix(pair, 16).unwrap_or_else(|_| panic!("bad hex byte {pair:?}"))
+        })
         .collect()
 }
 
