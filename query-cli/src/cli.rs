@@ -400,7 +400,7 @@ pub struct DecodeArgs {
     #[arg(long = "as", value_enum, value_name = "KIND")]
     pub as_kind: Option<PacketKind>,
 
-    /// Indented JSON.
+    /// Indented JSON (the default when stdout is a terminal).
     #[arg(long)]
     pub pretty: bool,
 }

@@ -6,7 +6,7 @@
 //! that got furthest into the bytes is reported, with its offset and field path.
 
 use std::fs;
-use std::io::{self, Read};
+use std::io::{self, IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
 use query_net::Protocol;
@@ -50,7 +50,8 @@ pub fn run(args: &DecodeArgs, quiet: bool) -> Outcome {
         protocol: args.protocol,
         body,
     };
-    print_line(&to_json(&document, args.pretty)?)
+    let pretty = args.pretty || io::stdout().is_terminal();
+    print_line(&to_json(&document, pretty)?)
 }
 
 /// What `decode` prints.
