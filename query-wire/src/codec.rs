@@ -31,9 +31,15 @@ pub trait Decode<'a>: Sized {
     /// [`from_bytes`](Decode::from_bytes) with a context.
     fn from_bytes_with(bytes: &'a [u8], ctx: Self::Ctx) -> Result<Self> {
         let mut r = Reader::new(bytes);
-        Self::decode(&mut r, ctx)
-            .and_then(|value| r.expect_end().map(|()| value))
-            .map_err(|e| e.in_field(Self::NAME))
+        match Self::decode(&mut r, ctx) {
+            Ok(value) if r.is_empty() => Ok(value),
+            Ok(_) => Err(r
+                .error(ErrorKind::TrailingBytes {
+                    count: r.remaining(),
+                })
+                .in_field(Self::NAME)),
+            Err(e) => Err(e.in_field(Self::NAME)),
+        }
     }
 
     /// Decodes a value from the start of `bytes` and returns it with the bytes after it.
