@@ -85,6 +85,9 @@ fn report_clap_error(error: &clap::Error) -> ExitCode {
 fn one_line(rendered: &str, command: Option<&str>) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut in_usage = false;
+    // Set after a line ending in ':' (e.g. "the following required arguments were not
+    // provided:"): the indented lines that follow are its items.
+    let mut in_list = false;
     for raw in rendered.lines() {
         let line = raw.trim();
         if line.starts_with("Usage:") {
@@ -93,28 +96,25 @@ fn one_line(rendered: &str, command: Option<&str>) -> String {
         }
         if line.is_empty() {
             in_usage = false;
+            in_list = false;
             continue;
         }
         if in_usage || line.starts_with("For more information") {
             continue;
         }
         let line = line.strip_prefix("error: ").unwrap_or(line);
-        // An indented line continues a list the previous line introduced with ':'.
         match parts.last_mut() {
-            Some(last) if raw.starts_with(' ') && last.ends_with(':') => {
+            Some(last) if in_list && raw.starts_with(' ') => {
+                if !last.ends_with(':') {
+                    last.push(',');
+                }
                 last.push(' ');
                 last.push_str(line);
             }
-            Some(last)
-                if raw.starts_with(' ')
-                    && last.contains(": ")
-                    && !line.starts_with('[')
-                    && !line.starts_with("tip:") =>
-            {
-                last.push_str(", ");
-                last.push_str(line);
+            _ => {
+                in_list = line.ends_with(':');
+                parts.push(line.to_owned());
             }
-            _ => parts.push(line.to_owned()),
         }
     }
     parts.push(match command {
