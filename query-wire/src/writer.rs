@@ -66,15 +66,21 @@ impl<'b> Writer<'b> {
     #[inline(always)]
     fn claim(&mut self, n: usize) -> Result<&mut [u8]> {
         let start = self.pos;
-        let have = self.buf.len() - start;
-        if n > have {
-            return Err(Error::new(
-                ErrorKind::BufferTooSmall { need: n, have },
-                start,
-            ));
-        }
-        self.pos += n;
-        Ok(&mut self.buf[start..start + n])
+        // Written so that the slicing below is provably in bounds and needs no second check.
+        let end = match start.checked_add(n) {
+            Some(end) if end <= self.buf.len() => end,
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::BufferTooSmall {
+                        need: n,
+                        have: self.buf.len().saturating_sub(start),
+                    },
+                    start,
+                ))
+            }
+        };
+        self.pos = end;
+        Ok(&mut self.buf[start..end])
     }
 
     /// Writes raw bytes.
