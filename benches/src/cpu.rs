@@ -82,7 +82,7 @@ mod tests {
                 x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
             }
         }
-        let other = std::thread::spawn(|| ThreadCpu::current()).join().unwrap();
+        let other = std::thread::spawn(ThreadCpu::current).join().unwrap();
         assert_ne!(other, me);
     }
 }

@@ -10,7 +10,11 @@
 //!
 //! Everything stays on loopback and every run is bounded in time.
 
+pub mod bulk;
 pub mod cpu;
+pub mod fleet;
+pub mod measure;
+pub mod report;
 pub mod requests;
 pub mod responder;
 pub mod subjects;

@@ -5,7 +5,12 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
+use query_bench::bulk::{self, FleetProcess, Run, Setup, Tool, PEER_PROTOCOLS};
+use query_bench::fleet::{self, Layout};
+use query_bench::measure;
 use query_bench::responder::{self, LoadConfig, Subject};
+use query_net::Protocol;
+use serde::Serialize;
 
 /// Throughput benchmarks on loopback.
 #[derive(Debug, Parser)]
@@ -19,6 +24,99 @@ struct Cli {
 enum Command {
     /// Replies per second of responders against a bare UDP echo server.
     Responder(ResponderArgs),
+    /// Answer as a fleet of targets on 127.77.0.0/16 until stdin closes.
+    ServeFleet(FleetArgs),
+    /// Run a program and print its wall time, CPU time and peak memory as JSON.
+    Measure(MeasureArgs),
+    /// gsq bulk, gamedig and opengsq against a fleet.
+    Bulk(BulkArgs),
+    /// Print the markdown report of the saved results.
+    Report(ReportArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ReportArgs {
+    /// Where responder.json, bulk.json and allocations.json are.
+    #[arg(long, default_value = "target/bench-results")]
+    results: PathBuf,
+    /// Criterion's output directory.
+    #[arg(long, default_value = "target/criterion")]
+    criterion: PathBuf,
+}
+
+#[derive(Debug, clap::Args)]
+struct FleetArgs {
+    /// How many targets.
+    #[arg(long, default_value_t = 10_000)]
+    targets: usize,
+    /// Over how many loopback addresses.
+    #[arg(long, default_value_t = 100)]
+    addresses: usize,
+    /// Stop after this many seconds even if stdin stays open.
+    #[arg(long, default_value_t = 600)]
+    max_seconds: u64,
+}
+
+#[derive(Debug, clap::Args)]
+struct MeasureArgs {
+    /// Where the program's stdout goes.
+    #[arg(long)]
+    stdout: PathBuf,
+    /// Kill the program after this many seconds.
+    #[arg(long, default_value_t = 300)]
+    limit_secs: u64,
+    /// The program and its arguments.
+    #[arg(last = true, required = true)]
+    command: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
+struct BulkArgs {
+    /// Targets of the main run (the peers get the SA:MP and GameSpy v1 ones among them).
+    #[arg(long, default_value_t = 10_000)]
+    targets: usize,
+    /// Targets of the large gsq-only run; 0 skips it.
+    #[arg(long, default_value_t = 100_000)]
+    large_targets: usize,
+    /// Loopback addresses the targets are spread over.
+    #[arg(long, default_value_t = 100)]
+    addresses: usize,
+    /// Per-attempt timeout in milliseconds, for every tool.
+    #[arg(long, default_value_t = 1000)]
+    timeout_ms: u64,
+    /// Retries after the first attempt, for every tool.
+    #[arg(long, default_value_t = 1)]
+    retries: u32,
+    /// Concurrency levels to try for gsq, ascending.
+    #[arg(long, value_delimiter = ',', default_values_t = [1000, 2500, 5000, 10000])]
+    gsq_levels: Vec<usize>,
+    /// Concurrency levels to try for gamedig, ascending.
+    #[arg(long, value_delimiter = ',', default_values_t = [100, 250, 500, 1000, 2000])]
+    gamedig_levels: Vec<usize>,
+    /// Concurrency levels to try for opengsq, ascending.
+    #[arg(long, value_delimiter = ',', default_values_t = [100, 250, 500, 1000, 2000])]
+    opengsq_levels: Vec<usize>,
+    /// The gsq binary.
+    #[arg(long, default_value = "target/release/gsq")]
+    gsq: PathBuf,
+    /// The node binary.
+    #[arg(long, default_value = "node")]
+    node: PathBuf,
+    /// The Python interpreter with opengsq installed.
+    #[arg(long, default_value = "benches/peers/.venv/bin/python")]
+    python: PathBuf,
+    /// Where the peer drivers are (and gamedig's node_modules).
+    #[arg(long, default_value = "benches/peers")]
+    peers_dir: PathBuf,
+    /// Measure gsq only.
+    #[arg(long)]
+    no_peers: bool,
+    /// Where target lists, outputs and results go.
+    #[arg(long, default_value = "target/bench-results")]
+    out_dir: PathBuf,
+    /// Kill a client run after this many seconds.
+    #[arg(long, default_value_t = 120)]
+    run_limit_secs: u64,
 }
 
 #[derive(Debug, clap::Args)]
@@ -47,6 +145,19 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Responder(args) => run_responder(&args),
+        Command::ServeFleet(args) => serve_fleet(&args),
+        Command::Measure(args) => run_measure(&args),
+        Command::Bulk(args) => run_bulk(&args),
+        Command::Report(args) => {
+            print!(
+                "{}",
+                query_bench::report::markdown(&query_bench::report::Sources {
+                    results: args.results,
+                    criterion: args.criterion,
+                })
+            );
+            Ok(())
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -87,5 +198,193 @@ fn run_responder(args: &ResponderArgs) -> Result {
     if let Some(path) = &args.json {
         std::fs::write(path, serde_json::to_string_pretty(&results)?)?;
     }
+    Ok(())
+}
+
+fn serve_fleet(args: &FleetArgs) -> Result {
+    let layout = Layout::new(args.targets, args.addresses);
+    layout.check()?;
+    let stop = tokio_util::sync::CancellationToken::new();
+    // Stdin closing (the parent is done, or gone) or the time limit stops the fleet.
+    let on_eof = stop.clone();
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+        on_eof.cancel();
+    });
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let local = tokio::task::LocalSet::new();
+    let report = local.block_on(&runtime, async {
+        let limit = stop.clone();
+        let max = Duration::from_secs(args.max_seconds);
+        tokio::task::spawn_local(async move {
+            tokio::time::sleep(max).await;
+            limit.cancel();
+        });
+        fleet::serve(&layout, stop, || println!("ready")).await
+    })?;
+    println!("{}", serde_json::to_string(&report)?);
+    Ok(())
+}
+
+fn run_measure(args: &MeasureArgs) -> Result {
+    let (program, rest) = args
+        .command
+        .split_first()
+        .ok_or("measure needs a program")?;
+    let usage = measure::run(
+        program,
+        rest,
+        &args.stdout,
+        Duration::from_secs(args.limit_secs),
+    )?;
+    println!("{}", serde_json::to_string(&usage)?);
+    Ok(())
+}
+
+/// Everything the bulk benchmark found, as written to `bulk.json`.
+#[derive(Debug, Serialize)]
+struct BulkReport {
+    timeout_ms: u64,
+    retries: u32,
+    targets: usize,
+    large_targets: usize,
+    /// Every run, in the order made.
+    runs: Vec<Run>,
+    /// Index into `runs` of each tool's chosen run, per target set.
+    chosen: Vec<Chosen>,
+    fleet: Vec<serde_json::Value>,
+}
+
+#[derive(Debug, Serialize)]
+struct Chosen {
+    tool: Tool,
+    target_set: String,
+    targets: usize,
+    /// The fastest clean run; if no level was clean, the one with the fewest lost answers.
+    run: usize,
+    clean: bool,
+}
+
+/// One sweep of the plan: a tool, its target set's name, list and size, and its levels.
+type Sweep<'a> = (Tool, &'a str, (PathBuf, usize), &'a [usize]);
+
+fn run_bulk(args: &BulkArgs) -> Result {
+    std::fs::create_dir_all(&args.out_dir)?;
+    let setup = Setup {
+        query_bench: std::env::current_exe()?,
+        gsq: args.gsq.clone(),
+        node: args.node.clone(),
+        python: args.python.clone(),
+        peers_dir: args.peers_dir.clone(),
+        out_dir: args.out_dir.clone(),
+        timeout: Duration::from_millis(args.timeout_ms),
+        retries: args.retries,
+        run_limit: Duration::from_secs(args.run_limit_secs),
+    };
+    let fleet_limit = 3600;
+    let mut report = BulkReport {
+        timeout_ms: args.timeout_ms,
+        retries: args.retries,
+        targets: args.targets,
+        large_targets: args.large_targets,
+        runs: Vec::new(),
+        chosen: Vec::new(),
+        fleet: Vec::new(),
+    };
+
+    let layout = Layout::new(args.targets, args.addresses);
+    let all = bulk::write_list(
+        &setup,
+        &layout,
+        &Protocol::ALL,
+        &format!("targets-{}", args.targets),
+    )?;
+    let peers = bulk::write_list(
+        &setup,
+        &layout,
+        &PEER_PROTOCOLS,
+        &format!("targets-{}-samp-gamespy1", args.targets),
+    )?;
+    eprintln!(
+        "bulk: {} targets ({} SA:MP + GameSpy v1), timeout {} ms, {} retries",
+        all.1, peers.1, args.timeout_ms, args.retries
+    );
+    let fleet = FleetProcess::start(&setup, &layout, fleet_limit)?;
+    let mut plan: Vec<Sweep<'_>> = vec![
+        (Tool::Gsq, "all", all.clone(), &args.gsq_levels),
+        (Tool::Gsq, "samp+gamespy1", peers.clone(), &args.gsq_levels),
+    ];
+    if !args.no_peers {
+        plan.push((
+            Tool::Gamedig,
+            "samp+gamespy1",
+            peers.clone(),
+            &args.gamedig_levels,
+        ));
+        plan.push((
+            Tool::Opengsq,
+            "samp+gamespy1",
+            peers.clone(),
+            &args.opengsq_levels,
+        ));
+    }
+    for (tool, set, (path, count), levels) in plan {
+        let (runs, best) = bulk::sweep(&setup, &layout, tool, (&path, count), set, levels)?;
+        let fallback = runs
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, r)| r.lost + r.false_answers)
+            .map(|(i, _)| i);
+        if let Some(index) = best.or(fallback) {
+            report.chosen.push(Chosen {
+                tool,
+                target_set: set.to_owned(),
+                targets: count,
+                run: report.runs.len() + index,
+                clean: best.is_some(),
+            });
+        }
+        report.runs.extend(runs);
+        bulk::flush_progress();
+    }
+    report.fleet.push(fleet.stop()?);
+
+    if args.large_targets > 0 {
+        let gsq_level = report
+            .chosen
+            .iter()
+            .find(|c| c.tool == Tool::Gsq && c.target_set == "all")
+            .map_or(args.gsq_levels[0], |c| report.runs[c.run].concurrency);
+        let large = Layout::new(args.large_targets, args.addresses);
+        let list = bulk::write_list(
+            &setup,
+            &large,
+            &Protocol::ALL,
+            &format!("targets-{}", args.large_targets),
+        )?;
+        let fleet = FleetProcess::start(&setup, &large, fleet_limit)?;
+        let (runs, best) = bulk::sweep(
+            &setup,
+            &large,
+            Tool::Gsq,
+            (&list.0, list.1),
+            "all",
+            &[gsq_level],
+        )?;
+        report.chosen.push(Chosen {
+            tool: Tool::Gsq,
+            target_set: "all".to_owned(),
+            targets: list.1,
+            run: report.runs.len(),
+            clean: best.is_some(),
+        });
+        report.runs.extend(runs);
+        report.fleet.push(fleet.stop()?);
+    }
+    let path = args.out_dir.join("bulk.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&report)?)?;
+    eprintln!("bulk: results in {}", path.display());
     Ok(())
 }

@@ -2,6 +2,7 @@
 
 use query_net::engine::Responder;
 use query_net::engines::all::AllProtocols;
+use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use query_net::engines::onequery::OneQueryResponder;
 use query_net::engines::samp::{SampConfig, SampResponder};
 use query_net::engines::sqp::{SqpResponder, SqpResponderConfig};
@@ -62,10 +63,15 @@ pub const SQP_CHALLENGES: usize = 4096;
 
 /// The SQP responder.
 pub fn sqp(state: &SharedState) -> SqpResponder {
+    sqp_with_challenges(state, SQP_CHALLENGES)
+}
+
+/// The SQP responder with room for `challenges` outstanding challenges.
+pub fn sqp_with_challenges(state: &SharedState, challenges: usize) -> SqpResponder {
     SqpResponder::with_config(
         state.clone(),
         SqpResponderConfig {
-            max_challenges: SQP_CHALLENGES,
+            max_challenges: challenges,
             ..SqpResponderConfig::default()
         },
     )
@@ -76,23 +82,41 @@ pub fn samp(state: &SharedState) -> SampResponder {
     SampResponder::new(state.clone(), SampConfig::default())
 }
 
-/// The responder of one protocol, or `None` if this build has none for it.
-pub fn responder(protocol: Protocol, state: &SharedState) -> Option<Box<dyn Responder + Send>> {
-    match protocol {
-        Protocol::Sqp => Some(Box::new(sqp(state))),
-        Protocol::OneQuery => Some(Box::new(OneQueryResponder::new(state.clone()))),
-        Protocol::Samp => Some(Box::new(samp(state))),
-        Protocol::GameSpy1 => None,
+/// The GameSpy v1 responder with its default configuration.
+pub fn gamespy1(state: &SharedState) -> GameSpy1Responder {
+    GameSpy1Responder::new(state.clone(), GameSpy1Config::default())
+}
+
+/// The responder of one protocol, boxed so that one collection holds any. Its SQP challenge
+/// table has room for `sqp_challenges` clients at once.
+pub fn responder(protocol: Protocol, state: &SharedState, sqp_challenges: usize) -> DynResponder {
+    DynResponder(match protocol {
+        Protocol::Sqp => Box::new(sqp_with_challenges(state, sqp_challenges)),
+        Protocol::OneQuery => Box::new(OneQueryResponder::new(state.clone())),
+        Protocol::Samp => Box::new(samp(state)),
+        Protocol::GameSpy1 => Box::new(gamespy1(state)),
+    })
+}
+
+/// A boxed responder of any protocol, usable where a [`Responder`] is expected.
+pub struct DynResponder(pub Box<dyn Responder + Send>);
+
+impl std::fmt::Debug for DynResponder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DynResponder(..)")
     }
 }
 
-/// The protocols [`responder`] can answer.
-pub fn served_protocols() -> Vec<Protocol> {
-    let state = SharedState::default();
-    Protocol::ALL
-        .into_iter()
-        .filter(|&p| responder(p, &state).is_some())
-        .collect()
+impl Responder for DynResponder {
+    fn handle(
+        &mut self,
+        from: std::net::SocketAddr,
+        datagram: &[u8],
+        now: query_net::clock::Now,
+        replies: &mut query_net::engine::ReplySink,
+    ) -> query_net::engine::Verdict {
+        self.0.handle(from, datagram, now, replies)
+    }
 }
 
 /// Every protocol on one port.
@@ -100,6 +124,7 @@ pub fn all_protocols(state: &SharedState) -> AllProtocols {
     AllProtocols::new(state.clone())
         .with_sqp(sqp(state))
         .with_samp(samp(state))
+        .with_gamespy1(gamespy1(state))
 }
 
 /// `responder` behind a [`Service`] without a rate limit: the benchmarks send from one

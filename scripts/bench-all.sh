@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Runs the whole benchmark suite on loopback and prints one markdown report, ratios first.
+#
+#   scripts/bench-all.sh                 # the report on stdout, progress on stderr
+#
+# Parts, each bounded in time:
+#   1. responder throughput: `query-bench responder` (echo, SQP, all-protocols; 3 s each);
+#   2. allocations per reply: `cargo bench -p query-bench --bench reply_allocations`;
+#   3. Service::handle without sockets: `cargo bench -p query-bench --bench service`;
+#   4. the SQP codec against a hand-written codec and deku: `cargo bench -p query-specs
+#      --bench sqp_codec`, tabled by scripts/bench-table.sh;
+#   5. bulk clients: `query-bench bulk` (gsq bulk, gamedig, opengsq against a fleet of 10,000
+#      loopback targets, then gsq alone against 100,000).
+# Results are saved in target/bench-results/ (JSON, the clients' outputs, REPORT.md).
+#
+# Needs node and npm (gamedig), python3 with venv (opengsq), jq, and Linux. The peers are
+# installed, at the versions pinned in benches/peers/, into benches/peers/node_modules and
+# benches/peers/.venv. Run as root, the responder part runs at real-time priority
+# (SCHED_FIFO 10) so that other processes on the machine add no scheduling delay; the report
+# says whether it did.
+#
+# Environment: BENCH_SECONDS (responder window, default 3), BENCH_TARGETS (default 10000),
+# BENCH_LARGE_TARGETS (default 100000, 0 skips), BENCH_SKIP_PEERS=1 (gsq only).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=${BENCH_SECONDS:-3}
+targets=${BENCH_TARGETS:-10000}
+large=${BENCH_LARGE_TARGETS:-100000}
+out=${CARGO_TARGET_DIR:-target}/bench-results
+bin=${CARGO_TARGET_DIR:-target}/release
+started=$(date +%s)
+mkdir -p "$out"
+rm -f "$out"/*.json
+
+step() { printf '\n== %s\n' "$*" >&2; }
+
+step "build (release)"
+cargo build --release -p query-cli -p query-bench >&2
+
+peers=()
+if [[ ${BENCH_SKIP_PEERS:-0} != 1 ]]; then
+    step "install the peer clients (pinned)"
+    (cd benches/peers && { [[ -d node_modules/gamedig ]] || npm ci --no-audit --no-fund >&2; })
+    if [[ ! -x benches/peers/.venv/bin/python ]]; then
+        python3 -m venv benches/peers/.venv
+    fi
+    benches/peers/.venv/bin/python -m pip install --quiet --disable-pip-version-check \
+        -r benches/peers/requirements.txt >&2
+else
+    peers=(--no-peers)
+fi
+
+realtime=()
+if [[ $(id -u) == 0 ]] && chrt -f 10 true 2>/dev/null; then
+    realtime=(chrt -f 10)
+fi
+
+step "responder throughput (${seconds} s per subject)"
+"${realtime[@]}" "$bin/query-bench" responder --seconds "$seconds" --json "$out/responder.json"
+
+step "allocations per reply"
+QUERY_BENCH_OUT=$out cargo bench -p query-bench --bench reply_allocations >&2
+
+step "Service::handle without sockets"
+cargo bench -p query-bench --bench service -- --measurement-time 3 --warm-up-time 1 >&2
+
+step "SQP codec: derived, hand-written, deku"
+cargo bench -p query-specs --bench sqp_codec -- --measurement-time 3 >&2
+
+step "bulk clients (${targets} targets, then ${large} for gsq)"
+"$bin/query-bench" bulk --targets "$targets" --large-targets "$large" "${peers[@]}" \
+    --gsq "$bin/gsq" --out-dir "$out"
+
+elapsed=$(( $(date +%s) - started ))
+{
+    echo "## Benchmarks"
+    echo
+    echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(uname -sr)."
+    echo "Command: \`scripts/bench-all.sh\`; the suite took ${elapsed} s."
+    if [[ ${#realtime[@]} -gt 0 ]]; then
+        echo "Responder part at real-time priority (\`${realtime[*]}\`); rate limiter off in every benchmark responder."
+    else
+        echo "Responder part at normal priority; rate limiter off in every benchmark responder."
+    fi
+    echo
+    "$bin/query-bench" report --results "$out" --criterion "${CARGO_TARGET_DIR:-target}/criterion"
+    echo
+    echo "### SQP codec"
+    echo
+    scripts/bench-table.sh
+} | tee "$out/REPORT.md"
