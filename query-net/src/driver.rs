@@ -15,7 +15,7 @@ use tokio::net::UdpSocket;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::Clock;
-use crate::engine::{ClientSession, Responder};
+use crate::engine::{ClientSession, DropReason, Responder, Verdict};
 use crate::engines;
 use crate::error::QueryError;
 use crate::limit::Stats;
@@ -197,6 +197,17 @@ pub async fn serve<R: Responder, C: Clock + Clone>(
     service: &mut Service<R, C>,
     shutdown: &CancellationToken,
 ) -> io::Result<()> {
+    serve_with(socket, service, shutdown, |_, _| {}).await
+}
+
+/// [`serve`], calling `on_drop` with the source and the reason of every request that got no
+/// reply, so a server can log abusive or broken sources.
+pub async fn serve_with<R: Responder, C: Clock + Clone>(
+    socket: &UdpSocket,
+    service: &mut Service<R, C>,
+    shutdown: &CancellationToken,
+    mut on_drop: impl FnMut(SocketAddr, DropReason),
+) -> io::Result<()> {
     let stats = Arc::clone(service.stats());
     let mut buf = vec![0u8; RECV_BUFFER];
     let mut consecutive_errors = 0;
@@ -225,6 +236,9 @@ pub async fn serve<R: Responder, C: Clock + Clone>(
                 Ok(_) => Stats::bump(&stats.replies_sent),
                 Err(_) => Stats::bump(&stats.send_errors),
             }
+        }
+        if let Verdict::Dropped(reason) = service.last_verdict() {
+            on_drop(from, reason);
         }
     }
 }

@@ -276,6 +276,18 @@ pub trait Responder {
     ) -> Verdict;
 }
 
+impl<R: Responder + ?Sized> Responder for Box<R> {
+    fn handle(
+        &mut self,
+        from: SocketAddr,
+        datagram: &[u8],
+        now: Now,
+        replies: &mut ReplySink,
+    ) -> Verdict {
+        (**self).handle(from, datagram, now, replies)
+    }
+}
+
 /// What a responder did with a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {

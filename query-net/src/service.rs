@@ -41,6 +41,8 @@ pub struct Service<R, C: Clock + Clone = SystemClock> {
     stats: Arc<Stats>,
     sink: ReplySink,
     clock: C,
+    /// What happened to the latest request, for drivers that report drops per source.
+    last_verdict: Verdict,
 }
 
 impl<R: Responder> Service<R> {
@@ -62,6 +64,7 @@ impl<R: Responder, C: Clock + Clone> Service<R, C> {
             stats: Arc::default(),
             sink: ReplySink::default(),
             clock,
+            last_verdict: Verdict::Answered,
         }
     }
 
@@ -103,6 +106,12 @@ impl<R: Responder, C: Clock + Clone> Service<R, C> {
         &mut self.responder
     }
 
+    /// What [`handle`](Service::handle) did with the latest datagram, including
+    /// [`DropReason::RateLimited`] for one the limiter stopped before the responder saw it.
+    pub fn last_verdict(&self) -> Verdict {
+        self.last_verdict
+    }
+
     /// Handles one datagram and returns the replies to send back to `from` (possibly none).
     pub fn handle(&mut self, from: SocketAddr, datagram: &[u8]) -> impl Iterator<Item = &[u8]> {
         self.sink.clear();
@@ -117,9 +126,11 @@ impl<R: Responder, C: Clock + Clone> Service<R, C> {
         } else {
             Verdict::Dropped(DropReason::RateLimited)
         };
+        self.last_verdict = verdict;
         match verdict {
             Verdict::Answered if self.sink.is_empty() => {
                 // An engine that claims an answer but wrote none: count it as unanswered.
+                self.last_verdict = Verdict::Dropped(DropReason::Unsupported);
                 Stats::bump(&self.stats.dropped_unsupported);
             }
             Verdict::Answered => Stats::bump(&self.stats.answered),
@@ -199,6 +210,40 @@ mod tests {
         assert_eq!(s.dropped_bad_challenge, 1);
         assert_eq!(s.dropped_malformed, 2);
         assert_eq!(s.dropped_unsupported, 1);
+    }
+
+    #[test]
+    fn last_verdict_names_why_the_latest_request_went_unanswered() {
+        let mut service = unlimited();
+        let mut verdict_of = |datagram: &[u8]| {
+            service.handle(from(1), datagram).for_each(drop);
+            service.last_verdict()
+        };
+        assert_eq!(verdict_of(b"ok"), Verdict::Answered);
+        assert_eq!(
+            verdict_of(b"bad-token"),
+            Verdict::Dropped(DropReason::BadChallenge)
+        );
+        assert_eq!(verdict_of(b"\xff"), Verdict::Dropped(DropReason::Malformed));
+        // Claimed an answer but wrote none.
+        assert_eq!(
+            verdict_of(b"liar"),
+            Verdict::Dropped(DropReason::Unsupported)
+        );
+
+        let limit = RateLimit {
+            per_second: NonZeroU32::new(1).unwrap(),
+            burst: NonZeroU32::new(1).unwrap(),
+            max_sources: 16,
+        };
+        let mut limited = Service::with_clock(Script::default(), ManualClock::new(UNIX_EPOCH))
+            .rate_limit(Some(limit));
+        limited.handle(from(1), b"ok").for_each(drop);
+        limited.handle(from(1), b"ok").for_each(drop);
+        assert_eq!(
+            limited.last_verdict(),
+            Verdict::Dropped(DropReason::RateLimited)
+        );
     }
 
     #[test]

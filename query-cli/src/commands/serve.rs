@@ -2,8 +2,8 @@
 //!
 //! Each address gets its own socket and serve loop; all loops read one [`SharedState`], which
 //! a watcher replaces when the file changes (an invalid file leaves the old state in place).
-//! The loops are query-net's [`Service`] driven on a tokio socket, like `driver::serve`, plus a
-//! look at each request's verdict so that a misbehaving source is logged (once per interval).
+//! The loops are query-net's `driver::serve_with`, whose drop callback logs a misbehaving
+//! source (once per interval).
 
 use std::collections::HashMap;
 use std::io::Write as _;
@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use notify::{RecursiveMode, Watcher};
-use query_net::clock::Now;
-use query_net::engine::{DropReason, ReplySink, Responder, Verdict};
+use query_net::driver;
+use query_net::engine::DropReason;
 use query_net::limit::{RateLimit, Stats};
 use query_net::service::Service;
 use query_net::state::{ServerState, SharedState};
@@ -88,13 +88,16 @@ pub async fn run(args: ServeArgs) -> Outcome {
     let source_log = Arc::new(Mutex::new(SourceLog::new(args.log_interval)));
     let mut loops = tokio::task::JoinSet::new();
     for (role, local, socket, responder) in bound {
-        let service = Service::new(Observed::new(responder))
+        let mut service = Service::new(responder)
             .rate_limit(rate_limit)
             .with_stats(Arc::clone(&stats));
         let shutdown = shutdown.clone();
         let source_log = Arc::clone(&source_log);
         loops.spawn(async move {
-            let result = serve_socket(&socket, service, &shutdown, &source_log).await;
+            let result = driver::serve_with(&socket, &mut service, &shutdown, |from, reason| {
+                log_drop(&source_log, from.ip(), reason);
+            })
+            .await;
             (role, local, result)
         });
     }
@@ -213,96 +216,22 @@ fn stop_signal() -> impl std::future::Future<Output = ()> {
     }
 }
 
-/// A responder that remembers its verdict on the last request. `Service` skips the responder
-/// for a rate-limited request, so "no verdict" after `handle` means rate-limited.
-struct Observed {
-    inner: AnyResponder,
-    last: Option<Verdict>,
-}
-
-impl Observed {
-    fn new(inner: AnyResponder) -> Self {
-        Observed { inner, last: None }
-    }
-}
-
-impl Responder for Observed {
-    fn handle(
-        &mut self,
-        from: SocketAddr,
-        datagram: &[u8],
-        now: Now,
-        replies: &mut ReplySink,
-    ) -> Verdict {
-        let verdict = self.inner.handle(from, datagram, now, replies);
-        self.last = Some(verdict);
-        verdict
-    }
-}
-
-/// After this many receive errors in a row the socket is considered broken.
-const MAX_CONSECUTIVE_RECV_ERRORS: u32 = 100;
-
-/// Answers datagrams on `socket` until `shutdown`.
-async fn serve_socket(
-    socket: &UdpSocket,
-    mut service: Service<Observed>,
-    shutdown: &CancellationToken,
-    source_log: &Mutex<SourceLog>,
-) -> std::io::Result<()> {
-    let stats = Arc::clone(service.stats());
-    let mut buf = vec![0u8; query_net::driver::RECV_BUFFER];
-    let mut consecutive_errors = 0;
-    loop {
-        let received = tokio::select! {
-            biased;
-            () = shutdown.cancelled() => return Ok(()),
-            received = socket.recv_from(&mut buf) => received,
+/// Logs a dropped request, at most once per interval for each source.
+fn log_drop(source_log: &Mutex<SourceLog>, source: IpAddr, reason: DropReason) {
+    let report = source_log
+        .lock()
+        .ok()
+        .and_then(|mut log| log.record(source, Instant::now()));
+    if let Some(suppressed) = report {
+        let more = if suppressed > 0 {
+            format!(" ({suppressed} more dropped since the last report)")
+        } else {
+            String::new()
         };
-        let (len, from) = match received {
-            Ok(received) => {
-                consecutive_errors = 0;
-                received
-            }
-            Err(e) => {
-                Stats::bump(&stats.recv_errors);
-                consecutive_errors += 1;
-                if consecutive_errors >= MAX_CONSECUTIVE_RECV_ERRORS {
-                    return Err(e);
-                }
-                continue;
-            }
-        };
-        service.responder_mut().last = None;
-        for reply in service.handle(from, &buf[..len]) {
-            match socket.send_to(reply, from).await {
-                Ok(_) => Stats::bump(&stats.replies_sent),
-                Err(_) => Stats::bump(&stats.send_errors),
-            }
-        }
-        let dropped = match service.responder().last {
-            None => Some(DropReason::RateLimited),
-            Some(Verdict::Dropped(reason)) => Some(reason),
-            Some(Verdict::Answered) => None,
-        };
-        if let Some(reason) = dropped {
-            let report = source_log
-                .lock()
-                .ok()
-                .and_then(|mut log| log.record(from.ip(), Instant::now()));
-            if let Some(suppressed) = report {
-                let more = if suppressed > 0 {
-                    format!(" ({suppressed} more dropped since the last report)")
-                } else {
-                    String::new()
-                };
-                tracing::warn!(
-                    "dropped a request from {}: {}{more}",
-                    from.ip(),
-                    describe(reason)
-                );
-            }
-        }
+        tracing::warn!(
+            "dropped a request from {source}: {}{more}",
+            describe(reason)
+        );
     }
 }
 
