@@ -2,6 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
+/// The README's Rust examples, compiled and run as doctests so they cannot rot.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 /// The workspace root (the parent of this crate's folder).
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
