@@ -63,6 +63,8 @@ pub struct Setup {
     pub timeout: Duration,
     /// Retries after the first attempt, the same for every tool.
     pub retries: u32,
+    /// `gsq bulk --sockets`.
+    pub gsq_sockets: u32,
     /// A run still going after this long is killed (and reported so).
     pub run_limit: Duration,
 }
@@ -262,6 +264,8 @@ fn command(setup: &Setup, tool: Tool, list: &Path, concurrency: usize) -> (PathB
                 format!("{timeout_ms}ms"),
                 "--retries".to_owned(),
                 retries,
+                "--sockets".to_owned(),
+                setup.gsq_sockets.to_string(),
                 "--quiet".to_owned(),
             ],
         ),

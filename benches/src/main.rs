@@ -90,11 +90,15 @@ struct BulkArgs {
     /// Concurrency levels to try for gsq, ascending.
     #[arg(long, value_delimiter = ',', default_values_t = [1000, 2500, 5000, 10000])]
     gsq_levels: Vec<usize>,
+    /// Sockets `gsq bulk` spreads its queries over (`--sockets`). Its default of 4 loses
+    /// replies to receive-buffer overflow above about 1,000 queries in flight on loopback.
+    #[arg(long, default_value_t = 16)]
+    gsq_sockets: u32,
     /// Concurrency levels to try for gamedig, ascending.
     #[arg(long, value_delimiter = ',', default_values_t = [100, 250, 500, 1000, 2000])]
     gamedig_levels: Vec<usize>,
     /// Concurrency levels to try for opengsq, ascending.
-    #[arg(long, value_delimiter = ',', default_values_t = [100, 250, 500, 1000, 2000])]
+    #[arg(long, value_delimiter = ',', default_values_t = [100, 250, 500, 1000, 2000, 4000])]
     opengsq_levels: Vec<usize>,
     /// The gsq binary.
     #[arg(long, default_value = "target/release/gsq")]
@@ -127,11 +131,14 @@ struct ResponderArgs {
     /// Client sockets (source ports), each with one request in flight.
     #[arg(long, default_value_t = 64)]
     clients: usize,
-    /// Measuring window per subject, in seconds.
+    /// Measuring time per subject, in seconds.
     #[arg(long, default_value_t = 3.0)]
     seconds: f64,
-    /// Warm-up before the window, in seconds.
-    #[arg(long, default_value_t = 0.5)]
+    /// Interleaved rounds the measuring time is split into.
+    #[arg(long, default_value_t = 3)]
+    rounds: u32,
+    /// Warm-up before each round, in seconds.
+    #[arg(long, default_value_t = 0.3)]
     warmup: f64,
     /// Let the scheduler place the threads instead of pinning them to separate cores.
     #[arg(long)]
@@ -178,13 +185,18 @@ fn run_responder(args: &ResponderArgs) -> Result {
         reply_timeout: Duration::from_millis(500),
         pin: !args.no_pin,
     };
-    let mut results = Vec::new();
-    for &subject in &args.subjects {
-        let measured = responder::measure(subject, config)?;
+    let results = responder::measure(&args.subjects, config, args.rounds)?;
+    for measured in &results {
         eprintln!(
-            "{:<40} {:>10.0} replies/s  p50 {:>7.1} µs  p99 {:>7.1} µs  server {:>6.0} ns/reply ({:.0}% busy)  client {:>6.0} ns/reply ({:.0}% busy)  timeouts {}",
-            subject.label(),
+            "{:<36} {:>8.0} replies/s (rounds {})  p50 {:.1} µs  p99 {:.1} µs  responder {:.0} ns/reply ({:.0}% busy)  load generator {:.0} ns/reply ({:.0}% busy)  timeouts {}",
+            measured.subject.label(),
             measured.replies_per_sec,
+            measured
+                .rounds_per_sec
+                .iter()
+                .map(|r| format!("{r:.0}"))
+                .collect::<Vec<_>>()
+                .join(", "),
             measured.p50_us,
             measured.p99_us,
             measured.server_ns_per_reply,
@@ -193,7 +205,6 @@ fn run_responder(args: &ResponderArgs) -> Result {
             measured.client_busy * 100.0,
             measured.timeouts,
         );
-        results.push(measured);
     }
     if let Some(path) = &args.json {
         std::fs::write(path, serde_json::to_string_pretty(&results)?)?;
@@ -248,6 +259,7 @@ fn run_measure(args: &MeasureArgs) -> Result {
 struct BulkReport {
     timeout_ms: u64,
     retries: u32,
+    gsq_sockets: u32,
     targets: usize,
     large_targets: usize,
     /// Every run, in the order made.
@@ -281,12 +293,14 @@ fn run_bulk(args: &BulkArgs) -> Result {
         out_dir: args.out_dir.clone(),
         timeout: Duration::from_millis(args.timeout_ms),
         retries: args.retries,
+        gsq_sockets: args.gsq_sockets,
         run_limit: Duration::from_secs(args.run_limit_secs),
     };
     let fleet_limit = 3600;
     let mut report = BulkReport {
         timeout_ms: args.timeout_ms,
         retries: args.retries,
+        gsq_sockets: args.gsq_sockets,
         targets: args.targets,
         large_targets: args.large_targets,
         runs: Vec::new(),

@@ -48,12 +48,16 @@ struct Ratio {
 
 fn fmt_value(value: Option<f64>, unit: &str) -> String {
     match value {
+        Some(v) if unit.is_empty() && v.fract() == 0.0 => format!("{v:.0}"),
         Some(v) if v.is_finite() => format!("{v:.2}{unit}"),
         _ => "not measured".to_owned(),
     }
 }
 
 fn verdict(ratio: &Ratio) -> &'static str {
+    if ratio.target == "—" {
+        return "—";
+    }
     match ratio.value {
         Some(v) if v.is_finite() => {
             if (ratio.check)(v) {
@@ -128,6 +132,8 @@ pub fn markdown(sources: &Sources) -> String {
     let gsq_large = chosen(&bulk, "gsq", "all", large);
     let rate = |run: Option<&Value>| run_field(run, "targets_per_sec");
     let rss = |run: Option<&Value>| run_field(run, "peak_rss_mib");
+    let cpu_per_target =
+        |run: Option<&Value>| div(run_field(run, "cpu_secs"), run_field(run, "targets"));
     let codec =
         |op: &str, codec: &str| criterion_ns(sources, &format!("sqp_query_response/{op}/{codec}"));
     let concurrency = |run: Option<&Value>| {
@@ -189,6 +195,22 @@ pub fn markdown(sources: &Sources) -> String {
                 concurrency(gsq_peers),
                 concurrency(opengsq)
             ),
+        },
+        Ratio {
+            name: "CPU time per target: gamedig / gsq bulk (same runs)".to_owned(),
+            value: div(cpu_per_target(gamedig), cpu_per_target(gsq_peers)),
+            target: "—".to_owned(),
+            check: |_| true,
+            unit: "×",
+            note: String::new(),
+        },
+        Ratio {
+            name: "CPU time per target: opengsq / gsq bulk (same runs)".to_owned(),
+            value: div(cpu_per_target(opengsq), cpu_per_target(gsq_peers)),
+            target: "—".to_owned(),
+            check: |_| true,
+            unit: "×",
+            note: String::new(),
         },
         Ratio {
             name: format!("gsq bulk answers lost ({targets} targets, all protocols)"),
@@ -260,16 +282,25 @@ pub fn markdown(sources: &Sources) -> String {
     match responder.as_ref().and_then(Value::as_array) {
         Some(rows) => {
             out.push_str(
-                "| subject | clients | replies/s | p50 µs | p99 µs | responder CPU ns/reply | responder busy | load generator CPU ns/reply | load generator busy | timeouts |\n|---|---|---|---|---|---|---|---|---|---|\n",
+                "| subject | clients | replies/s | per round | p50 µs | p99 µs | responder CPU ns/reply | responder busy | load generator CPU ns/reply | load generator busy | timeouts |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
             );
             for row in rows {
                 let f = |k: &str| row[k].as_f64().unwrap_or(f64::NAN);
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {:.0} | {:.1} | {:.1} | {:.0} | {:.0}% | {:.0} | {:.0}% | {} |",
+                    "| {} | {} | {:.0} | {} | {:.1} | {:.1} | {:.0} | {:.0}% | {:.0} | {:.0}% | {} |",
                     subject_label(row["subject"].as_str().unwrap_or("?")),
                     row["clients"],
                     f("replies_per_sec"),
+                    row["rounds_per_sec"]
+                        .as_array()
+                        .map(|r| r
+                            .iter()
+                            .filter_map(Value::as_f64)
+                            .map(|v| format!("{v:.0}"))
+                            .collect::<Vec<_>>()
+                            .join(", "))
+                        .unwrap_or_default(),
                     f("p50_us"),
                     f("p99_us"),
                     f("server_ns_per_reply"),
@@ -321,8 +352,12 @@ pub fn markdown(sources: &Sources) -> String {
         Some(bulk) => {
             let _ = writeln!(
                 out,
-                "Every tool: {} ms per attempt, {} retry; 20% of targets silent, 5% drop their first datagram. The chosen level (**bold**) is the fastest that lost no answer; levels are tried upwards until one loses answers.\n",
-                bulk["timeout_ms"], bulk["retries"]
+                "Every tool: {} ms per attempt, {} retry; 20% of targets silent (so no run can end before {:.1} s), 5% drop their first datagram; gsq bulk with `--sockets {}`. The chosen level (**bold**) is the fastest that lost no answer; levels are tried upwards until one loses answers.\n",
+                bulk["timeout_ms"],
+                bulk["retries"],
+                bulk["timeout_ms"].as_f64().unwrap_or(0.0) / 1000.0
+                    * (bulk["retries"].as_f64().unwrap_or(0.0) + 1.0),
+                bulk["gsq_sockets"]
             );
             out.push_str("| tool | targets | concurrency | wall s | targets/s | answered / responsive | lost | false answers | peak RSS MiB | CPU s |\n|---|---|---|---|---|---|---|---|---|---|\n");
             let chosen: Vec<u64> = bulk["chosen"]

@@ -80,6 +80,8 @@ pub struct Throughput {
     pub replies: u64,
     /// `replies / seconds`.
     pub replies_per_sec: f64,
+    /// The rate of each round, to show how steady it was.
+    pub rounds_per_sec: Vec<f64>,
     /// Median time from a request's send to its reply, in microseconds.
     pub p50_us: f64,
     /// 99th percentile of the same.
@@ -98,8 +100,80 @@ pub struct Throughput {
     pub server_stats: Option<StatsSnapshot>,
 }
 
-/// Runs `subject` under the load `config` describes and measures it.
-pub fn measure(subject: Subject, config: LoadConfig) -> io::Result<Throughput> {
+/// Measures every subject under the load `config` describes, in `rounds` interleaved
+/// rounds (echo, SQP, all, echo, SQP, all, ...) of `config.duration / rounds` each, so that a
+/// disturbance from elsewhere on the machine falls on all subjects alike. Each subject's
+/// figures add up its rounds; `rounds_per_sec` shows their spread.
+pub fn measure(
+    subjects: &[Subject],
+    config: LoadConfig,
+    rounds: u32,
+) -> io::Result<Vec<Throughput>> {
+    let rounds = rounds.max(1);
+    let round = LoadConfig {
+        duration: config.duration / rounds,
+        ..config
+    };
+    let mut measured: Vec<Vec<Round>> = vec![Vec::new(); subjects.len()];
+    for _ in 0..rounds {
+        for (i, &subject) in subjects.iter().enumerate() {
+            measured[i].push(measure_round(subject, round)?);
+        }
+    }
+    Ok(subjects
+        .iter()
+        .zip(measured)
+        .map(|(&subject, rounds)| Round::combine(subject, config.clients, rounds))
+        .collect())
+}
+
+/// One subject's figures over one window.
+#[derive(Debug, Clone)]
+struct Round {
+    seconds: f64,
+    latencies_ns: Vec<u32>,
+    server_cpu: Duration,
+    client_cpu: Duration,
+    timeouts: u64,
+    server_stats: Option<StatsSnapshot>,
+}
+
+impl Round {
+    fn combine(subject: Subject, clients: usize, rounds: Vec<Round>) -> Throughput {
+        let seconds: f64 = rounds.iter().map(|r| r.seconds).sum();
+        let rounds_per_sec: Vec<f64> = rounds
+            .iter()
+            .map(|r| r.latencies_ns.len() as f64 / r.seconds)
+            .collect();
+        let server_cpu: Duration = rounds.iter().map(|r| r.server_cpu).sum();
+        let client_cpu: Duration = rounds.iter().map(|r| r.client_cpu).sum();
+        let timeouts = rounds.iter().map(|r| r.timeouts).sum();
+        let server_stats = rounds.last().and_then(|r| r.server_stats);
+        let mut latencies: Vec<u32> = rounds.into_iter().flat_map(|r| r.latencies_ns).collect();
+        latencies.sort_unstable();
+        let replies = latencies.len() as u64;
+        let per_reply = |spent: Duration| spent.as_nanos() as f64 / replies.max(1) as f64;
+        let busy = |spent: Duration| spent.as_secs_f64() / seconds;
+        Throughput {
+            subject,
+            clients,
+            seconds,
+            replies,
+            replies_per_sec: replies as f64 / seconds,
+            rounds_per_sec,
+            p50_us: percentile(&latencies, 50.0) / 1e3,
+            p99_us: percentile(&latencies, 99.0) / 1e3,
+            server_ns_per_reply: per_reply(server_cpu),
+            server_busy: busy(server_cpu),
+            client_ns_per_reply: per_reply(client_cpu),
+            client_busy: busy(client_cpu),
+            timeouts,
+            server_stats,
+        }
+    }
+}
+
+fn measure_round(subject: Subject, config: LoadConfig) -> io::Result<Round> {
     let server = Server::start(subject, config.pin)?;
     let setup = Duration::from_millis(200);
     let window_start = Instant::now() + setup + config.warmup;
@@ -116,25 +190,11 @@ pub fn measure(subject: Subject, config: LoadConfig) -> io::Result<Throughput> {
 
     let tally = load.finish()?;
     let server_stats = server.stop()?;
-
-    let seconds = config.duration.as_secs_f64();
-    let replies = tally.latencies_ns.len() as u64;
-    let per_reply = |spent: Duration| spent.as_nanos() as f64 / replies.max(1) as f64;
-    let busy = |spent: Duration| spent.as_secs_f64() / seconds;
-    let mut latencies = tally.latencies_ns;
-    latencies.sort_unstable();
-    Ok(Throughput {
-        subject,
-        clients: config.clients,
-        seconds,
-        replies,
-        replies_per_sec: replies as f64 / seconds,
-        p50_us: percentile(&latencies, 50.0) / 1e3,
-        p99_us: percentile(&latencies, 99.0) / 1e3,
-        server_ns_per_reply: per_reply(server_cpu1 - server_cpu0),
-        server_busy: busy(server_cpu1 - server_cpu0),
-        client_ns_per_reply: per_reply(client_cpu1 - client_cpu0),
-        client_busy: busy(client_cpu1 - client_cpu0),
+    Ok(Round {
+        seconds: config.duration.as_secs_f64(),
+        latencies_ns: tally.latencies_ns,
+        server_cpu: server_cpu1 - server_cpu0,
+        client_cpu: client_cpu1 - client_cpu0,
         timeouts: tally.timeouts,
         server_stats,
     })
