@@ -18,6 +18,18 @@ pub trait Decode<'a>: Sized {
     /// Reads one value from `r`, leaving it after the value's last byte.
     fn decode(r: &mut Reader<'a>, ctx: Self::Ctx) -> Result<Self>;
 
+    /// Reads one value that must end where `r` ends (a value framed by a length prefix),
+    /// failing with [`ErrorKind::TrailingBytes`] at the first byte left over.
+    ///
+    /// The derive overrides it to make the check before assembling the value, so that no
+    /// finished value has to be dropped when the check fails, and the compiler can build a
+    /// large value where the caller keeps it instead of moving it there after the check.
+    fn decode_exact(r: &mut Reader<'a>, ctx: Self::Ctx) -> Result<Self> {
+        let value = Self::decode(r, ctx)?;
+        r.expect_end()?;
+        Ok(value)
+    }
+
     /// Decodes a whole datagram: the value must use every byte.
     ///
     /// Errors carry the type name as the first segment of their path.

@@ -70,6 +70,21 @@ pub fn too_many_on_decode(r: &Reader<'_>, len: usize, max: usize) -> Error {
     r.error(ErrorKind::TooLong { len, max })
 }
 
+/// Bytes left in a reader that must end after a value (a frame with `surplus = "error"`, the
+/// input of `decode_exact`): drops the value read so far and returns the error at the first
+/// byte left, as [`Reader::expect_end`] does.
+///
+/// The value comes by value and is dropped here, in a function of its own, so that the
+/// generated happy path never takes the address of its parts (see the derive's `decode`).
+#[cold]
+#[inline(never)]
+pub fn trailing_bytes<T>(r: &Reader<'_>, discarded: T) -> Error {
+    drop(discarded);
+    r.error(ErrorKind::TrailingBytes {
+        count: r.remaining(),
+    })
+}
+
 /// A tag no variant declares (and the enum has no `other` variant), at the tag's offset.
 #[cold]
 pub fn unknown_tag<T: Integer>(tag: T, offset: usize) -> Error {
@@ -122,5 +137,8 @@ mod tests {
         r.skip(1).unwrap();
         assert_eq!(empty_element(&r).offset(), 1);
         assert_eq!(too_many_on_decode(&r, 3, 2).offset(), 1);
+        let err = trailing_bytes(&r, vec![String::from("dropped")]);
+        assert_eq!(err, r.expect_end().unwrap_err());
+        assert_eq!(err.kind(), &ErrorKind::TrailingBytes { count: 1 });
     }
 }

@@ -89,6 +89,35 @@ fn external_tag_enum() {
 }
 
 #[test]
+fn nested_value_that_must_fill_its_frame() {
+    insta::assert_snapshot!(expand(
+        r#"
+        #[wire(endian = "big", ctx(requested: ChunkSet))]
+        pub struct QueryResponse<'a> {
+            pub challenge: u32,
+            #[wire(len(prefix = u16), ctx = requested)]
+            pub chunks: Chunks<'a>,
+        }
+        "#
+    ));
+}
+
+#[test]
+fn tlv_enum_whose_bodies_must_fill_their_frames() {
+    insta::assert_snapshot!(expand(
+        r#"
+        #[wire(endian = "big", tag = u8, len = u16)]
+        pub enum Record<'a> {
+            #[wire(tag = 1)]
+            Name(#[wire(str(prefix = u8))] &'a str),
+            #[wire(tag = 2)]
+            Players { count: u16, #[wire(count = *count)] names: Vec<Name<'a>> },
+        }
+        "#
+    ));
+}
+
+#[test]
 fn every_error_of_a_declaration_is_reported() {
     let found = errors(
         r#"

@@ -1,4 +1,4 @@
-//! The body of `Decode::decode`.
+//! The bodies of `Decode::decode` and `Decode::decode_exact`.
 
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::quote;
@@ -13,7 +13,17 @@ use crate::wire::model::{
 use crate::wire::names;
 use crate::wire::types::{BytesKind, StrKind};
 
-pub fn container(container: &Container, lifetime: &Lifetime) -> TokenStream {
+/// Whether the generated function is `decode` or `decode_exact`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Until {
+    /// `decode`: the value may end anywhere.
+    Value,
+    /// `decode_exact`: the reader must be empty after the value. The check comes after the
+    /// last field is read and before the value is assembled (see [`construct`]).
+    End,
+}
+
+pub fn container(container: &Container, lifetime: &Lifetime, until: Until) -> TokenStream {
     let reader = names::reader();
     let ok = names::ok();
     let magic = container
@@ -22,7 +32,8 @@ pub fn container(container: &Container, lifetime: &Lifetime) -> TokenStream {
         .map(|magic| quote!(#reader.magic(#magic)?;));
     match &container.data {
         Data::Struct(fields) => {
-            let (lets, value) = construct(quote!(Self), fields, &reader, lifetime);
+            let must_end = must_end(until, &reader);
+            let (lets, value) = construct(quote!(Self), fields, &reader, lifetime, &must_end);
             quote! {
                 #magic
                 #(#lets)*
@@ -30,7 +41,7 @@ pub fn container(container: &Container, lifetime: &Lifetime) -> TokenStream {
             }
         }
         Data::Enum(data) => {
-            let body = enumeration(data, &reader, lifetime);
+            let body = enumeration(data, &reader, lifetime, until);
             quote! {
                 #magic
                 #body
@@ -39,7 +50,15 @@ pub fn container(container: &Container, lifetime: &Lifetime) -> TokenStream {
     }
 }
 
-fn enumeration(data: &Enum, reader: &Ident, lifetime: &Lifetime) -> TokenStream {
+/// The reader that must be empty after the fields: the input in `decode_exact`.
+fn must_end(until: Until, reader: &Ident) -> Vec<Ident> {
+    match until {
+        Until::Value => Vec::new(),
+        Until::End => vec![reader.clone()],
+    }
+}
+
+fn enumeration(data: &Enum, reader: &Ident, lifetime: &Lifetime, until: Until) -> TokenStream {
     let tag = names::tag();
     let tag_ty = tag_type(data.tag_ty);
     let tag_offset = names::tag_offset();
@@ -67,7 +86,7 @@ fn enumeration(data: &Enum, reader: &Ident, lifetime: &Lifetime) -> TokenStream 
             let (frame, body_reader) =
                 sub_reader(len, reader, &ErrorPath::none(), names::variant_body());
             let sub = names::sub_reader();
-            let surplus = (len.surplus == Surplus::Error).then(|| quote!(#sub.expect_end()?;));
+            let surplus = (len.surplus == Surplus::Error).then_some(sub);
             (frame, body_reader, surplus)
         }
         None => (TokenStream::new(), reader.clone(), None),
@@ -75,6 +94,7 @@ fn enumeration(data: &Enum, reader: &Ident, lifetime: &Lifetime) -> TokenStream 
 
     // Every arm returns its own `Ok(..)`, so the value is built where the caller wants it
     // instead of being moved out of a temporary.
+    let must_end: Vec<Ident> = surplus.into_iter().chain(must_end(until, reader)).collect();
     let ok = names::ok();
     let mut arms = Vec::new();
     let mut other_arm = None;
@@ -87,24 +107,13 @@ fn enumeration(data: &Enum, reader: &Ident, lifetime: &Lifetime) -> TokenStream 
                     &variant.fields,
                     &body_reader,
                     lifetime,
+                    &must_end,
                 );
                 let pattern = tag_pattern(value, &tag);
-                // The surplus check comes after the last field, which may be decoded in place.
-                let result = match &surplus {
-                    Some(check) => {
-                        let value = names::value();
-                        quote! {
-                            let #value = #constructed;
-                            #check
-                            #ok(#value)
-                        }
-                    }
-                    None => quote!(#ok(#constructed)),
-                };
                 arms.push(quote! {
                     #pattern => {
                         #(#lets)*
-                        #result
+                        #ok(#constructed)
                     }
                 });
             }
@@ -121,9 +130,20 @@ fn enumeration(data: &Enum, reader: &Ident, lifetime: &Lifetime) -> TokenStream 
                         quote!(#from(#body_reader.rest()))
                     }
                 };
-                other_arm = Some(quote! {
-                    _ => #ok(Self::#ident { #tag_member: #tag, #body_member: #rest })
-                });
+                let arm = if must_end.is_empty() {
+                    quote!(#ok(Self::#ident { #tag_member: #tag, #body_member: #rest }))
+                } else {
+                    let value = names::value();
+                    let constructed =
+                        quote!(Self::#ident { #tag_member: #tag, #body_member: #value });
+                    let checks = end_checks(&must_end, &constructed);
+                    quote!({
+                        let #value = #rest;
+                        #checks
+                        #ok(#constructed)
+                    })
+                };
+                other_arm = Some(quote!(_ => #arm));
             }
         }
     }
@@ -163,18 +183,27 @@ fn tag_pattern(value: &Expr, tag: &Ident) -> TokenStream {
 /// refer to (and those before them, to keep the wire order), then the constructor with the
 /// remaining fields decoded in place. Decoding in place lets the compiler build large nested
 /// values where they end up instead of moving them out of locals.
+///
+/// With readers that must be empty after the last field (`must_end`: a TLV frame, the input of
+/// `decode_exact`), every field is read into a local, the readers are checked, and only then
+/// is the value assembled; see [`end_checks`].
 fn construct(
     path: TokenStream,
     fields: &[Field],
     reader: &Ident,
     lifetime: &Lifetime,
+    must_end: &[Ident],
 ) -> (Vec<TokenStream>, TokenStream) {
-    let first_in_place = fields
-        .iter()
-        .flat_map(used_fields)
-        .max()
-        .map_or(0, |last_used| last_used + 1);
-    let lets = fields[..first_in_place]
+    let first_in_place = if must_end.is_empty() {
+        fields
+            .iter()
+            .flat_map(used_fields)
+            .max()
+            .map_or(0, |last_used| last_used + 1)
+    } else {
+        fields.len()
+    };
+    let mut lets: Vec<TokenStream> = fields[..first_in_place]
         .iter()
         .map(|field| {
             let (local, ty) = (&field.local, &field.ty);
@@ -194,7 +223,31 @@ fn construct(
         quote!(#member: #local)
     });
     let inits = in_place.chain(from_locals);
-    (lets, quote!(#path { #(#inits),* }))
+    let constructed = quote!(#path { #(#inits),* });
+    if !must_end.is_empty() {
+        lets.push(end_checks(must_end, &constructed));
+    }
+    (lets, constructed)
+}
+
+/// For each reader that must be empty: `if` it is not, return `TrailingBytes`, handing the
+/// fields read so far (assembled by `constructed`, which moves them out of their locals) to
+/// a cold function that drops them.
+///
+/// Dropping them there rather than where they lie keeps the hot path free of calls that take
+/// their address: the locals stay in registers and the value is built straight into its
+/// place, as if the check were not there.
+fn end_checks(must_end: &[Ident], constructed: &TokenStream) -> TokenStream {
+    let err = names::err();
+    let trailing = names::private("trailing_bytes");
+    let checks = must_end.iter().map(|reader| {
+        quote! {
+            if !#reader.is_empty() {
+                return #err(#trailing(&#reader, #constructed));
+            }
+        }
+    });
+    quote!(#(#checks)*)
 }
 
 /// The indices of the fields a field's expressions use.
@@ -298,22 +351,17 @@ fn framed(
             #inner
         });
     }
-    let check = path.try_(quote!(#sub.expect_end()));
     if let Body::Nested { ty, ctx } = body {
-        // The nested value stays inside its `Result` until the surplus is checked, so it is
-        // moved once, into its place in the outer value, instead of through a local.
-        let call = nested_call(ty, ctx, &body_reader, fields, lifetime);
-        let ok = names::ok();
-        let unwrap = path.try_(quote!(#result));
+        // `decode_exact` checks the surplus before it assembles the value, so the value is
+        // built in its place in the outer value instead of being moved there after the check.
+        let call = nested_call(ty, ctx, &body_reader, fields, lifetime, Until::End);
+        let value = path.try_(call);
         return quote!({
             #frame
-            let #result = #call;
-            if let #ok(_) = &#result {
-                #check;
-            }
-            #unwrap
+            #value
         });
     }
+    let check = path.try_(quote!(#sub.expect_end()));
     quote!({
         #frame
         let #result = #inner;
@@ -322,13 +370,14 @@ fn framed(
     })
 }
 
-/// `<T as Decode>::decode(r, ctx)`, a `Result`.
+/// `<T as Decode>::decode(r, ctx)` (or `decode_exact`), a `Result`.
 fn nested_call(
     ty: &syn::Type,
     ctx: &NestedCtx,
     r: &Ident,
     fields: &[Field],
     lifetime: &Lifetime,
+    until: Until,
 ) -> TokenStream {
     let decode = names::decode_trait();
     let ctx = match ctx {
@@ -337,7 +386,11 @@ fn nested_call(
         // Only elements of a repeat have a per-element context; `repeat` passes it.
         NestedCtx::Each { .. } => quote!(()),
     };
-    quote!(<#ty as #decode<#lifetime>>::decode(#r, #ctx))
+    let method = match until {
+        Until::Value => quote!(decode),
+        Until::End => quote!(decode_exact),
+    };
+    quote!(<#ty as #decode<#lifetime>>::#method(#r, #ctx))
 }
 
 fn value(
@@ -423,7 +476,9 @@ fn value(
                 }
             }
         }
-        Body::Nested { ty, ctx } => path.try_(nested_call(ty, ctx, r, fields, lifetime)),
+        Body::Nested { ty, ctx } => {
+            path.try_(nested_call(ty, ctx, r, fields, lifetime, Until::Value))
+        }
         Body::Repeat(repeat) => self::repeat(repeat, r, path, fields, lifetime),
     }
 }

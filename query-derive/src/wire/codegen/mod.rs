@@ -47,7 +47,8 @@ pub fn expand(container: &Container) -> TokenStream {
     let result = names::result_type();
     let (usize, str) = (names::usize(), names::str());
 
-    let decode_body = decode::container(container, &lifetime);
+    let decode_body = decode::container(container, &lifetime, decode::Until::Value);
+    let decode_exact_body = decode::container(container, &lifetime, decode::Until::End);
     let encode_body = encode::container(container);
     let len_body = len::container(container);
     let tag_impl = match &container.data {
@@ -79,6 +80,11 @@ pub fn expand(container: &Container) -> TokenStream {
                 #[inline]
                 fn decode(#reader: &mut #reader_type<#lifetime>, #ctx_param) -> #result<Self> {
                     #decode_body
+                }
+
+                #[inline]
+                fn decode_exact(#reader: &mut #reader_type<#lifetime>, #ctx_param) -> #result<Self> {
+                    #decode_exact_body
                 }
             }
 
