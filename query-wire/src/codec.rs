@@ -18,8 +18,8 @@ pub trait Decode<'a>: Sized {
     /// Reads one value from `r`, leaving it after the value's last byte.
     fn decode(r: &mut Reader<'a>, ctx: Self::Ctx) -> Result<Self>;
 
-    /// Reads one value that must end where `r` ends (a value framed by a length prefix),
-    /// failing with [`ErrorKind::TrailingBytes`] at the first byte left over.
+    /// Reads one value that must end where `r` ends (a whole datagram, a value framed by a
+    /// length prefix), failing with [`ErrorKind::TrailingBytes`] at the first byte left over.
     ///
     /// The derive overrides it to make the check before assembling the value, so that no
     /// finished value has to be dropped when the check fails, and the compiler can build a
@@ -43,13 +43,9 @@ pub trait Decode<'a>: Sized {
     /// [`from_bytes`](Decode::from_bytes) with a context.
     fn from_bytes_with(bytes: &'a [u8], ctx: Self::Ctx) -> Result<Self> {
         let mut r = Reader::new(bytes);
-        match Self::decode(&mut r, ctx) {
-            Ok(value) if r.is_empty() => Ok(value),
-            Ok(_) => Err(r
-                .error(ErrorKind::TrailingBytes {
-                    count: r.remaining(),
-                })
-                .in_field(Self::NAME)),
+        // A `match`, not `map_err`: the value goes from the `Result` to the caller in place.
+        match Self::decode_exact(&mut r, ctx) {
+            Ok(value) => Ok(value),
             Err(e) => Err(e.in_field(Self::NAME)),
         }
     }
