@@ -27,8 +27,10 @@ cd "$(dirname "$0")/.."
 seconds=${BENCH_SECONDS:-3}
 targets=${BENCH_TARGETS:-10000}
 large=${BENCH_LARGE_TARGETS:-100000}
-out=${CARGO_TARGET_DIR:-target}/bench-results
-bin=${CARGO_TARGET_DIR:-target}/release
+# Absolute: cargo runs benchmarks from their package's directory.
+target_dir=$(realpath -m "${CARGO_TARGET_DIR:-target}")
+out=$target_dir/bench-results
+bin=$target_dir/release
 started=$(date +%s)
 mkdir -p "$out"
 rm -f "$out"/*.json
@@ -84,7 +86,7 @@ elapsed=$(( $(date +%s) - started ))
         echo "Responder part at normal priority; rate limiter off in every benchmark responder."
     fi
     echo
-    "$bin/query-bench" report --results "$out" --criterion "${CARGO_TARGET_DIR:-target}/criterion"
+    "$bin/query-bench" report --results "$out" --criterion "$target_dir/criterion"
     echo
     echo "### SQP codec"
     echo

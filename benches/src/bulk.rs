@@ -18,7 +18,7 @@ use std::time::Duration;
 use query_net::Protocol;
 use serde::Serialize;
 
-use crate::fleet::{self, Behaviour, Layout};
+use crate::fleet::{self, Behaviour, Layout, Shard};
 use crate::measure::Usage;
 
 /// A client under test.
@@ -114,17 +114,41 @@ impl Run {
 /// The protocols both peers speak.
 pub const PEER_PROTOCOLS: [Protocol; 2] = [Protocol::Samp, Protocol::GameSpy1];
 
-/// A fleet process for `layout`, answering until stopped.
+/// The fleet processes of a layout (one per [`Shard`]), answering until stopped.
 #[derive(Debug)]
-pub struct FleetProcess {
+pub struct Fleet(Vec<FleetProcess>);
+
+impl Fleet {
+    /// Starts every shard of `layout` and waits until all targets are bound.
+    pub fn start(setup: &Setup, layout: &Layout, max_secs: u64) -> io::Result<Self> {
+        let count = Shard::count_for(layout);
+        let processes = (0..count)
+            .map(|index| FleetProcess::spawn(setup, layout, Shard { index, count }, max_secs))
+            .collect::<io::Result<Vec<_>>>()?;
+        let mut fleet = Fleet(processes);
+        for process in &mut fleet.0 {
+            process.wait_ready()?;
+        }
+        Ok(fleet)
+    }
+
+    /// Stops every shard; their reports as JSON.
+    pub fn stop(self) -> io::Result<Vec<serde_json::Value>> {
+        self.0.into_iter().map(FleetProcess::stop).collect()
+    }
+}
+
+/// One fleet process.
+#[derive(Debug)]
+struct FleetProcess {
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
 }
 
 impl FleetProcess {
-    /// Starts `query-bench serve-fleet` and waits until every target is bound.
-    pub fn start(setup: &Setup, layout: &Layout, max_secs: u64) -> io::Result<Self> {
+    /// Starts `query-bench serve-fleet` for `shard`.
+    fn spawn(setup: &Setup, layout: &Layout, shard: Shard, max_secs: u64) -> io::Result<Self> {
         let mut child = Command::new(&setup.query_bench)
             .args([
                 "serve-fleet".to_owned(),
@@ -132,6 +156,10 @@ impl FleetProcess {
                 layout.targets.to_string(),
                 "--addresses".to_owned(),
                 layout.addresses.to_string(),
+                "--shard".to_owned(),
+                shard.index.to_string(),
+                "--shards".to_owned(),
+                shard.count.to_string(),
                 "--max-seconds".to_owned(),
                 max_secs.to_string(),
             ])
@@ -143,25 +171,27 @@ impl FleetProcess {
             .stdout
             .take()
             .ok_or_else(|| io::Error::other("the fleet has no stdout"))?;
-        let mut fleet = FleetProcess {
+        Ok(FleetProcess {
             child,
             stdin,
             stdout: BufReader::new(stdout),
-        };
+        })
+    }
+
+    /// Waits until every target of the shard is bound.
+    fn wait_ready(&mut self) -> io::Result<()> {
         let mut line = String::new();
-        fleet.stdout.read_line(&mut line)?;
+        self.stdout.read_line(&mut line)?;
         if line.trim() != "ready" {
-            let _ = fleet.child.kill();
-            let _ = fleet.child.wait();
             return Err(io::Error::other(format!(
                 "the fleet did not start (said {line:?})"
             )));
         }
-        Ok(fleet)
+        Ok(())
     }
 
-    /// Stops the fleet; its report as JSON.
-    pub fn stop(mut self) -> io::Result<serde_json::Value> {
+    /// Stops the process; its report as JSON.
+    fn stop(mut self) -> io::Result<serde_json::Value> {
         drop(self.stdin.take());
         let mut report = String::new();
         self.stdout.read_line(&mut report)?;

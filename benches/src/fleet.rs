@@ -194,20 +194,46 @@ pub fn allow_sockets(sockets: usize) -> io::Result<()> {
     Ok(())
 }
 
-/// Binds every target of `layout`, then answers until `stop` is cancelled. Must run inside a
-/// [`tokio::task::LocalSet`]. `ready` is called once every socket is bound.
+/// Targets one fleet process binds at most: the open-file limit may not be raised past 20,000
+/// without privileges, so larger layouts are served by several processes, each a shard.
+pub const TARGETS_PER_PROCESS: usize = 15_000;
+
+/// Which targets of a layout one process serves: those whose index is `index` modulo `count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// This shard, from 0.
+    pub index: usize,
+    /// How many shards.
+    pub count: usize,
+}
+
+impl Shard {
+    /// The shards `layout` needs, [`TARGETS_PER_PROCESS`] targets each at most.
+    pub fn count_for(layout: &Layout) -> usize {
+        layout.targets.div_ceil(TARGETS_PER_PROCESS).max(1)
+    }
+
+    fn holds(self, index: usize) -> bool {
+        index % self.count.max(1) == self.index
+    }
+}
+
+/// Binds every target of `layout` in `shard`, then answers until `stop` is cancelled. Must
+/// run inside a [`tokio::task::LocalSet`]. `ready` is called once every socket is bound.
 pub async fn serve(
     layout: &Layout,
+    shard: Shard,
     stop: CancellationToken,
     ready: impl FnOnce(),
 ) -> io::Result<FleetReport> {
     layout.check().map_err(io::Error::other)?;
-    allow_sockets(layout.targets)?;
+    let mine = (0..layout.targets).filter(|&i| shard.holds(i)).count();
+    allow_sockets(mine)?;
     let state = SharedState::new(subjects::server_state());
     let stats = Arc::new(Stats::default());
     let counters = Rc::new(Counters::default());
-    let mut tasks = Vec::with_capacity(layout.targets);
-    for target in layout.iter() {
+    let mut tasks = Vec::with_capacity(mine);
+    for (_, target) in layout.iter().enumerate().filter(|&(i, _)| shard.holds(i)) {
         let socket = UdpSocket::bind(target.addr)
             .await
             .map_err(|e| io::Error::new(e.kind(), format!("cannot bind {}: {e}", target.addr)))?;
@@ -356,6 +382,27 @@ mod tests {
     fn layouts_that_reach_the_ephemeral_range_are_refused() {
         assert!(Layout::new(100_000, 100).check().is_ok());
         assert!(Layout::new(100_000, 5).check().is_err());
+    }
+
+    #[test]
+    fn shards_split_the_targets_without_overlap() {
+        let layout = Layout::new(100_000, 100);
+        let count = Shard::count_for(&layout);
+        assert_eq!(count, 7);
+        let held: usize = (0..count)
+            .map(|index| {
+                (0..layout.targets)
+                    .filter(|&i| Shard { index, count }.holds(i))
+                    .count()
+            })
+            .sum();
+        assert_eq!(held, layout.targets);
+        assert!((0..count).all(|index| {
+            (0..layout.targets)
+                .filter(|&i| Shard { index, count }.holds(i))
+                .count()
+                <= TARGETS_PER_PROCESS
+        }));
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use query_bench::bulk::{self, FleetProcess, Run, Setup, Tool, PEER_PROTOCOLS};
+use query_bench::bulk::{self, Fleet, Run, Setup, Tool, PEER_PROTOCOLS};
 use query_bench::fleet::{self, Layout};
 use query_bench::measure;
 use query_bench::responder::{self, LoadConfig, Subject};
@@ -52,6 +52,12 @@ struct FleetArgs {
     /// Over how many loopback addresses.
     #[arg(long, default_value_t = 100)]
     addresses: usize,
+    /// Serve only the targets whose index is this modulo `--shards`.
+    #[arg(long, default_value_t = 0)]
+    shard: usize,
+    /// How many processes share the layout.
+    #[arg(long, default_value_t = 1)]
+    shards: usize,
     /// Stop after this many seconds even if stdin stays open.
     #[arg(long, default_value_t = 600)]
     max_seconds: u64,
@@ -88,7 +94,7 @@ struct BulkArgs {
     #[arg(long, default_value_t = 1)]
     retries: u32,
     /// Concurrency levels to try for gsq, ascending.
-    #[arg(long, value_delimiter = ',', default_values_t = [1000, 2500, 5000, 10000])]
+    #[arg(long, value_delimiter = ',', default_values_t = [500, 1000, 2000, 3000, 5000, 10000])]
     gsq_levels: Vec<usize>,
     /// Sockets `gsq bulk` spreads its queries over (`--sockets`). Its default of 4 loses
     /// replies to receive-buffer overflow above about 1,000 queries in flight on loopback.
@@ -119,7 +125,7 @@ struct BulkArgs {
     #[arg(long, default_value = "target/bench-results")]
     out_dir: PathBuf,
     /// Kill a client run after this many seconds.
-    #[arg(long, default_value_t = 120)]
+    #[arg(long, default_value_t = 300)]
     run_limit_secs: u64,
 }
 
@@ -233,7 +239,11 @@ fn serve_fleet(args: &FleetArgs) -> Result {
             tokio::time::sleep(max).await;
             limit.cancel();
         });
-        fleet::serve(&layout, stop, || println!("ready")).await
+        let shard = fleet::Shard {
+            index: args.shard,
+            count: args.shards.max(1),
+        };
+        fleet::serve(&layout, shard, stop, || println!("ready")).await
     })?;
     println!("{}", serde_json::to_string(&report)?);
     Ok(())
@@ -325,7 +335,7 @@ fn run_bulk(args: &BulkArgs) -> Result {
         "bulk: {} targets ({} SA:MP + GameSpy v1), timeout {} ms, {} retries",
         all.1, peers.1, args.timeout_ms, args.retries
     );
-    let fleet = FleetProcess::start(&setup, &layout, fleet_limit)?;
+    let fleet = Fleet::start(&setup, &layout, fleet_limit)?;
     let mut plan: Vec<Sweep<'_>> = vec![
         (Tool::Gsq, "all", all.clone(), &args.gsq_levels),
         (Tool::Gsq, "samp+gamespy1", peers.clone(), &args.gsq_levels),
@@ -363,7 +373,7 @@ fn run_bulk(args: &BulkArgs) -> Result {
         report.runs.extend(runs);
         bulk::flush_progress();
     }
-    report.fleet.push(fleet.stop()?);
+    report.fleet.extend(fleet.stop()?);
 
     if args.large_targets > 0 {
         let gsq_level = report
@@ -378,7 +388,7 @@ fn run_bulk(args: &BulkArgs) -> Result {
             &Protocol::ALL,
             &format!("targets-{}", args.large_targets),
         )?;
-        let fleet = FleetProcess::start(&setup, &large, fleet_limit)?;
+        let fleet = Fleet::start(&setup, &large, fleet_limit)?;
         let (runs, best) = bulk::sweep(
             &setup,
             &large,
@@ -395,7 +405,7 @@ fn run_bulk(args: &BulkArgs) -> Result {
             clean: best.is_some(),
         });
         report.runs.extend(runs);
-        report.fleet.push(fleet.stop()?);
+        report.fleet.extend(fleet.stop()?);
     }
     let path = args.out_dir.join("bulk.json");
     std::fs::write(&path, serde_json::to_string_pretty(&report)?)?;
