@@ -84,6 +84,10 @@ struct BulkArgs {
     /// Targets of the large gsq-only run; 0 skips it.
     #[arg(long, default_value_t = 100_000)]
     large_targets: usize,
+    /// Concurrency levels to try for gsq in the large run, ascending (its memory is compared
+    /// with the main run's at the same level).
+    #[arg(long, value_delimiter = ',', default_values_t = [2000, 5000, 10000])]
+    large_levels: Vec<usize>,
     /// Loopback addresses the targets are spread over.
     #[arg(long, default_value_t = 100)]
     addresses: usize,
@@ -376,11 +380,6 @@ fn run_bulk(args: &BulkArgs) -> Result {
     report.fleet.extend(fleet.stop()?);
 
     if args.large_targets > 0 {
-        let gsq_level = report
-            .chosen
-            .iter()
-            .find(|c| c.tool == Tool::Gsq && c.target_set == "all")
-            .map_or(args.gsq_levels[0], |c| report.runs[c.run].concurrency);
         let large = Layout::new(args.large_targets, args.addresses);
         let list = bulk::write_list(
             &setup,
@@ -395,15 +394,22 @@ fn run_bulk(args: &BulkArgs) -> Result {
             Tool::Gsq,
             (&list.0, list.1),
             "all",
-            &[gsq_level],
+            &args.large_levels,
         )?;
-        report.chosen.push(Chosen {
-            tool: Tool::Gsq,
-            target_set: "all".to_owned(),
-            targets: list.1,
-            run: report.runs.len(),
-            clean: best.is_some(),
-        });
+        let fallback = runs
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, r)| r.lost + r.false_answers)
+            .map(|(i, _)| i);
+        if let Some(index) = best.or(fallback) {
+            report.chosen.push(Chosen {
+                tool: Tool::Gsq,
+                target_set: "all".to_owned(),
+                targets: list.1,
+                run: report.runs.len() + index,
+                clean: best.is_some(),
+            });
+        }
         report.runs.extend(runs);
         report.fleet.extend(fleet.stop()?);
     }
