@@ -670,10 +670,16 @@ enum Drive {
     Paced(Instant),
 }
 
+/// The kernel receive buffer each bulk socket asks for. Replies come in bursts (sessions that
+/// started together time out and resend together), and the default buffer (about 208 KiB on
+/// Linux) overflows at a few thousand queries in flight, dropping answers. The kernel caps the
+/// request at `net.core.rmem_max`, so this is a ceiling, not a reservation.
+const BULK_RECV_BUFFER: usize = 8 << 20;
+
 async fn bind_pool(bind: SocketAddr, count: usize) -> Result<Pool, (io::ErrorKind, String)> {
     let mut sockets = Vec::with_capacity(count);
     for _ in 0..count {
-        match UdpSocket::bind(bind).await {
+        match bind_bulk_socket(bind) {
             Ok(socket) => sockets.push(PoolSocket {
                 socket,
                 failures: 0,
@@ -682,6 +688,19 @@ async fn bind_pool(bind: SocketAddr, count: usize) -> Result<Pool, (io::ErrorKin
         }
     }
     Ok(Pool { sockets, next: 0 })
+}
+
+/// A non-blocking UDP socket bound to `bind`, with a receive buffer as large as the kernel
+/// allows up to [`BULK_RECV_BUFFER`].
+fn bind_bulk_socket(bind: SocketAddr) -> io::Result<UdpSocket> {
+    use socket2::{Domain, Protocol, Socket, Type};
+
+    let socket = Socket::new(Domain::for_address(bind), Type::DGRAM, Some(Protocol::UDP))?;
+    // Best effort: a smaller buffer only means more loss under bursts, not failure.
+    let _ = socket.set_recv_buffer_size(BULK_RECV_BUFFER);
+    socket.set_nonblocking(true)?;
+    socket.bind(&bind.into())?;
+    UdpSocket::from_std(socket.into())
 }
 
 /// Polls every live socket for a datagram, starting at a rotating position so that a busy
@@ -727,6 +746,27 @@ fn pool_sockets(pool: &PoolState) -> &[PoolSocket] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn bulk_sockets_get_the_largest_receive_buffer_the_kernel_allows() {
+        let bind = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+        let bulk = bind_bulk_socket(bind).unwrap();
+        let bulk_size = socket2::SockRef::from(&bulk).recv_buffer_size().unwrap();
+        let plain = std::net::UdpSocket::bind(bind).unwrap();
+        let plain_size = socket2::SockRef::from(&plain).recv_buffer_size().unwrap();
+        assert!(
+            bulk_size >= plain_size,
+            "{bulk_size} < default {plain_size}"
+        );
+        // Linux caps the request at rmem_max (and reports double what it grants).
+        if let Ok(max) = std::fs::read_to_string("/proc/sys/net/core/rmem_max") {
+            let max: usize = max.trim().parse().unwrap();
+            assert!(
+                bulk_size >= BULK_RECV_BUFFER.min(max),
+                "{bulk_size} < min({BULK_RECV_BUFFER}, rmem_max {max})"
+            );
+        }
+    }
 
     #[test]
     fn pacer_allows_a_burst_then_spaces_sends_at_the_rate() {
