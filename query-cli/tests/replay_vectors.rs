@@ -19,6 +19,11 @@ use serde_json::{Map, Value};
 
 use replay_support::{Differences, GameSpyDelivery, Outcome, ReplayServer, Script, SqpExchange};
 
+/// `gsq`'s exit code for a query that got no reply.
+const TIMEOUT: i32 = 8;
+/// `gsq`'s exit code for a reply that does not decode.
+const MALFORMED: i32 = 9;
+
 /// Runs `gsq query <protocol> <addr> --json` with extra arguments and returns how it ended.
 fn gsq_query(protocol: &str, server: &ReplayServer, extra: &[&str]) -> Outcome {
     let addr = server.addr().to_string();
@@ -163,7 +168,7 @@ fn samp_capture_decodes_to_the_servers_values() {
 }
 
 #[test]
-fn samp_offline_server_times_out_with_exit_code_4() {
+fn samp_offline_server_times_out_with_exit_code_8() {
     let Some(datagrams) = query_tests::read_capture("samp_2_response.txt") else {
         return;
     };
@@ -172,7 +177,7 @@ fn samp_offline_server_times_out_with_exit_code_4() {
     let outcome = gsq_query("samp", &server, &["--timeout", "200ms", "--retries", "1"]);
     assert_eq!(
         outcome.code,
-        Some(4),
+        Some(TIMEOUT),
         "stdout: {}\nstderr: {}",
         outcome.stdout,
         outcome.stderr
@@ -604,7 +609,7 @@ fn sqp_malformed_info_is_rejected_as_malformed() {
     );
     assert_eq!(
         outcome.code,
-        Some(5),
+        Some(MALFORMED),
         "name length 07 instead of 09 must be reported as malformed\nstdout: {}\nstderr: {}",
         outcome.stdout,
         outcome.stderr
@@ -637,7 +642,7 @@ fn sqp_invalid_challenge_response_is_rejected() {
     // earlier query and ignored, so the query times out.
     assert_eq!(
         outcome.code,
-        Some(4),
+        Some(TIMEOUT),
         "a challenge reply starting 01 must not be accepted\nstdout: {}\nstderr: {}",
         outcome.stdout,
         outcome.stderr
