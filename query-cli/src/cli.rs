@@ -76,7 +76,8 @@ Examples:
   gsq query gamespy1 ut.example.org:7778 --encoding latin1
   gsq query onequery hytale.example.org --token \"$ONEQUERY_TOKEN\"
   gsq query samp 203.0.113.5 --rcon-password secret --rcon players
-  gsq query sqp 203.0.113.5 --fetch none --timeout 500ms --retries 0\n\nExit codes: 0 answered, 2 bad arguments, 3 unknown protocol, 4 malformed address,\n5 port out of range, 6 host does not resolve, 7 network error, 8 no reply,\n9 malformed reply, 11 authentication refused (all codes: 'gsq --help').";
+  gsq query sqp 203.0.113.5 --fetch none --timeout 500ms --retries 0
+  gsq query sqp 203.0.113.5 --chunks info,teams   exactly the chunks the server implements\n\nExit codes: 0 answered, 2 bad arguments, 3 unknown protocol, 4 malformed address,\n5 port out of range, 6 host does not resolve, 7 network error, 8 no reply,\n9 malformed reply, 11 authentication refused (all codes: 'gsq --help').";
 
 /// `gsq query`.
 #[derive(Debug, Args)]
@@ -103,6 +104,12 @@ pub struct QueryArgs {
     /// SA:MP only: run this RCON console command (e.g. `players`) and print its output.
     #[arg(long, value_name = "COMMAND", requires = "rcon_password")]
     pub rcon: Option<String>,
+
+    /// SQP only: ask for exactly these chunks, comma-separated: info, rules, players, teams,
+    /// metrics (any subset, at least one; `all` for the five). Instead of --fetch, which
+    /// always asks for info too.
+    #[arg(long, value_name = "CHUNKS", value_parser = parse_query_chunks, conflicts_with = "fetch")]
+    pub chunks: Option<query_specs::sqp::ChunkSet>,
 
     #[command(flatten)]
     pub output: OutputArgs,
@@ -516,6 +523,18 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(duration)
 }
 
+/// The chunks `gsq query sqp --chunks` asks for: as [`parse_chunks`], but at least one.
+fn parse_query_chunks(text: &str) -> Result<query_specs::sqp::ChunkSet, String> {
+    let chunks = parse_chunks(text)?;
+    if chunks.is_empty() {
+        return Err(
+            "no chunk named: ask for at least one of info, rules, players, teams, metrics"
+                .to_owned(),
+        );
+    }
+    Ok(chunks)
+}
+
 /// An SQP chunk set: names (`info,rules`), `all`, or a number (`0x03`, `3`).
 pub fn parse_chunks(text: &str) -> Result<query_specs::sqp::ChunkSet, String> {
     use query_specs::sqp::ChunkSet;
@@ -593,6 +612,33 @@ mod tests {
         assert_eq!(parse_chunks("4"), Ok(ChunkSet::PLAYER_INFO));
         assert!(parse_chunks("0x20").is_err());
         assert!(parse_chunks("info,bogus").unwrap_err().contains("bogus"));
+    }
+
+    #[test]
+    fn query_chunk_sets_name_at_least_one_chunk() {
+        assert_eq!(parse_query_chunks("rules"), Ok(ChunkSet::SERVER_RULES));
+        assert_eq!(
+            parse_query_chunks("teams,metrics"),
+            Ok(ChunkSet::TEAM_INFO | ChunkSet::METRICS)
+        );
+        assert!(parse_query_chunks("none")
+            .unwrap_err()
+            .contains("at least one"));
+        assert!(parse_query_chunks("").unwrap_err().contains("at least one"));
+        assert!(parse_query_chunks("0").is_err());
+        let cli = Cli::parse_from(["gsq", "query", "sqp", "h", "--chunks", "players,info"]);
+        let Command::Query(args) = cli.command else {
+            panic!("not a query")
+        };
+        assert_eq!(
+            args.chunks,
+            Some(ChunkSet::SERVER_INFO | ChunkSet::PLAYER_INFO)
+        );
+        assert!(
+            Cli::try_parse_from(["gsq", "query", "sqp", "h", "--chunks", "info", "--fetch", "all"])
+                .is_err(),
+            "--chunks and --fetch conflict"
+        );
     }
 
     #[test]

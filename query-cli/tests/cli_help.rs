@@ -95,6 +95,7 @@ fn query_help_documents_the_default_ports_and_json_fields() {
         "--token",
         "--rcon",
         "--rcon-password",
+        "--chunks",
         "--json",
         "--pretty",
     ] {

@@ -380,3 +380,94 @@ fn gamespy1_request_can_be_chosen() {
     assert_eq!(status["num_players"], 2);
     assert_eq!(status["players"], json!([]), "\\info\\ lists no players");
 }
+
+/// A state with teams, for the SQP TeamInfo chunk.
+const TEAM_STATE: &str = r#"
+name = "Team Arena"
+map = "Docks"
+max_players = 8
+
+[[teams]]
+name = "Rød"
+score = 12
+
+[[teams]]
+name = "Blue"
+score = -3
+
+[[players]]
+name = "Zoë"
+score = 5
+team = "Rød"
+
+[[players]]
+name = "Ann"
+score = 2
+team = "Blue"
+"#;
+
+#[test]
+fn sqp_teams_are_fetched_when_asked_for() {
+    let server = Server::start(
+        StateDir::new("toml", TEAM_STATE),
+        &["--sqp", "127.0.0.1:0"],
+        &["sqp"],
+    );
+    let address = server.addr("sqp");
+    let teams = json!([{"name": "Rød", "score": 12}, {"name": "Blue", "score": -3}]);
+
+    for ask in [&["--fetch", "teams"][..], &["--fetch", "all"][..]] {
+        let status = query_json("sqp", &address, ask);
+        assert_eq!(status["teams"], teams, "{ask:?}: {status:#}");
+        assert_eq!(status["name"], "Team Arena", "{ask:?}");
+    }
+    let status = query_json("sqp", &address, &["--fetch", "teams"]);
+    assert_eq!(status["players"], json!([]), "players not asked for");
+
+    // --chunks asks for exactly the chunks named: teams alone leaves the info out.
+    let status = query_json("sqp", &address, &["--chunks", "teams"]);
+    assert_eq!(status["teams"], teams, "{status:#}");
+    assert_eq!(status["name"], "", "no ServerInfo asked for: {status:#}");
+    assert_eq!(status["num_players"], 0, "{status:#}");
+    assert_eq!(status["players"], json!([]));
+
+    let status = query_json("sqp", &address, &["--chunks", "info,teams,players"]);
+    assert_eq!(status["teams"], teams, "{status:#}");
+    assert_eq!(status["name"], "Team Arena");
+    assert_eq!(status["map"], "Docks");
+    assert_eq!(player_names(&status), ["Zoë", "Ann"]);
+    assert_eq!(status["players"][0]["team"], "Rød", "{status:#}");
+    assert_eq!(status["rules"], json!({}), "rules not asked for");
+
+    // Metrics: the SQP responder reports its own numbers; they are in `raw`.
+    let status = query_json("sqp", &address, &["--chunks", "metrics"]);
+    assert!(status["raw"]["metrics"].is_object(), "{status:#}");
+    assert!(status.get("teams").is_none(), "{status:#}");
+
+    // Without teams asked for, there is no `teams` field.
+    let status = query_json("sqp", &address, &["--fetch", "players"]);
+    assert!(status.get("teams").is_none(), "{status:#}");
+}
+
+#[test]
+fn chunks_is_an_sqp_option_with_at_least_one_chunk() {
+    let ran = run(&["query", "samp", "127.0.0.1:1", "--chunks", "info"]);
+    assert_eq!(ran.code, Some(2), "{ran:#?}");
+    assert!(ran.stderr.contains("--chunks is an SQP option"), "{ran:#?}");
+    let ran = run(&["query", "auto", "127.0.0.1:1", "--chunks", "info"]);
+    assert_eq!(ran.code, Some(2), "{ran:#?}");
+    let ran = run(&["query", "sqp", "127.0.0.1:1", "--chunks", "none"]);
+    assert_eq!(ran.code, Some(2), "{ran:#?}");
+    assert!(ran.stderr.contains("at least one"), "{ran:#?}");
+    let ran = run(&[
+        "query",
+        "sqp",
+        "127.0.0.1:1",
+        "--chunks",
+        "info",
+        "--fetch",
+        "all",
+    ]);
+    assert_eq!(ran.code, Some(2), "{ran:#?}");
+    assert!(ran.stderr.contains("cannot be used with"), "{ran:#?}");
+}
