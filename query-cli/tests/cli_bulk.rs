@@ -280,3 +280,29 @@ fn ctrl_c_writes_what_is_done_and_exits_130() {
     );
     assert!(stderr.contains("gsq: error: interrupted"), "{stderr}");
 }
+
+#[test]
+fn rate_spaces_the_datagrams_out() {
+    // GameSpy v1 takes one request datagram per target, so 12 targets are 12 datagrams: at 4
+    // per second (bursts of one at that rate) the last goes out 11 × 250 ms = 2.75 s after the
+    // first. Only a lower bound is checked: a slow machine makes the run longer, never shorter.
+    let server = Server::start(
+        StateDir::new("toml", SAMPLE_STATE),
+        &["--gamespy1", "127.0.0.1:0", "--no-rate-limit"],
+        &["gamespy1"],
+    );
+    let input = format!("{}\n", server.addr("gamespy1")).repeat(12);
+    let started = Instant::now();
+    let ran = run_with_stdin(
+        &["bulk", "--protocol", "gamespy1", "--rate", "4", "-t", "5s"],
+        &input,
+    );
+    let elapsed = started.elapsed();
+    let results = ran.json_lines();
+    assert_eq!(results.len(), 12, "{ran:#?}");
+    assert!(results.iter().all(|r| r["name"] == "Café Zoë"), "{ran:#?}");
+    assert!(
+        elapsed >= Duration::from_millis(2500),
+        "12 datagrams at --rate 4 went out in {elapsed:?}"
+    );
+}
