@@ -10,6 +10,8 @@ use std::str::FromStr;
 
 use query_net::Protocol;
 
+use crate::exit::{BadValue, Category};
+
 /// The query port a protocol's servers listen on unless configured otherwise.
 ///
 /// - SQP: 7779, the default query port of Unity's dedicated-server package.
@@ -86,6 +88,7 @@ impl fmt::Display for HostPort {
 pub struct BadAddress {
     input: String,
     reason: String,
+    port_out_of_range: bool,
 }
 
 impl BadAddress {
@@ -93,6 +96,24 @@ impl BadAddress {
     pub fn reason(&self) -> &str {
         &self.reason
     }
+
+    /// [`Category::PortOutOfRange`] when the port is a number outside 1-65535, else
+    /// [`Category::BadAddress`].
+    pub fn category(&self) -> Category {
+        if self.port_out_of_range {
+            Category::PortOutOfRange
+        } else {
+            Category::BadAddress
+        }
+    }
+}
+
+/// Why a port was refused.
+enum PortProblem {
+    /// Not a port at all: missing, or not a number.
+    Malformed(String),
+    /// A number outside the range.
+    OutOfRange(String),
 }
 
 impl FromStr for HostPort {
@@ -102,6 +123,14 @@ impl FromStr for HostPort {
         let bad = |reason: String| BadAddress {
             input: input.to_owned(),
             reason,
+            port_out_of_range: false,
+        };
+        let bad_port = |problem: PortProblem| match problem {
+            PortProblem::Malformed(reason) => bad(reason),
+            PortProblem::OutOfRange(reason) => BadAddress {
+                port_out_of_range: true,
+                ..bad(reason)
+            },
         };
         let text = input.trim();
         if text.is_empty() {
@@ -120,7 +149,7 @@ impl FromStr for HostPort {
             let port = match after {
                 "" => None,
                 _ => match after.strip_prefix(':') {
-                    Some(port) => Some(parse_port(port).map_err(bad)?),
+                    Some(port) => Some(parse_port(port).map_err(bad_port)?),
                     None => return Err(bad(format!("unexpected {after:?} after ']'"))),
                 },
             };
@@ -140,7 +169,7 @@ impl FromStr for HostPort {
             });
         }
         let (host, port) = match text.split_once(':') {
-            Some((host, port)) => (host, Some(parse_port(port).map_err(bad)?)),
+            Some((host, port)) => (host, Some(parse_port(port).map_err(bad_port)?)),
             None => (text, None),
         };
         Ok(HostPort {
@@ -150,16 +179,22 @@ impl FromStr for HostPort {
     }
 }
 
-fn parse_port(text: &str) -> Result<u16, String> {
+fn parse_port(text: &str) -> Result<u16, PortProblem> {
     if text.is_empty() {
-        return Err("the port after ':' is missing".into());
+        return Err(PortProblem::Malformed(
+            "the port after ':' is missing".into(),
+        ));
     }
     if !text.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!("port {text:?} is not a number"));
+        return Err(PortProblem::Malformed(format!(
+            "port {text:?} is not a number"
+        )));
     }
     match text.parse::<u64>() {
         Ok(port @ 1..=65535) => Ok(u16::try_from(port).unwrap_or(u16::MAX)),
-        _ => Err(format!("port {text} is out of range (1-65535)")),
+        _ => Err(PortProblem::OutOfRange(format!(
+            "port {text} is out of range (1-65535)"
+        ))),
     }
 }
 
@@ -185,20 +220,41 @@ fn parse_host(text: &str) -> Result<Host, String> {
 
 /// A local address to listen on: `ip:port`, `[v6]:port`, or a port alone (all IPv4
 /// interfaces). Port 0 picks a free port; `gsq serve` prints the one it got.
-pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
+///
+/// A port number above 65535 is [`Category::PortOutOfRange`], anything else that does not
+/// parse [`Category::BadAddress`].
+pub fn parse_listen(text: &str) -> Result<SocketAddr, BadValue> {
     let text = text.trim();
     if let Ok(addr) = text.parse::<SocketAddr>() {
         return Ok(addr);
     }
+    let out_of_range = |port: &str| {
+        BadValue::new(
+            Category::PortOutOfRange,
+            format!("port {port} is out of range (0-65535)"),
+        )
+    };
+    let is_number = |port: &str| !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit());
     let port = text.strip_prefix(':').unwrap_or(text);
-    if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) {
+    if is_number(port) {
         return match port.parse::<u16>() {
             Ok(port) => Ok(SocketAddr::from((Ipv4Addr::UNSPECIFIED, port))),
-            Err(_) => Err(format!("port {port} is out of range (0-65535)")),
+            Err(_) => Err(out_of_range(port)),
         };
     }
-    Err(format!(
-        "{text:?} is not a listen address: expected ip:port, [ipv6]:port or a port number"
+    // An IP address with a port that is a number but too large for one.
+    if let Some((ip, port)) = text.rsplit_once(':') {
+        let ip = ip
+            .strip_prefix('[')
+            .and_then(|ip| ip.strip_suffix(']'))
+            .unwrap_or(ip);
+        if is_number(port) && port.parse::<u16>().is_err() && ip.parse::<IpAddr>().is_ok() {
+            return Err(out_of_range(port));
+        }
+    }
+    Err(BadValue::new(
+        Category::BadAddress,
+        format!("{text:?} is not a listen address: expected ip:port, [ipv6]:port or a port number"),
     ))
 }
 
@@ -238,6 +294,27 @@ mod tests {
         assert_eq!(ok("[::1]:7").to_string(), "[::1]:7");
     }
 
+    fn category(text: &str) -> Category {
+        text.parse::<HostPort>().unwrap_err().category()
+    }
+
+    #[test]
+    fn out_of_range_ports_are_told_apart_from_malformed_addresses() {
+        for text in [
+            "host:70000",
+            "host:0",
+            "[::1]:99999",
+            "h:123456789012345678901",
+        ] {
+            assert_eq!(category(text), Category::PortOutOfRange, "{text}");
+        }
+        for text in [
+            "", "host:abc", "host:", ":7777", "[::1", "a b:1", "1:2:3", "h:-1",
+        ] {
+            assert_eq!(category(text), Category::BadAddress, "{text}");
+        }
+    }
+
     #[test]
     fn refuses_with_a_reason() {
         assert!(err("").contains("empty"));
@@ -262,8 +339,16 @@ mod tests {
         assert_eq!(parse_listen("[::1]:9"), Ok("[::1]:9".parse().unwrap()));
         assert_eq!(parse_listen("7779"), Ok("0.0.0.0:7779".parse().unwrap()));
         assert_eq!(parse_listen(":7779"), Ok("0.0.0.0:7779".parse().unwrap()));
-        assert!(parse_listen("70000").unwrap_err().contains("out of range"));
-        assert!(parse_listen("localhost:1").is_err());
+        let err = parse_listen("70000").unwrap_err();
+        assert!(err.message.contains("out of range"), "{err}");
+        assert_eq!(err.category, Category::PortOutOfRange);
+        let err = parse_listen("127.0.0.1:70000").unwrap_err();
+        assert_eq!(err.category, Category::PortOutOfRange, "{err}");
+        let err = parse_listen("[::1]:70000").unwrap_err();
+        assert_eq!(err.category, Category::PortOutOfRange, "{err}");
+        let err = parse_listen("localhost:1").unwrap_err();
+        assert_eq!(err.category, Category::BadAddress, "{err}");
+        assert!(err.message.contains("not a listen address"), "{err}");
     }
 
     #[test]

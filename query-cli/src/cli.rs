@@ -13,7 +13,7 @@ use query_net::{Options, Protocol};
 use query_wire::TextEncoding;
 
 use crate::address::{parse_listen, HostPort, DEFAULT_PORTS_HELP};
-use crate::exit::EXIT_CODES_HELP;
+use crate::exit::{BadValue, Category, EXIT_CODES_HELP};
 
 const MAIN_EXAMPLES: &str = "\
 Examples:
@@ -76,7 +76,8 @@ Examples:
   gsq query gamespy1 ut.example.org:7778 --encoding latin1
   gsq query onequery hytale.example.org --token \"$ONEQUERY_TOKEN\"
   gsq query samp 203.0.113.5 --rcon-password secret --rcon players
-  gsq query sqp 203.0.113.5 --fetch none --timeout 500ms --retries 0\n\nExit codes: 0 answered, 2 bad arguments, 3 host does not resolve or network error,\n4 no reply, 5 malformed reply, 7 authentication refused (all codes: 'gsq --help').";
+  gsq query sqp 203.0.113.5 --fetch none --timeout 500ms --retries 0
+  gsq query sqp 203.0.113.5 --chunks info,teams   exactly the chunks the server implements\n\nExit codes: 0 answered, 2 bad arguments, 3 unknown protocol, 4 malformed address,\n5 port out of range, 6 host does not resolve, 7 network error, 8 no reply,\n9 malformed reply, 11 authentication refused (all codes: 'gsq --help').";
 
 /// `gsq query`.
 #[derive(Debug, Args)]
@@ -103,6 +104,12 @@ pub struct QueryArgs {
     /// SA:MP only: run this RCON console command (e.g. `players`) and print its output.
     #[arg(long, value_name = "COMMAND", requires = "rcon_password")]
     pub rcon: Option<String>,
+
+    /// SQP only: ask for exactly these chunks, comma-separated: info, rules, players, teams,
+    /// metrics (any subset, at least one; `all` for the five). Instead of --fetch, which
+    /// always asks for info too.
+    #[arg(long, value_name = "CHUNKS", value_parser = parse_query_chunks, conflicts_with = "fetch")]
+    pub chunks: Option<query_specs::sqp::ChunkSet>,
 
     #[command(flatten)]
     pub output: OutputArgs,
@@ -202,7 +209,8 @@ default port (sqp 7779, onequery 5520, samp 7777, gamespy1 23000).
 Output: one JSON object per line (NDJSON), in completion order. An answer is the ServerStatus
 object of `gsq query --json` plus `target` (as written in the input) and `line`; a failure is
 {\"target\", \"line\", \"protocol\", \"address\", \"error\", \"error_kind\"}, error_kind being one of
-timeout, network, malformed, auth, usage, internal. A progress bar (when stderr is a
+timeout, resolve, network, malformed, auth, unknown_protocol, bad_address,
+port_out_of_range, usage, internal. A progress bar (when stderr is a
 terminal) and a summary go to stderr. The exit code is 0 once every target has its line,
 whatever the servers answered.
 
@@ -210,7 +218,7 @@ Examples:
   gsq bulk servers.txt > results.ndjson
   printf 'sqp 203.0.113.5:7779\\nsamp 203.0.113.6\\n' | gsq bulk
   gsq bulk --protocol samp hosts.txt --concurrency 1000 --rate 5000
-  gsq bulk servers.txt | jq -r 'select(.error == null) | \"\\(.name)\\t\\(.num_players)\"'\n\nExit codes: 0 every target got its line, 2 unreadable list or bad arguments,\n130 interrupted (all codes: 'gsq --help').";
+  gsq bulk servers.txt | jq -r 'select(.error == null) | \"\\(.name)\\t\\(.num_players)\"'\n\nExit codes: 0 every target got its line, 2 unreadable list or bad arguments,\n3 unknown --protocol, 130 interrupted (all codes: 'gsq --help').";
 
 /// `gsq bulk`.
 #[derive(Debug, Args)]
@@ -262,7 +270,7 @@ Example state.toml:
 Examples:
   gsq serve state.toml --sqp 0.0.0.0:7779 --onequery 0.0.0.0:5520
   gsq serve state.json --all 127.0.0.1:0
-  gsq serve state.toml --samp 7777 --rate-limit 5 --burst 10\n\nExit codes: 0 stopped by Ctrl-C or SIGTERM, 2 bad arguments, 3 cannot listen,\n6 invalid state file (all codes: 'gsq --help').";
+  gsq serve state.toml --samp 7777 --rate-limit 5 --burst 10\n\nExit codes: 0 stopped by Ctrl-C or SIGTERM, 2 bad arguments, 4 malformed listen address,\n5 port out of range, 7 cannot listen, 10 missing or invalid state file\n(all codes: 'gsq --help').";
 
 /// `gsq serve`.
 #[derive(Debug, Args)]
@@ -360,7 +368,7 @@ lines), in any order. `-` reads stdin.
 Whether the bytes are a request or a reply is found by trying both; --as decides when both
 fit. An SQP query response needs the chunk set its request asked for: --chunks names it,
 otherwise every chunk set is tried, all chunks first. On malformed input the byte offset and
-field path of the error are printed and the exit code is 5.
+field path of the error are printed and the exit code is 9.
 
 Output: {\"protocol\", \"type\" (request or reply), \"packet\"}, plus \"chunks\" for SQP query
 responses and \"datagrams\" when several files were given.
@@ -369,7 +377,7 @@ Examples:
   gsq decode sqp --hex reply.hex
   gsq decode sqp --chunks info,rules reply.bin
   gsq decode gamespy1 part1.bin part2.bin part3.bin --encoding latin1 --pretty
-  xxd -p capture.bin | gsq decode samp --hex -\n\nExit codes: 0 decoded, 2 unreadable file or bad arguments, 5 malformed bytes\n(all codes: 'gsq --help').";
+  xxd -p capture.bin | gsq decode samp --hex -\n\nExit codes: 0 decoded, 2 unreadable file or bad arguments, 3 unknown protocol,\n9 malformed bytes (all codes: 'gsq --help').";
 
 /// `gsq decode`.
 #[derive(Debug, Args)]
@@ -450,28 +458,35 @@ pub enum ProtocolChoice {
     One(Protocol),
 }
 
-fn parse_protocol(text: &str) -> Result<Protocol, String> {
-    Protocol::from_str(text).map_err(|e| e.to_string())
+/// A protocol name; an unknown one is [`Category::UnknownProtocol`] (exit code 3).
+fn parse_protocol(text: &str) -> Result<Protocol, BadValue> {
+    Protocol::from_str(text).map_err(|e| BadValue::new(Category::UnknownProtocol, e.to_string()))
 }
 
-fn parse_protocol_choice(text: &str) -> Result<ProtocolChoice, String> {
+/// A protocol name or `auto`; an unknown one is [`Category::UnknownProtocol`].
+fn parse_protocol_choice(text: &str) -> Result<ProtocolChoice, BadValue> {
     if text.trim().eq_ignore_ascii_case("auto") {
         return Ok(ProtocolChoice::Auto);
     }
     Protocol::from_str(text)
         .map(ProtocolChoice::One)
         .map_err(|_| {
-            format!(
-                "unknown protocol {text:?}: expected one of sqp, onequery, samp, gamespy1, auto"
+            BadValue::new(
+                Category::UnknownProtocol,
+                format!(
+                    "unknown protocol {text:?}: expected one of sqp, onequery, samp, gamespy1, auto"
+                ),
             )
         })
 }
 
-fn parse_host_port(text: &str) -> Result<HostPort, String> {
-    text.parse::<HostPort>().map_err(|e| e.reason().to_owned())
+/// A server address; [`Category::PortOutOfRange`] or [`Category::BadAddress`] when refused.
+fn parse_host_port(text: &str) -> Result<HostPort, BadValue> {
+    text.parse::<HostPort>()
+        .map_err(|e| BadValue::new(e.category(), e.reason()))
 }
 
-fn parse_listen_arg(text: &str) -> Result<SocketAddr, String> {
+fn parse_listen_arg(text: &str) -> Result<SocketAddr, BadValue> {
     parse_listen(text)
 }
 
@@ -506,6 +521,18 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         return Err("the duration must be more than zero".into());
     }
     Ok(duration)
+}
+
+/// The chunks `gsq query sqp --chunks` asks for: as [`parse_chunks`], but at least one.
+fn parse_query_chunks(text: &str) -> Result<query_specs::sqp::ChunkSet, String> {
+    let chunks = parse_chunks(text)?;
+    if chunks.is_empty() {
+        return Err(
+            "no chunk named: ask for at least one of info, rules, players, teams, metrics"
+                .to_owned(),
+        );
+    }
+    Ok(chunks)
 }
 
 /// An SQP chunk set: names (`info,rules`), `all`, or a number (`0x03`, `3`).
@@ -588,6 +615,33 @@ mod tests {
     }
 
     #[test]
+    fn query_chunk_sets_name_at_least_one_chunk() {
+        assert_eq!(parse_query_chunks("rules"), Ok(ChunkSet::SERVER_RULES));
+        assert_eq!(
+            parse_query_chunks("teams,metrics"),
+            Ok(ChunkSet::TEAM_INFO | ChunkSet::METRICS)
+        );
+        assert!(parse_query_chunks("none")
+            .unwrap_err()
+            .contains("at least one"));
+        assert!(parse_query_chunks("").unwrap_err().contains("at least one"));
+        assert!(parse_query_chunks("0").is_err());
+        let cli = Cli::parse_from(["gsq", "query", "sqp", "h", "--chunks", "players,info"]);
+        let Command::Query(args) = cli.command else {
+            panic!("not a query")
+        };
+        assert_eq!(
+            args.chunks,
+            Some(ChunkSet::SERVER_INFO | ChunkSet::PLAYER_INFO)
+        );
+        assert!(
+            Cli::try_parse_from(["gsq", "query", "sqp", "h", "--chunks", "info", "--fetch", "all"])
+                .is_err(),
+            "--chunks and --fetch conflict"
+        );
+    }
+
+    #[test]
     fn fetch_lists_map_to_options() {
         let cli = Cli::parse_from(["gsq", "query", "sqp", "h", "--fetch", "players,metrics"]);
         let Command::Query(args) = cli.command else {
@@ -611,8 +665,24 @@ mod tests {
             parse_protocol_choice("samp"),
             Ok(ProtocolChoice::One(Protocol::Samp))
         );
-        assert!(parse_protocol_choice("quake3")
-            .unwrap_err()
-            .contains("auto"));
+        let err = parse_protocol_choice("quake3").unwrap_err();
+        assert!(err.message.contains("auto"), "{err}");
+        assert_eq!(err.category, Category::UnknownProtocol);
+        assert_eq!(
+            parse_protocol("doom").unwrap_err().category,
+            Category::UnknownProtocol
+        );
+    }
+
+    #[test]
+    fn address_values_carry_their_category() {
+        assert_eq!(
+            parse_host_port("h:70000").unwrap_err().category,
+            Category::PortOutOfRange
+        );
+        assert_eq!(
+            parse_host_port("h:x").unwrap_err().category,
+            Category::BadAddress
+        );
     }
 }

@@ -15,34 +15,63 @@ use query_net::QueryError;
 pub enum Category {
     /// 1: a bug, or the output could not be written.
     Internal,
-    /// 2: bad arguments: unknown protocol, malformed address, port out of range, unreadable
+    /// 2: bad arguments (an unknown option or command, a bad option value), or an unreadable
     /// input file.
     Usage,
-    /// 3: the host did not resolve, or a socket could not be opened or bound.
+    /// 3: a protocol name that is not one of sqp, onequery, samp, gamespy1 (or auto).
+    UnknownProtocol,
+    /// 4: an address that is not host, host:port, an IP or \[IPv6\]:port.
+    BadAddress,
+    /// 5: a port outside 1-65535 (0-65535 for listen addresses).
+    PortOutOfRange,
+    /// 6: the host name does not resolve.
+    Resolve,
+    /// 7: a socket could not be opened or bound, or the network refused the traffic.
     Network,
-    /// 4: the server never answered.
+    /// 8: the server never answered.
     Timeout,
-    /// 5: a reply (or a decoded file) is malformed or breaks the protocol.
+    /// 9: a reply (or a decoded file) is malformed or breaks the protocol.
     Malformed,
-    /// 6: the state file is missing, unreadable or invalid.
+    /// 10: the state file is missing, unreadable or invalid.
     StateFile,
-    /// 7: the server wants authentication (OneQuery token, RCON password).
+    /// 11: the server wants authentication (OneQuery token, RCON password).
     Auth,
     /// 130: stopped by Ctrl-C before finishing (bulk).
     Interrupted,
 }
 
 impl Category {
+    /// Every category, in exit-code order.
+    #[cfg(test)]
+    pub const ALL: [Category; 12] = [
+        Category::Internal,
+        Category::Usage,
+        Category::UnknownProtocol,
+        Category::BadAddress,
+        Category::PortOutOfRange,
+        Category::Resolve,
+        Category::Network,
+        Category::Timeout,
+        Category::Malformed,
+        Category::StateFile,
+        Category::Auth,
+        Category::Interrupted,
+    ];
+
     /// The process exit code.
     pub fn code(self) -> u8 {
         match self {
             Category::Internal => 1,
             Category::Usage => 2,
-            Category::Network => 3,
-            Category::Timeout => 4,
-            Category::Malformed => 5,
-            Category::StateFile => 6,
-            Category::Auth => 7,
+            Category::UnknownProtocol => 3,
+            Category::BadAddress => 4,
+            Category::PortOutOfRange => 5,
+            Category::Resolve => 6,
+            Category::Network => 7,
+            Category::Timeout => 8,
+            Category::Malformed => 9,
+            Category::StateFile => 10,
+            Category::Auth => 11,
             Category::Interrupted => 130,
         }
     }
@@ -52,6 +81,10 @@ impl Category {
         match self {
             Category::Internal => "internal",
             Category::Usage => "usage",
+            Category::UnknownProtocol => "unknown_protocol",
+            Category::BadAddress => "bad_address",
+            Category::PortOutOfRange => "port_out_of_range",
+            Category::Resolve => "resolve",
             Category::Network => "network",
             Category::Timeout => "timeout",
             Category::Malformed => "malformed",
@@ -60,6 +93,18 @@ impl Category {
             Category::Interrupted => "interrupted",
         }
     }
+
+    /// Whether the input itself is wrong (a bad line in a target list, say), as opposed to
+    /// a target that was queried and failed.
+    pub fn is_bad_input(self) -> bool {
+        matches!(
+            self,
+            Category::Usage
+                | Category::UnknownProtocol
+                | Category::BadAddress
+                | Category::PortOutOfRange
+        )
+    }
 }
 
 /// The exit-code table shown at the end of `gsq --help`.
@@ -67,14 +112,46 @@ pub const EXIT_CODES_HELP: &str = "\
 Exit codes:
     0  success
     1  internal error (a bug), or the output could not be written
-    2  usage: bad arguments, unknown protocol, malformed address, port out of range,
-       unreadable input file
-    3  network: the host does not resolve, or a socket cannot be opened or bound
-    4  timeout: the server never answered
-    5  malformed: a reply or decoded file does not decode, or breaks the protocol
-    6  invalid state file: missing, unreadable, or not a valid server state
-    7  authentication required: OneQuery token or SA:MP RCON password refused
+    2  usage: an unknown option or command, a bad option value, an unreadable input file
+    3  unknown protocol: not one of sqp, onequery, samp, gamespy1 (or auto)
+    4  malformed address: not host, host:port, an IP address or [IPv6]:port
+    5  port out of range: not 1-65535 (0-65535 to listen on)
+    6  host does not resolve: the name has no address
+    7  network: a socket cannot be opened or bound, or the host is unreachable
+    8  timeout: the server never answered
+    9  malformed reply or input: it does not decode, or breaks the protocol
+   10  state file missing, unreadable, or not a valid server state
+   11  authentication refused: OneQuery token or SA:MP RCON password
   130  interrupted by Ctrl-C (bulk writes the results it has first)";
+
+/// A command-line value that was refused, as a value parser returns it to clap: the
+/// message clap shows, and the category that picks the exit code. `main` finds it again as
+/// the source of clap's error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadValue {
+    /// The exit code's category.
+    pub category: Category,
+    /// What is wrong with the value.
+    pub message: String,
+}
+
+impl BadValue {
+    /// A value refused for `category`.
+    pub fn new(category: Category, message: impl Into<String>) -> Self {
+        BadValue {
+            category,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for BadValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for BadValue {}
 
 /// A failure to report: category, what happened, and what to do about it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -158,7 +235,7 @@ pub fn classify(error: &QueryError) -> (Category, Option<&'static str>) {
             Some("the server sent a reply this protocol does not allow; is it the right protocol?"),
         ),
         QueryError::Resolve { .. } => (
-            Category::Network,
+            Category::Resolve,
             Some("check the host name, or give an IP address"),
         ),
         QueryError::Io(_) => (
@@ -192,26 +269,56 @@ mod tests {
 
     #[test]
     fn codes_are_distinct_and_documented() {
-        let all = [
-            Category::Internal,
-            Category::Usage,
-            Category::Network,
-            Category::Timeout,
-            Category::Malformed,
-            Category::StateFile,
-            Category::Auth,
-            Category::Interrupted,
-        ];
+        let all = Category::ALL;
         let mut codes: Vec<u8> = all.iter().map(|c| c.code()).collect();
         codes.sort_unstable();
         codes.dedup();
         assert_eq!(codes.len(), all.len());
+        assert!(codes.iter().all(|&c| c != 0), "0 is success");
+        let mut names: Vec<&str> = all.iter().map(|c| c.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), all.len());
         for c in all {
             assert!(
                 EXIT_CODES_HELP.contains(&format!("  {}  ", c.code())),
                 "{c:?} missing from the help"
             );
         }
+        let listed = EXIT_CODES_HELP
+            .lines()
+            .filter(|line| line.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+            .count();
+        assert_eq!(
+            listed,
+            all.len() + 1,
+            "every code and success, nothing else"
+        );
+    }
+
+    #[test]
+    fn the_bad_inputs_of_the_issue_have_their_own_codes() {
+        let codes = [
+            (Category::UnknownProtocol, 3),
+            (Category::BadAddress, 4),
+            (Category::PortOutOfRange, 5),
+            (Category::Resolve, 6),
+            (Category::Timeout, 8),
+            (Category::StateFile, 10),
+        ];
+        for (category, code) in codes {
+            assert_eq!(category.code(), code, "{category:?}");
+        }
+        let resolve = QueryError::Resolve {
+            host: "nowhere.invalid:1".to_owned(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such host"),
+        };
+        assert_eq!(classify(&resolve).0, Category::Resolve);
+        let io = QueryError::Io(std::io::Error::new(
+            std::io::ErrorKind::ConnectionRefused,
+            "refused",
+        ));
+        assert_eq!(classify(&io).0, Category::Network);
     }
 
     #[test]

@@ -56,7 +56,7 @@ fn run(cli: Cli) -> Outcome {
 }
 
 /// Help and version go to stdout with exit code 0; real usage errors become one line on
-/// stderr and exit code 2.
+/// stderr and the exit code of [`clap_error_category`].
 fn report_clap_error(error: &clap::Error) -> ExitCode {
     match error.kind() {
         ErrorKind::DisplayHelp
@@ -75,8 +75,22 @@ fn report_clap_error(error: &clap::Error) -> ExitCode {
                 "gsq: error: {}",
                 one_line(&error.render().to_string(), command.as_deref())
             );
-            ExitCode::from(exit::Category::Usage.code())
+            ExitCode::from(clap_error_category(error).code())
         }
+    }
+}
+
+/// The category of a command-line error: a value our parsers refused carries its own (an
+/// unknown protocol is 3, a malformed address 4, a port out of range 5); anything else clap
+/// refused (an unknown option, a missing argument) is a usage error.
+fn clap_error_category(error: &clap::Error) -> exit::Category {
+    use std::error::Error as _;
+    match error.kind() {
+        ErrorKind::ValueValidation => error
+            .source()
+            .and_then(|source| source.downcast_ref::<exit::BadValue>())
+            .map_or(exit::Category::Usage, |bad| bad.category),
+        _ => exit::Category::Usage,
     }
 }
 
@@ -162,6 +176,50 @@ mod tests {
         assert!(line.contains("unknown protocol \"quake3\""), "{line}");
         assert!(!line.contains("Usage:"), "{line}");
         assert!(line.ends_with("see 'gsq query --help'"), "{line}");
+    }
+
+    #[test]
+    fn refused_values_keep_their_exit_code() {
+        use exit::Category;
+        for (args, category) in [
+            (
+                &["gsq", "query", "quake3", "h"][..],
+                Category::UnknownProtocol,
+            ),
+            (
+                &["gsq", "decode", "doom", "x"][..],
+                Category::UnknownProtocol,
+            ),
+            (
+                &["gsq", "bulk", "--protocol", "tribes"][..],
+                Category::UnknownProtocol,
+            ),
+            (&["gsq", "query", "sqp", "h:x"][..], Category::BadAddress),
+            (
+                &["gsq", "query", "sqp", "h:70000"][..],
+                Category::PortOutOfRange,
+            ),
+            (
+                &["gsq", "serve", "s.toml", "--sqp", "localhost:1"][..],
+                Category::BadAddress,
+            ),
+            (
+                &["gsq", "serve", "s.toml", "--sqp", "70000"][..],
+                Category::PortOutOfRange,
+            ),
+            (
+                &["gsq", "query", "sqp", "h", "--timeout", "soon"][..],
+                Category::Usage,
+            ),
+            (
+                &["gsq", "query", "sqp", "h", "--fetch", "gossip"][..],
+                Category::Usage,
+            ),
+            (&["gsq", "query"][..], Category::Usage),
+        ] {
+            let error = Cli::try_parse_from(args).unwrap_err();
+            assert_eq!(clap_error_category(&error), category, "{args:?}");
+        }
     }
 
     #[test]

@@ -80,7 +80,8 @@ fn a_mixed_list_gives_one_line_per_target_and_a_summary() {
          {samp}\n\
          samp no-such-host.invalid\n\
          sqp one two\n\
-         SQP {sqp}\n",
+         SQP {sqp}\n\
+         samp host:abc\n",
         sqp = server.addr("sqp"),
         samp = server.addr("samp"),
         silent = silent_address,
@@ -91,7 +92,7 @@ fn a_mixed_list_gives_one_line_per_target_and_a_summary() {
 
     let ran = run(&["bulk", path.to_str().unwrap(), "-t", "200ms", "-r", "0"]);
     let results = by_line(ran.json_lines());
-    assert_eq!(results.len(), 9, "{ran:#?}");
+    assert_eq!(results.len(), 10, "{ran:#?}");
 
     let sqp = &results[&3];
     assert_eq!(sqp["protocol"], "sqp");
@@ -108,14 +109,20 @@ fn a_mixed_list_gives_one_line_per_target_and_a_summary() {
         "protocol names ignore case"
     );
 
-    assert_failure(&results[&5], "usage", "unknown protocol \"quake3\"");
+    assert_failure(
+        &results[&5],
+        "unknown_protocol",
+        "unknown protocol \"quake3\"",
+    );
     assert_eq!(results[&5]["protocol"], Value::Null);
-    assert_failure(&results[&6], "usage", "out of range");
+    assert_failure(&results[&6], "port_out_of_range", "out of range");
     assert_eq!(results[&6]["protocol"], "sqp");
     assert_failure(&results[&7], "timeout", "no reply");
     assert_eq!(results[&7]["address"], silent_address);
     assert_failure(&results[&9], "usage", "--protocol");
-    assert_failure(&results[&10], "network", "cannot resolve");
+    assert_failure(&results[&10], "resolve", "cannot resolve");
+    assert_failure(&results[&13], "bad_address", "port \"abc\" is not a number");
+    assert_eq!(results[&13]["protocol"], "samp");
     assert_failure(
         &results[&11],
         "usage",
@@ -125,7 +132,7 @@ fn a_mixed_list_gives_one_line_per_target_and_a_summary() {
     let summary = ran.stderr.trim();
     assert!(
         summary.starts_with(
-            "gsq: bulk: 3 answered, 1 timed out, 1 failed, 4 bad lines; 9 targets in "
+            "gsq: bulk: 3 answered, 1 timed out, 1 failed, 5 bad lines; 10 targets in "
         ),
         "{summary}"
     );
@@ -272,4 +279,30 @@ fn ctrl_c_writes_what_is_done_and_exits_130() {
         "{stderr}"
     );
     assert!(stderr.contains("gsq: error: interrupted"), "{stderr}");
+}
+
+#[test]
+fn rate_spaces_the_datagrams_out() {
+    // GameSpy v1 takes one request datagram per target, so 12 targets are 12 datagrams: at 4
+    // per second (bursts of one at that rate) the last goes out 11 × 250 ms = 2.75 s after the
+    // first. Only a lower bound is checked: a slow machine makes the run longer, never shorter.
+    let server = Server::start(
+        StateDir::new("toml", SAMPLE_STATE),
+        &["--gamespy1", "127.0.0.1:0", "--no-rate-limit"],
+        &["gamespy1"],
+    );
+    let input = format!("{}\n", server.addr("gamespy1")).repeat(12);
+    let started = Instant::now();
+    let ran = run_with_stdin(
+        &["bulk", "--protocol", "gamespy1", "--rate", "4", "-t", "5s"],
+        &input,
+    );
+    let elapsed = started.elapsed();
+    let results = ran.json_lines();
+    assert_eq!(results.len(), 12, "{ran:#?}");
+    assert!(results.iter().all(|r| r["name"] == "Café Zoë"), "{ran:#?}");
+    assert!(
+        elapsed >= Duration::from_millis(2500),
+        "12 datagrams at --rate 4 went out in {elapsed:?}"
+    );
 }

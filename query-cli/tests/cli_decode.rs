@@ -8,6 +8,11 @@ use serde_json::{json, Value};
 
 use cli_support::{fixture, run, run_with_stdin};
 
+/// Exit code of a bad argument or an unreadable file.
+const USAGE: i32 = 2;
+/// Exit code of bytes that do not decode.
+const MALFORMED: i32 = 9;
+
 fn hex_bytes(relative: &str) -> Vec<u8> {
     let text = std::fs::read_to_string(fixture(relative)).unwrap();
     let digits: String = text.split_whitespace().collect();
@@ -82,7 +87,7 @@ fn sqp_with_the_wrong_chunk_set_names_the_offset_and_field() {
         &fixture("sqp/sqp_query_response.hex"),
     ]);
     ran.assert_error(
-        5,
+        MALFORMED,
         &[
             "malformed sqp reply",
             "Response.",
@@ -170,10 +175,10 @@ fn sqp_split_reply_is_put_together_in_packet_order() {
 
     // A missing part is named.
     let ran = run(&["decode", "sqp", files.arg(0)]);
-    assert_eq!(ran.code, Some(5), "{ran:#?}");
+    assert_eq!(ran.code, Some(MALFORMED), "{ran:#?}");
     let files_one = Files::new(&[&fragment(1, second), &fragment(1, second)]);
     run(&["decode", "sqp", files_one.arg(0), files_one.arg(1)])
-        .assert_error(5, &["not packets 0 to 1 once each"]);
+        .assert_error(MALFORMED, &["not packets 0 to 1 once each"]);
     drop(files.dir);
 }
 
@@ -343,10 +348,13 @@ fn stdin_and_pretty_output() {
 #[test]
 fn bytes_that_are_no_packet_report_the_reading_that_got_furthest() {
     let files = Files::new(&[b"ONEREPLY\x01\x00\x00"]);
-    run(&["decode", "onequery", files.arg(0)])
-        .assert_error(5, &["malformed onequery reply", "at byte", "as a request"]);
+    run(&["decode", "onequery", files.arg(0)]).assert_error(
+        MALFORMED,
+        &["malformed onequery reply", "at byte", "as a request"],
+    );
     let files = Files::new(&[b""]);
-    run(&["decode", "samp", files.arg(0)]).assert_error(5, &["malformed samp", "at byte 0"]);
+    run(&["decode", "samp", files.arg(0)])
+        .assert_error(MALFORMED, &["malformed samp", "at byte 0"]);
 }
 
 #[test]
@@ -354,5 +362,5 @@ fn an_input_larger_than_a_datagram_is_refused() {
     let big = vec![0u8; 70_000];
     let files = Files::new(&[&big]);
     run(&["decode", "samp", files.arg(0)])
-        .assert_error(2, &["more than 65535 bytes", "one datagram per file"]);
+        .assert_error(USAGE, &["more than 65535 bytes", "one datagram per file"]);
 }

@@ -12,29 +12,38 @@ use std::time::{Duration, Instant};
 use cli_support::{fixture, run, silent_socket, Server, StateDir, SAMPLE_STATE};
 use predicates::prelude::*;
 
+// The exit codes of `gsq --help`.
 const USAGE: i32 = 2;
-const NETWORK: i32 = 3;
-const TIMEOUT: i32 = 4;
-const MALFORMED: i32 = 5;
-const STATE_FILE: i32 = 6;
-const AUTH: i32 = 7;
+const UNKNOWN_PROTOCOL: i32 = 3;
+const BAD_ADDRESS: i32 = 4;
+const PORT_OUT_OF_RANGE: i32 = 5;
+const RESOLVE: i32 = 6;
+const NETWORK: i32 = 7;
+const TIMEOUT: i32 = 8;
+const MALFORMED: i32 = 9;
+const STATE_FILE: i32 = 10;
+const AUTH: i32 = 11;
 
 #[test]
-fn unknown_protocols_are_usage_errors() {
+fn unknown_protocols_are_exit_code_3() {
     run(&["query", "quake3", "127.0.0.1"]).assert_error(
-        USAGE,
+        UNKNOWN_PROTOCOL,
         &[
             "unknown protocol \"quake3\"",
             "sqp, onequery, samp, gamespy1, auto",
             "gsq query --help",
         ],
     );
-    run(&["decode", "doom", "x.bin"]).assert_error(USAGE, &["unknown protocol \"doom\""]);
-    run(&["bulk", "--protocol", "tribes"]).assert_error(USAGE, &["unknown protocol \"tribes\""]);
+    run(&["decode", "doom", "x.bin"])
+        .assert_error(UNKNOWN_PROTOCOL, &["unknown protocol \"doom\""]);
+    run(&["bulk", "--protocol", "tribes"])
+        .assert_error(UNKNOWN_PROTOCOL, &["unknown protocol \"tribes\""]);
+    // Case and surrounding spaces do not make a protocol unknown.
+    run(&["query", "SAMP", "127.0.0.1:99999"]).assert_error(PORT_OUT_OF_RANGE, &["out of range"]);
 }
 
 #[test]
-fn malformed_addresses_are_usage_errors_that_say_what_is_wrong() {
+fn malformed_addresses_are_exit_code_4_and_say_what_is_wrong() {
     for (address, reason) in [
         ("host:abc", "port \"abc\" is not a number"),
         ("host:", "port after ':' is missing"),
@@ -44,26 +53,28 @@ fn malformed_addresses_are_usage_errors_that_say_what_is_wrong() {
         ("bad host", "not a host name"),
         ("1:2:3", "IPv6"),
     ] {
-        run(&["query", "sqp", address]).assert_error(USAGE, &[reason]);
+        run(&["query", "sqp", address]).assert_error(BAD_ADDRESS, &[reason, "gsq query --help"]);
     }
+    run(&["query", "auto", "bad host"]).assert_error(BAD_ADDRESS, &["not a host name"]);
 }
 
 #[test]
-fn ports_out_of_range_are_usage_errors() {
+fn ports_out_of_range_are_exit_code_5() {
     for address in [
         "127.0.0.1:65536",
         "127.0.0.1:0",
         "[::1]:99999",
         "localhost:123456789012",
     ] {
-        run(&["query", "samp", address]).assert_error(USAGE, &["out of range (1-65535)"]);
+        run(&["query", "samp", address])
+            .assert_error(PORT_OUT_OF_RANGE, &["out of range (1-65535)"]);
     }
 }
 
 #[test]
-fn an_unresolvable_host_is_a_network_error() {
+fn an_unresolvable_host_is_exit_code_6() {
     run(&["query", "sqp", "no-such-host.invalid:7779"]).assert_error(
-        NETWORK,
+        RESOLVE,
         &[
             "cannot resolve no-such-host.invalid:7779",
             "check the host name",
@@ -169,7 +180,7 @@ fn a_reply_that_does_not_decode_is_a_malformed_error_with_offset_and_path() {
 }
 
 #[test]
-fn state_file_problems_are_exit_code_6() {
+fn state_file_problems_are_exit_code_10() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing.toml");
     run(&["serve", missing.to_str().unwrap(), "--sqp", "127.0.0.1:0"]).assert_error(
@@ -210,8 +221,11 @@ fn serve_usage_errors() {
     ])
     .assert_error(USAGE, &["--sqp and --samp both ask for 127.0.0.1:7000"]);
     run(&["serve", state.path_str(), "--sqp", "localhost:1"])
-        .assert_error(USAGE, &["not a listen address"]);
-    run(&["serve", state.path_str(), "--sqp", "70000"]).assert_error(USAGE, &["out of range"]);
+        .assert_error(BAD_ADDRESS, &["not a listen address"]);
+    run(&["serve", state.path_str(), "--sqp", "70000"])
+        .assert_error(PORT_OUT_OF_RANGE, &["out of range"]);
+    run(&["serve", state.path_str(), "--all", "127.0.0.1:70000"])
+        .assert_error(PORT_OUT_OF_RANGE, &["port 70000 is out of range"]);
 }
 
 #[test]
@@ -303,7 +317,7 @@ fn malformed_packets_in_decode_give_offset_and_field_path() {
 }
 
 #[test]
-fn auth_failures_are_exit_code_7() {
+fn auth_failures_are_exit_code_11() {
     let state = StateDir::new("toml", SAMPLE_STATE);
     let server = Server::start(
         state,
@@ -351,7 +365,7 @@ fn auth_failures_are_exit_code_7() {
 fn errors_stay_one_line_under_assert_cmd_predicates() {
     cli_support::gsq(&["query", "sqp", "127.0.0.1:99999"])
         .assert()
-        .code(USAGE)
+        .code(PORT_OUT_OF_RANGE)
         .stdout(predicate::str::is_empty())
         .stderr(
             predicate::str::starts_with("gsq: error: ")
@@ -359,4 +373,56 @@ fn errors_stay_one_line_under_assert_cmd_predicates() {
                 .and(predicate::str::contains("panicked").not())
                 .and(predicate::function(|s: &str| s.lines().count() == 1)),
         );
+}
+
+#[test]
+fn each_bad_input_has_an_exit_code_of_its_own() {
+    let silent = silent_socket();
+    let silent_address = silent.local_addr().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.toml");
+    let cases = [
+        ("unknown protocol", run(&["query", "quake3", "127.0.0.1"])),
+        ("malformed address", run(&["query", "sqp", "host:abc"])),
+        (
+            "port out of range",
+            run(&["query", "sqp", "127.0.0.1:65536"]),
+        ),
+        (
+            "unresolvable host",
+            run(&["query", "sqp", "no-such-host.invalid"]),
+        ),
+        (
+            "missing state file",
+            run(&["serve", missing.to_str().unwrap(), "--sqp", "127.0.0.1:0"]),
+        ),
+        (
+            "timeout",
+            run(&["query", "sqp", &silent_address, "-t", "100ms", "-r", "0"]),
+        ),
+    ];
+    let mut codes: Vec<i32> = Vec::new();
+    for (what, ran) in &cases {
+        let code = ran
+            .code
+            .unwrap_or_else(|| panic!("{what}: killed: {ran:#?}"));
+        assert_ne!(code, 0, "{what}: {ran:#?}");
+        assert_ne!(code, USAGE, "{what} is more than a usage error: {ran:#?}");
+        assert!(
+            !codes.contains(&code),
+            "{what} shares exit code {code} with another bad input"
+        );
+        codes.push(code);
+    }
+    assert_eq!(
+        codes,
+        [
+            UNKNOWN_PROTOCOL,
+            BAD_ADDRESS,
+            PORT_OUT_OF_RANGE,
+            RESOLVE,
+            STATE_FILE,
+            TIMEOUT
+        ]
+    );
 }

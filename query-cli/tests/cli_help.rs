@@ -19,11 +19,15 @@ fn top_level_help_lists_commands_examples_and_every_exit_code() {
         ("0", "success"),
         ("1", "internal"),
         ("2", "usage"),
-        ("3", "network"),
-        ("4", "timeout"),
-        ("5", "malformed"),
-        ("6", "state file"),
-        ("7", "authentication"),
+        ("3", "unknown protocol"),
+        ("4", "malformed address"),
+        ("5", "port out of range"),
+        ("6", "host does not resolve"),
+        ("7", "network"),
+        ("8", "timeout"),
+        ("9", "malformed reply"),
+        ("10", "state file"),
+        ("11", "authentication"),
         ("130", "interrupted"),
     ] {
         let documented = help.lines().any(|line| {
@@ -91,6 +95,7 @@ fn query_help_documents_the_default_ports_and_json_fields() {
         "--token",
         "--rcon",
         "--rcon-password",
+        "--chunks",
         "--json",
         "--pretty",
     ] {

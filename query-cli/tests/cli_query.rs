@@ -120,7 +120,22 @@ fn onequery_json_field_by_field() {
     let status = query_json("onequery", &address, &[]);
     check_common(&status, "onequery", &address);
     assert_eq!(status["version"], "1.0.3");
-    assert_eq!(player_names(&status), ["Zoë", "Jürgen"]);
+    // OneQuery's BASIC reply has no map, game type or password flag, and no rules.
+    assert_eq!(status["map"], Value::Null, "{status:#}");
+    assert_eq!(status["game_type"], Value::Null, "{status:#}");
+    assert_eq!(status["password"], Value::Null, "{status:#}");
+    assert_eq!(status["rules"], json!({}), "{status:#}");
+    assert!(status.get("teams").is_none(), "{status:#}");
+    assert_eq!(status["num_players"], 2);
+    assert_eq!(status["max_players"], 16);
+    // A OneQuery player is a name and an account id; the state gives no id, so the nil UUID
+    // is sent.
+    let nil = "00000000-0000-0000-0000-000000000000";
+    assert_eq!(
+        status["players"],
+        json!([{"name": "Zoë", "uuid": nil}, {"name": "Jürgen", "uuid": nil}]),
+        "{status:#}"
+    );
 }
 
 #[test]
@@ -215,7 +230,7 @@ fn fetch_none_asks_only_for_the_server_info() {
 #[test]
 fn auto_finds_the_protocol_on_a_port() {
     let server = serve_all_single();
-    for protocol in ["sqp", "onequery", "samp"] {
+    for protocol in ["sqp", "onequery", "samp", "gamespy1"] {
         let address = server.addr(protocol);
         let status = query_json("auto", &address, &[]);
         assert_eq!(status["protocol"], protocol, "{status:#}");
@@ -232,14 +247,40 @@ fn auto_against_one_port_serving_all_protocols_reports_one_answer() {
         &["sqp", "onequery", "samp", "gamespy1"],
     );
     let address = server.addr("sqp");
-    let status = query_json("auto", &address, &[]);
-    assert_eq!(status["address"], address);
-    assert_eq!(status["name"], "Café Zoë");
+    let mut direct = std::collections::HashMap::new();
     for protocol in ["sqp", "onequery", "samp", "gamespy1"] {
         let status = query_json(protocol, &address, &[]);
         assert_eq!(status["protocol"], protocol);
         assert_eq!(status["name"], "Café Zoë");
+        direct.insert(protocol, status);
     }
+    // All four answer on that port; which one is first is a race, so the test checks that
+    // the answer names one of them and is exactly what that protocol says when asked alone.
+    let status = query_json("auto", &address, &[]);
+    let protocol = status["protocol"]
+        .as_str()
+        .expect("the protocol that answered");
+    let alone = direct
+        .get(protocol)
+        .unwrap_or_else(|| panic!("auto answered with {protocol:?}, not one of the four"));
+    assert_eq!(status["address"], address);
+    assert_eq!(
+        without_per_query_values(&status),
+        without_per_query_values(alone),
+        "{protocol}"
+    );
+}
+
+/// A status without what differs from query to query: the measured round trip, and the
+/// GameSpy v1 query id the server counts up.
+fn without_per_query_values(status: &Value) -> Value {
+    let mut status = status.clone();
+    let object = status.as_object_mut().expect("an object");
+    object.remove("ping_ms").expect("ping_ms");
+    if let Some(raw) = object.get_mut("raw").and_then(Value::as_object_mut) {
+        raw.remove("query_id");
+    }
+    status
 }
 
 #[test]
@@ -379,4 +420,95 @@ fn gamespy1_request_can_be_chosen() {
     assert_eq!(status["name"], "Café Zoë");
     assert_eq!(status["num_players"], 2);
     assert_eq!(status["players"], json!([]), "\\info\\ lists no players");
+}
+
+/// A state with teams, for the SQP TeamInfo chunk.
+const TEAM_STATE: &str = r#"
+name = "Team Arena"
+map = "Docks"
+max_players = 8
+
+[[teams]]
+name = "Rød"
+score = 12
+
+[[teams]]
+name = "Blue"
+score = -3
+
+[[players]]
+name = "Zoë"
+score = 5
+team = "Rød"
+
+[[players]]
+name = "Ann"
+score = 2
+team = "Blue"
+"#;
+
+#[test]
+fn sqp_teams_are_fetched_when_asked_for() {
+    let server = Server::start(
+        StateDir::new("toml", TEAM_STATE),
+        &["--sqp", "127.0.0.1:0"],
+        &["sqp"],
+    );
+    let address = server.addr("sqp");
+    let teams = json!([{"name": "Rød", "score": 12}, {"name": "Blue", "score": -3}]);
+
+    for ask in [&["--fetch", "teams"][..], &["--fetch", "all"][..]] {
+        let status = query_json("sqp", &address, ask);
+        assert_eq!(status["teams"], teams, "{ask:?}: {status:#}");
+        assert_eq!(status["name"], "Team Arena", "{ask:?}");
+    }
+    let status = query_json("sqp", &address, &["--fetch", "teams"]);
+    assert_eq!(status["players"], json!([]), "players not asked for");
+
+    // --chunks asks for exactly the chunks named: teams alone leaves the info out.
+    let status = query_json("sqp", &address, &["--chunks", "teams"]);
+    assert_eq!(status["teams"], teams, "{status:#}");
+    assert_eq!(status["name"], "", "no ServerInfo asked for: {status:#}");
+    assert_eq!(status["num_players"], 0, "{status:#}");
+    assert_eq!(status["players"], json!([]));
+
+    let status = query_json("sqp", &address, &["--chunks", "info,teams,players"]);
+    assert_eq!(status["teams"], teams, "{status:#}");
+    assert_eq!(status["name"], "Team Arena");
+    assert_eq!(status["map"], "Docks");
+    assert_eq!(player_names(&status), ["Zoë", "Ann"]);
+    assert_eq!(status["players"][0]["team"], "Rød", "{status:#}");
+    assert_eq!(status["rules"], json!({}), "rules not asked for");
+
+    // Metrics: the SQP responder reports its own numbers; they are in `raw`.
+    let status = query_json("sqp", &address, &["--chunks", "metrics"]);
+    assert!(status["raw"]["metrics"].is_object(), "{status:#}");
+    assert!(status.get("teams").is_none(), "{status:#}");
+
+    // Without teams asked for, there is no `teams` field.
+    let status = query_json("sqp", &address, &["--fetch", "players"]);
+    assert!(status.get("teams").is_none(), "{status:#}");
+}
+
+#[test]
+fn chunks_is_an_sqp_option_with_at_least_one_chunk() {
+    let ran = run(&["query", "samp", "127.0.0.1:1", "--chunks", "info"]);
+    assert_eq!(ran.code, Some(2), "{ran:#?}");
+    assert!(ran.stderr.contains("--chunks is an SQP option"), "{ran:#?}");
+    let ran = run(&["query", "auto", "127.0.0.1:1", "--chunks", "info"]);
+    assert_eq!(ran.code, Some(2), "{ran:#?}");
+    let ran = run(&["query", "sqp", "127.0.0.1:1", "--chunks", "none"]);
+    assert_eq!(ran.code, Some(2), "{ran:#?}");
+    assert!(ran.stderr.contains("at least one"), "{ran:#?}");
+    let ran = run(&[
+        "query",
+        "sqp",
+        "127.0.0.1:1",
+        "--chunks",
+        "info",
+        "--fetch",
+        "all",
+    ]);
+    assert_eq!(ran.code, Some(2), "{ran:#?}");
+    assert!(ran.stderr.contains("cannot be used with"), "{ran:#?}");
 }

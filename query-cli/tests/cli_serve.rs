@@ -220,7 +220,11 @@ fn rate_limit_applies_per_source_and_can_be_turned_off() {
         "-r",
         "0",
     ]);
-    assert_eq!(ran.code, Some(4), "{ran:#?}");
+    assert_eq!(
+        ran.code,
+        Some(8),
+        "rate-limited means no reply, a timeout: {ran:#?}"
+    );
     assert!(limited
         .wait_for_log(Duration::from_secs(2), |l| l.contains("rate-limited"))
         .is_some());

@@ -10,7 +10,12 @@
 //! numeric GameSpy values into numbers; opengsq decodes text as UTF-8 and drops what does not
 //! decode), the expected value is derived from the state by that documented behaviour, and the
 //! helper doing so says which client bug or convention it models. Nothing is left uncompared
-//! without a comment saying why.
+//! without a comment saying why: each result's keys are checked to be exactly the ones
+//! compared, and the few values that do not come from the state (gamedig's measured ping, the
+//! port it queried) are checked for what they must be.
+//!
+//! The GameSpy v1 clients query through a relay that counts datagrams: the served state's reply
+//! must span several datagrams, and each client must have been sent all of them.
 //!
 //! Without node and gamedig, or without the Python venv and opengsq, a test prints that it
 //! skips; under `CI=true` it fails instead, so CI never passes by skipping.
@@ -18,13 +23,17 @@
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::io::{BufRead, BufReader};
-use std::net::SocketAddr;
+use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
-use query_net::state::{RuleValue, ServerState};
+use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
+use query_net::service::Service;
+use query_net::state::{RuleValue, ServerState, SharedState};
 use query_wire::TextEncoding;
 use serde_json::Value;
 
@@ -125,6 +134,94 @@ impl Drop for Serve {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// A UDP relay between one client and `gsq serve` that counts the datagrams each way, so a
+/// test can tell how many datagrams the server answered each request with.
+struct CountingRelay {
+    address: SocketAddr,
+    /// `true` for a request (client to server), `false` for a reply datagram, in order.
+    log: Arc<Mutex<Vec<bool>>>,
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl CountingRelay {
+    /// Relays 127.0.0.1:<free port> to `server`.
+    fn start(server: SocketAddr) -> CountingRelay {
+        let front = UdpSocket::bind("127.0.0.1:0").expect("bind the relay's front");
+        let back = UdpSocket::bind("127.0.0.1:0").expect("bind the relay's back");
+        back.connect(server)
+            .expect("connect the relay to gsq serve");
+        let poll = Some(Duration::from_millis(50));
+        front.set_read_timeout(poll).expect("read timeout");
+        back.set_read_timeout(poll).expect("read timeout");
+        let address = front.local_addr().expect("relay address");
+        let log: Arc<Mutex<Vec<bool>>> = Arc::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        let client: Arc<Mutex<Option<SocketAddr>>> = Arc::default();
+
+        let requests = {
+            let (front, back) = (
+                front.try_clone().expect("clone"),
+                back.try_clone().expect("clone"),
+            );
+            let (log, stop, client) = (Arc::clone(&log), Arc::clone(&stop), Arc::clone(&client));
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 65_536];
+                while !stop.load(Ordering::Relaxed) {
+                    if let Ok((len, from)) = front.recv_from(&mut buf) {
+                        *client.lock().unwrap() = Some(from);
+                        log.lock().unwrap().push(true);
+                        let _ = back.send(&buf[..len]);
+                    }
+                }
+            })
+        };
+        let replies = {
+            let (log, stop) = (Arc::clone(&log), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 65_536];
+                while !stop.load(Ordering::Relaxed) {
+                    if let Ok(len) = back.recv(&mut buf) {
+                        let to = *client.lock().unwrap();
+                        if let Some(to) = to {
+                            log.lock().unwrap().push(false);
+                            let _ = front.send_to(&buf[..len], to);
+                        }
+                    }
+                }
+            })
+        };
+        CountingRelay {
+            address,
+            log,
+            stop,
+            threads: vec![requests, replies],
+        }
+    }
+
+    /// How many reply datagrams followed each request, in order.
+    fn replies_per_request(&self) -> Vec<usize> {
+        let mut counts = Vec::new();
+        for &is_request in self.log.lock().unwrap().iter() {
+            match (is_request, counts.last_mut()) {
+                (true, _) => counts.push(0),
+                (false, Some(count)) => *count += 1,
+                (false, None) => panic!("a reply before any request"),
+            }
+        }
+        counts
+    }
+}
+
+impl Drop for CountingRelay {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
     }
 }
 
@@ -274,6 +371,19 @@ impl Comparison {
         }
     }
 
+    /// The keys of a JSON object, exactly: a key the client reports that the test does not
+    /// expect is a difference, so no field goes uncompared by accident.
+    fn keys(&mut self, field: &str, expected: &[&str], reported: &Value) {
+        let mut keys: Vec<&str> = reported
+            .as_object()
+            .map(|object| object.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        keys.sort_unstable();
+        let mut expected = expected.to_vec();
+        expected.sort_unstable();
+        self.field(&format!("{field}: keys"), expected, keys);
+    }
+
     /// Panics listing every difference.
     fn finish(self) {
         assert!(self.compared > 0, "{}: nothing was compared", self.client);
@@ -347,14 +457,76 @@ fn sorted(mut pairs: Vec<(String, String)>) -> Vec<(String, String)> {
     pairs
 }
 
-/// The fields of gamedig's `samp` protocol, shared by `gtasam` and `gtasao`.
+/// The top-level fields of every gamedig result: its `Results` class, plus `connect` and `ping`
+/// that its core adds, plus `protocol` that `gamedig_query.mjs` adds.
+const GAMEDIG_FIELDS: [&str; 13] = [
+    "protocol",
+    "name",
+    "map",
+    "password",
+    "raw",
+    "version",
+    "maxplayers",
+    "numplayers",
+    "players",
+    "bots",
+    "queryPort",
+    "connect",
+    "ping",
+];
+
+/// The fields every gamedig result has that do not come from the server's data: `queryPort`,
+/// the port queried; `ping`, gamedig's own round-trip time, which varies run to run, so only
+/// its type and range are checked; `bots`, an empty list, as neither SA:MP nor GameSpy v1
+/// lists bots apart from players.
+fn compare_gamedig_common(c: &mut Comparison, queried: SocketAddr, reported: &Value) {
+    c.keys("top level", &GAMEDIG_FIELDS, reported);
+    c.field(
+        "queryPort (the port queried)",
+        Some(u64::from(queried.port())),
+        reported["queryPort"].as_u64(),
+    );
+    c.field(
+        "bots (none in the protocol)",
+        Some(&Vec::new()),
+        reported["bots"].as_array(),
+    );
+    let ping = reported["ping"].as_f64();
+    c.field(
+        "ping (gamedig's round trip: a number under the deadline)",
+        true,
+        ping.is_some_and(|ms| (0.0..CLIENT_DEADLINE.as_secs_f64() * 1000.0).contains(&ms)),
+    );
+}
+
+/// The fields of gamedig's `samp` protocol, shared by `gtasam` and `gtasao`; `queried` is the
+/// address gamedig was pointed at.
 ///
 /// gamedig names the third string of the `i` reply `raw.map`; since SA:MP 0.3.7 servers send
 /// their language there (and so does this responder), so it is compared with the language.
-/// gamedig leaves `map` empty for SA:MP (it does not read the `mapname` rule), so the map is
-/// compared through `raw.rules.mapname`.
-fn compare_gamedig_samp_info(c: &mut Comparison, state: &ServerState, reported: &Value) {
+/// gamedig leaves `map` empty for SA:MP (it does not read the `mapname` rule, and its
+/// `Results.map` defaults to ""), so `map` must be "" and the map is compared through
+/// `raw.rules.mapname`. SA:MP reports no game port, so gamedig's `connect` is the address it
+/// queried. The player lists are compared by the callers.
+fn compare_gamedig_samp_info(
+    c: &mut Comparison,
+    state: &ServerState,
+    queried: SocketAddr,
+    reported: &Value,
+) {
+    compare_gamedig_common(c, queried, reported);
     c.field("protocol", Some("samp"), json_str(&reported["protocol"]));
+    c.field(
+        "map (gamedig leaves it empty for SA:MP)",
+        Some(""),
+        json_str(&reported["map"]),
+    );
+    c.field(
+        "connect (the address queried)",
+        Some(queried.to_string()),
+        json_str(&reported["connect"]).map(str::to_owned),
+    );
+    c.keys("raw", &["gamemode", "map", "rules"], &reported["raw"]);
     c.field(
         "name",
         Some(state.name.as_str()),
@@ -400,41 +572,29 @@ fn compare_gamedig_samp_info(c: &mut Comparison, state: &ServerState, reported: 
 #[test]
 fn gamedig_reads_samp() {
     let serve = Serve::start(&["samp"]);
-    let Some(reported) = gamedig("gtasam", serve.address("samp")) else {
+    let queried = serve.address("samp");
+    let Some(reported) = gamedig("gtasam", queried) else {
         return;
     };
     let state = served_state();
     let mut c = Comparison::new("gamedig gtasam (SA:MP)");
-    compare_gamedig_samp_info(&mut c, &state, &reported);
-    // SA:MP's `d` list: id, name, score, ping. Ids are the list positions (the state sets none).
-    let served: Vec<_> = state
+    compare_gamedig_samp_info(&mut c, &state, queried, &reported);
+    // SA:MP's `d` list: id, name, score, ping; gamedig keeps the name and puts the rest, and
+    // nothing else, in `raw`. Ids are the list positions (the state sets none).
+    let served: Vec<Value> = state
         .players
         .iter()
         .enumerate()
         .map(|(i, p)| {
             let id = p.id.unwrap_or(i as u32);
-            (
-                p.name.clone(),
-                Some(u64::from(id)),
-                Some(p.score),
-                Some(u64::from(p.ping)),
-            )
+            serde_json::json!({
+                "name": p.name,
+                "raw": {"id": id, "score": p.score, "ping": p.ping},
+            })
         })
         .collect();
-    let players: Vec<_> = reported["players"]
-        .as_array()
-        .expect("players")
-        .iter()
-        .map(|p| {
-            (
-                json_str(&p["name"]).unwrap_or_default().to_owned(),
-                p["raw"]["id"].as_u64(),
-                p["raw"]["score"].as_i64(),
-                p["raw"]["ping"].as_u64(),
-            )
-        })
-        .collect();
-    c.list("players (name, id, score, ping)", &served, &players);
+    let players = reported["players"].as_array().cloned().unwrap_or_default();
+    c.list("players (name; raw id, score, ping)", &served, &players);
     c.finish();
 }
 
@@ -443,7 +603,8 @@ fn gamedig_reads_samp_as_open_mp() {
     // gamedig's open.mp protocol asks for the `c` list (name and score: open.mp has no `d`).
     // `gsq serve` has no open.mp mode, so its SA:MP responder answers, which answers `c` too.
     let serve = Serve::start(&["samp"]);
-    let Some(reported) = gamedig("gtasao", serve.address("samp")) else {
+    let queried = serve.address("samp");
+    let Some(reported) = gamedig("gtasao", queried) else {
         return;
     };
     let state = served_state();
@@ -456,27 +617,17 @@ fn gamedig_reads_samp_as_open_mp() {
     );
     let mut reported_as_samp = reported.clone();
     reported_as_samp["protocol"] = Value::from("samp");
-    compare_gamedig_samp_info(&mut c, &state, &reported_as_samp);
-    let served: Vec<_> = state
+    compare_gamedig_samp_info(&mut c, &state, queried, &reported_as_samp);
+    // The `c` list has a name and a score per player, no id or ping: `raw` holds the score
+    // alone.
+    let served: Vec<Value> = state
         .players
         .iter()
-        .map(|p| (p.name.clone(), Some(p.score), None, None))
+        .map(|p| serde_json::json!({"name": p.name, "raw": {"score": p.score}}))
         .collect();
-    let players: Vec<_> = reported["players"]
-        .as_array()
-        .expect("players")
-        .iter()
-        .map(|p| {
-            (
-                json_str(&p["name"]).unwrap_or_default().to_owned(),
-                p["raw"]["score"].as_i64(),
-                p["raw"].get("id").cloned(),
-                p["raw"].get("ping").cloned(),
-            )
-        })
-        .collect();
+    let players = reported["players"].as_array().cloned().unwrap_or_default();
     c.list(
-        "players (name, score; no id or ping in `c`)",
+        "players (name; raw score, no id or ping in `c`)",
         &served,
         &players,
     );
@@ -491,7 +642,20 @@ fn opengsq_reads_samp() {
     };
     let state = served_state();
     let mut c = Comparison::new("opengsq Samp");
+    c.keys("result", &["status", "rules", "players"], &reported);
     let status = &reported["status"];
+    c.keys(
+        "status",
+        &[
+            "password",
+            "num_players",
+            "max_players",
+            "server_name",
+            "game_type",
+            "language",
+        ],
+        status,
+    );
     c.field(
         "password",
         Some(state.password),
@@ -637,14 +801,52 @@ fn gamedig_value(key: &str, text: &str) -> Value {
     }
 }
 
+/// How many datagrams the GameSpy v1 responder splits its `\status\` reply to `state` into,
+/// by the library's own splitting, with the settings `gsq serve` uses here (Windows-1252,
+/// 1400-byte datagrams, no game name).
+fn gamespy_status_parts(state: &ServerState) -> usize {
+    let config = GameSpy1Config {
+        encoding: TextEncoding::Windows1252,
+        ..GameSpy1Config::default()
+    };
+    let responder = GameSpy1Responder::new(SharedState::new(state.clone()), config);
+    let mut service = Service::new(responder).rate_limit(None);
+    let from: SocketAddr = "127.0.0.1:40000".parse().expect("an address");
+    service.handle(from, b"\\status\\").count()
+}
+
+/// The served state needs a GameSpy v1 reply of several datagrams, and the client got every
+/// datagram of it for each request it sent (counted by `relay`), so a client that only reads
+/// one-datagram replies cannot pass.
+fn compare_gamespy_datagrams(c: &mut Comparison, state: &ServerState, relay: &CountingRelay) {
+    let parts = gamespy_status_parts(state);
+    assert!(
+        parts >= 2,
+        "the served state's GameSpy v1 reply fits {parts} datagram(s); the interop test needs \
+         several, so add players to tests/interop/state.toml"
+    );
+    let per_request = relay.replies_per_request();
+    c.field(
+        "requests seen by the relay (at least one)",
+        true,
+        !per_request.is_empty(),
+    );
+    for (i, count) in per_request.iter().enumerate() {
+        c.field(&format!("datagrams answering request {i}"), parts, *count);
+    }
+}
+
 #[test]
 fn gamedig_reads_gamespy1() {
     let serve = Serve::start(&["gamespy1"]);
-    let Some(reported) = gamedig("unrealtournament", serve.address("gamespy1")) else {
+    let relay = CountingRelay::start(serve.address("gamespy1"));
+    let Some(reported) = gamedig("unrealtournament", relay.address) else {
         return;
     };
     let state = served_state();
     let mut c = Comparison::new("gamedig unrealtournament (GameSpy v1)");
+    compare_gamespy_datagrams(&mut c, &state, &relay);
+    compare_gamedig_common(&mut c, relay.address, &reported);
     c.field(
         "protocol (gamedig's for unrealtournament)",
         Some("gamespy1"),
@@ -676,7 +878,7 @@ fn gamedig_reads_gamespy1() {
         Some(state.version.as_str()),
         json_str(&reported["version"]),
     );
-    let connect = format!("{}:{}", serve.address("gamespy1").ip(), state.port);
+    let connect = format!("{}:{}", relay.address.ip(), state.port);
     c.field(
         "connect (host and hostport)",
         Some(connect.as_str()),
@@ -723,11 +925,14 @@ fn gamedig_reads_gamespy1() {
 #[test]
 fn opengsq_reads_gamespy1() {
     let serve = Serve::start(&["gamespy1"]);
-    let Some(reported) = opengsq("gamespy1", serve.address("gamespy1")) else {
+    let relay = CountingRelay::start(serve.address("gamespy1"));
+    let Some(reported) = opengsq("gamespy1", relay.address) else {
         return;
     };
     let state = served_state();
     let mut c = Comparison::new("opengsq GameSpy1");
+    compare_gamespy_datagrams(&mut c, &state, &relay);
+    c.keys("result", &["info", "players", "teams"], &reported);
     // opengsq lowercases keys, strips values of surrounding white space, and decodes text as
     // UTF-8 dropping what does not decode (see `as_opengsq_decodes`).
     let decoded = |text: &str| as_opengsq_decodes(text).trim().to_owned();

@@ -19,6 +19,11 @@ use serde_json::{Map, Value};
 
 use replay_support::{Differences, GameSpyDelivery, Outcome, ReplayServer, Script, SqpExchange};
 
+/// `gsq`'s exit code for a query that got no reply.
+const TIMEOUT: i32 = 8;
+/// `gsq`'s exit code for a reply that does not decode.
+const MALFORMED: i32 = 9;
+
 /// Runs `gsq query <protocol> <addr> --json` with extra arguments and returns how it ended.
 fn gsq_query(protocol: &str, server: &ReplayServer, extra: &[&str]) -> Outcome {
     let addr = server.addr().to_string();
@@ -163,7 +168,7 @@ fn samp_capture_decodes_to_the_servers_values() {
 }
 
 #[test]
-fn samp_offline_server_times_out_with_exit_code_4() {
+fn samp_offline_server_times_out_with_exit_code_8() {
     let Some(datagrams) = query_tests::read_capture("samp_2_response.txt") else {
         return;
     };
@@ -172,7 +177,7 @@ fn samp_offline_server_times_out_with_exit_code_4() {
     let outcome = gsq_query("samp", &server, &["--timeout", "200ms", "--retries", "1"]);
     assert_eq!(
         outcome.code,
-        Some(4),
+        Some(TIMEOUT),
         "stdout: {}\nstderr: {}",
         outcome.stdout,
         outcome.stderr
@@ -565,8 +570,39 @@ fn assert_reference_server_info(status: &ServerStatus) {
     assert!(status.complete);
 }
 
+/// The ServerInfo of `info_single` in `gsq`'s JSON, field by field.
+fn assert_reference_server_info_json(json: &Value) {
+    assert_eq!(json["name"], "my server", "{json:#}");
+    assert_eq!(json["map"], "map", "{json:#}");
+    assert_eq!(json["game_type"], "ctf", "{json:#}");
+    assert_eq!(json["version"], "1", "{json:#}");
+    assert_eq!(json["num_players"], 5, "{json:#}");
+    assert_eq!(json["max_players"], 10, "{json:#}");
+    assert_eq!(
+        json["password"],
+        Value::Null,
+        "SQP has no password flag: {json:#}"
+    );
+    assert_eq!(json["players"], Value::Array(Vec::new()), "{json:#}");
+    assert_eq!(json["rules"], Value::Object(Map::new()), "{json:#}");
+    assert!(json.get("teams").is_none(), "{json:#}");
+    assert_eq!(json["raw"]["server_info"]["port"], 1025, "{json:#}");
+}
+
 #[test]
 fn sqp_info_single_decodes_through_gsq() {
+    let Some((status, json)) =
+        sqp_fixture_through_gsq("info_single_request", &["info_single_response"], "info")
+    else {
+        return;
+    };
+    assert_reference_server_info(&status);
+    assert_reference_server_info_json(&json);
+}
+
+#[test]
+fn sqp_info_single_through_fetch_none() {
+    // `--fetch none` asks for ServerInfo alone too: the same request as `--chunks info`.
     let Some(server) = sqp_replay(&[("info_single_request", &["info_single_response"])]) else {
         return;
     };
@@ -578,15 +614,15 @@ fn sqp_info_single_decodes_through_gsq() {
 #[test]
 fn sqp_split_info_reply_out_of_order_is_reassembled() {
     // 000 carries packet 1 of 0..=1 and is sent first; "ctf" is cut across the two.
-    let Some(server) = sqp_replay(&[(
+    let Some((status, json)) = sqp_fixture_through_gsq(
         "OLD_info_multi_request",
         &["OLD_info_multi_response_000", "OLD_info_multi_response_001"],
-    )]) else {
+        "info",
+    ) else {
         return;
     };
-    let status = expect_status(&gsq_query("sqp", &server, &["--fetch", "none"]));
     assert_reference_server_info(&status);
-    assert_sqp_requests_match_the_reference(&server, "OLD_info_multi_request");
+    assert_reference_server_info_json(&json);
 }
 
 #[test]
@@ -600,11 +636,11 @@ fn sqp_malformed_info_is_rejected_as_malformed() {
     let outcome = gsq_query(
         "sqp",
         &server,
-        &["--fetch", "none", "--timeout", "300ms", "--retries", "0"],
+        &["--chunks", "info", "--timeout", "300ms", "--retries", "0"],
     );
     assert_eq!(
         outcome.code,
-        Some(5),
+        Some(MALFORMED),
         "name length 07 instead of 09 must be reported as malformed\nstdout: {}\nstderr: {}",
         outcome.stdout,
         outcome.stderr
@@ -631,13 +667,13 @@ fn sqp_invalid_challenge_response_is_rejected() {
     let outcome = gsq_query(
         "sqp",
         &server,
-        &["--fetch", "none", "--timeout", "300ms", "--retries", "1"],
+        &["--chunks", "info", "--timeout", "300ms", "--retries", "1"],
     );
     // A datagram starting 01 while a challenge is awaited is taken for a late reply to an
     // earlier query and ignored, so the query times out.
     assert_eq!(
         outcome.code,
-        Some(4),
+        Some(TIMEOUT),
         "a challenge reply starting 01 must not be accepted\nstdout: {}\nstderr: {}",
         outcome.stdout,
         outcome.stderr
@@ -651,19 +687,34 @@ fn sqp_invalid_challenge_response_is_rejected() {
     );
 }
 
-/// Queries the replay for exactly `chunks` with the crate's SQP client, the engine `gsq query
-/// sqp` runs. `gsq` always asks for ServerInfo besides what `--fetch` names, while these
-/// fixtures answer a request for one other chunk alone, so the engine is driven directly here
-/// (and `gsq` itself reads the same chunks in
-/// `sqp_every_fixture_chunk_in_one_reply_decodes_through_gsq`).
-fn sqp_chunk_query(server: &ReplayServer, chunks: ChunkSet) -> ServerStatus {
-    let options = query_net::Options {
-        timeout: Duration::from_secs(2),
-        retries: 1,
-        ..query_net::Options::default()
-    };
-    let session = query_net::engines::sqp::SqpClient::with_chunks(server.addr(), &options, chunks);
-    query_net::driver::query_session_blocking(session).expect("SQP query of the replay")
+/// Replays the reference fixture exchange `request` → `responses` to `gsq query sqp --json
+/// --chunks <chunks>`, the chunks that fixture's request asks for, and checks that `gsq` sent
+/// exactly the reference client's requests. Returns the printed status, typed and as JSON.
+fn sqp_fixture_through_gsq(
+    request: &str,
+    responses: &[&str],
+    chunks: &str,
+) -> Option<(ServerStatus, Value)> {
+    let server = sqp_replay(&[(request, responses)])?;
+    let outcome = gsq_query("sqp", &server, &["--chunks", chunks]);
+    let status = expect_status(&outcome);
+    let json: Value = serde_json::from_str(outcome.stdout.trim()).expect("status JSON");
+    assert_sqp_requests_match_the_reference(&server, request);
+    assert_eq!(json["protocol"], "sqp", "{json:#}");
+    assert_eq!(json["address"], server.addr().to_string(), "{json:#}");
+    assert_eq!(json["complete"], true, "{json:#}");
+    Some((status, json))
+}
+
+/// A reply without ServerInfo leaves the info fields empty: nothing is made up.
+fn assert_no_server_info(json: &Value) {
+    assert_eq!(json["name"], "", "{json:#}");
+    for field in ["map", "game_type", "version"] {
+        assert_eq!(json[field], Value::Null, "{field}: {json:#}");
+    }
+    assert_eq!(json["num_players"], 0, "{json:#}");
+    assert_eq!(json["max_players"], 0, "{json:#}");
+    assert_eq!(json["raw"]["server_info"], Value::Null, "{json:#}");
 }
 
 /// The rules of `rules_response`: one of each value type 0..4, as text.
@@ -744,44 +795,115 @@ fn assert_reference_metrics(status: &ServerStatus) {
     assert_eq!(values, [1.0, 0.0, 3.14159, 55.57, 438.2522, -123.456]);
 }
 
+/// The rows of a player or team table in `gsq`'s JSON: every column of the fixture as text in
+/// `extra`, in the fixture's order.
+fn assert_reference_rows_json(rows: &Value) {
+    let rows = rows
+        .as_array()
+        .unwrap_or_else(|| panic!("not a list: {rows}"));
+    let expected = [
+        ["128", "257", "16777217", "72057594037927937", "string"],
+        ["129", "258", "16777218", "72057594037927938", "STRING"],
+    ];
+    assert_eq!(rows.len(), expected.len(), "{rows:?}");
+    for (row, values) in rows.iter().zip(expected) {
+        let extra = row["extra"]
+            .as_object()
+            .unwrap_or_else(|| panic!("no extra fields: {row}"));
+        let pairs: Vec<(&str, &str)> = extra
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str().expect("text")))
+            .collect();
+        let wanted: Vec<(&str, &str)> = ["field1", "field2", "field3", "field4", "field5"]
+            .into_iter()
+            .zip(values)
+            .collect();
+        assert_eq!(pairs, wanted, "{row}");
+    }
+}
+
 #[test]
 fn sqp_rules_fixture_decodes_every_value_type() {
-    let Some(server) = sqp_replay(&[("rules_request", &["rules_response"])]) else {
+    let Some((status, json)) =
+        sqp_fixture_through_gsq("rules_request", &["rules_response"], "rules")
+    else {
         return;
     };
-    let status = sqp_chunk_query(&server, ChunkSet::SERVER_RULES);
     assert_reference_rules(&status);
-    assert_sqp_requests_match_the_reference(&server, "rules_request");
+    assert_eq!(
+        json["rules"],
+        serde_json::json!({
+            "rule 1": "128",
+            "rule 2": "257",
+            "rule 3": "16777217",
+            "rule 4": "72057594037927937",
+            "rule 5": "string",
+        })
+    );
+    assert_eq!(json["players"], Value::Array(Vec::new()), "{json:#}");
+    assert!(json.get("teams").is_none(), "{json:#}");
+    assert_no_server_info(&json);
 }
 
 #[test]
 fn sqp_player_fixture_decodes_every_column() {
-    let Some(server) = sqp_replay(&[("player_request", &["player_response"])]) else {
+    let Some((status, json)) =
+        sqp_fixture_through_gsq("player_request", &["player_response"], "players")
+    else {
         return;
     };
-    let status = sqp_chunk_query(&server, ChunkSet::PLAYER_INFO);
     assert_reference_players(&status);
-    assert_sqp_requests_match_the_reference(&server, "player_request");
+    assert_reference_rows_json(&json["players"]);
+    for player in json["players"].as_array().unwrap() {
+        // No column is called name, score, ping or team.
+        assert_eq!(player["name"], "", "{player}");
+        for absent in ["score", "ping", "team", "id", "uuid"] {
+            assert!(player.get(absent).is_none(), "{absent}: {player}");
+        }
+    }
+    assert_eq!(json["rules"], Value::Object(Map::new()), "{json:#}");
+    assert!(json.get("teams").is_none(), "{json:#}");
+    assert_no_server_info(&json);
 }
 
 #[test]
 fn sqp_team_fixture_decodes_every_column() {
-    let Some(server) = sqp_replay(&[("team_request", &["team_response"])]) else {
+    let Some((status, json)) = sqp_fixture_through_gsq("team_request", &["team_response"], "teams")
+    else {
         return;
     };
-    let status = sqp_chunk_query(&server, ChunkSet::TEAM_INFO);
     assert_reference_teams(&status);
-    assert_sqp_requests_match_the_reference(&server, "team_request");
+    assert_reference_rows_json(&json["teams"]);
+    for team in json["teams"].as_array().unwrap() {
+        assert_eq!(team["name"], "", "{team}");
+        assert!(team.get("score").is_none(), "{team}");
+    }
+    assert_eq!(json["players"], Value::Array(Vec::new()), "{json:#}");
+    assert_eq!(json["rules"], Value::Object(Map::new()), "{json:#}");
+    assert_no_server_info(&json);
 }
 
 #[test]
+#[allow(clippy::approx_constant, reason = "the fixture holds 3.14159, not π")]
 fn sqp_metrics_fixture_decodes_six_floats() {
-    let Some(server) = sqp_replay(&[("metrics_request", &["metrics_response"])]) else {
+    let Some((status, json)) =
+        sqp_fixture_through_gsq("metrics_request", &["metrics_response"], "metrics")
+    else {
         return;
     };
-    let status = sqp_chunk_query(&server, ChunkSet::METRICS);
     assert_reference_metrics(&status);
-    assert_sqp_requests_match_the_reference(&server, "metrics_request");
+    // The wire's f32 values, printed widened to f64: narrowed back, they are the fixture's.
+    let values: Vec<f32> = json["raw"]["metrics"]["values"]
+        .as_array()
+        .unwrap_or_else(|| panic!("metrics in raw: {json:#}"))
+        .iter()
+        .map(|v| v.as_f64().expect("a number") as f32)
+        .collect();
+    assert_eq!(values, [1.0, 0.0, 3.14159, 55.57, 438.2522, -123.456]);
+    assert_eq!(json["players"], Value::Array(Vec::new()), "{json:#}");
+    assert_eq!(json["rules"], Value::Object(Map::new()), "{json:#}");
+    assert!(json.get("teams").is_none(), "{json:#}");
+    assert_no_server_info(&json);
 }
 
 /// Bytes of an SQP query response before its chunks: type, challenge, version, packet
@@ -790,10 +912,11 @@ const SQP_RESPONSE_HEADER: usize = 11;
 
 #[test]
 fn sqp_every_fixture_chunk_in_one_reply_decodes_through_gsq() {
-    // `gsq query sqp` asks for every chunk at once (0x1f). No fixture answers that, so the reply
-    // is put together from them: the header of `info_single_response` and, in bit order, the
-    // chunks (length and body, unchanged) of the five single-chunk fixtures; only the packet
-    // length is recomputed. The request is the reference client's with all five chunk bits.
+    // `gsq query sqp --fetch all` asks for every chunk at once (0x1f), as does `--chunks` naming
+    // all five. No fixture answers that, so the reply is put together from them: the header of
+    // `info_single_response` and, in bit order, the chunks (length and body, unchanged) of the
+    // five single-chunk fixtures; only the packet length is recomputed. The request is the
+    // reference client's with all five chunk bits.
     let files = [
         "info_single_response",
         "rules_response",
@@ -825,7 +948,17 @@ fn sqp_every_fixture_chunk_in_one_reply_decodes_through_gsq() {
         }],
     });
 
-    let status = expect_status(&gsq_query("sqp", &server, &[]));
+    for how in [
+        &["--fetch", "all"][..],
+        &["--chunks", "info,rules,players,teams,metrics"][..],
+    ] {
+        let status = expect_status(&gsq_query("sqp", &server, how));
+        assert_every_fixture_chunk(&status);
+    }
+}
+
+/// The values of all five fixtures' chunks in one status.
+fn assert_every_fixture_chunk(status: &ServerStatus) {
     assert_eq!(status.num_players, 5);
     assert_eq!(status.max_players, 10);
     assert_eq!(status.name, "my server");
@@ -833,9 +966,9 @@ fn sqp_every_fixture_chunk_in_one_reply_decodes_through_gsq() {
     assert_eq!(status.version.as_deref(), Some("1"));
     assert_eq!(status.map.as_deref(), Some("map"));
     assert_eq!(status.raw["server_info"]["port"], 1025, "{}", status.raw);
-    assert_reference_rules(&status);
-    assert_reference_players(&status);
-    assert_reference_teams(&status);
-    assert_reference_metrics(&status);
+    assert_reference_rules(status);
+    assert_reference_players(status);
+    assert_reference_teams(status);
+    assert_reference_metrics(status);
     assert!(status.complete);
 }

@@ -119,7 +119,7 @@ pub async fn run(args: BulkArgs, quiet: bool) -> Outcome {
         let Some(done) = done else { break None };
         let record = match (&done.target.problem, done.result) {
             (Some(problem), _) => {
-                if problem.category() == Category::Usage {
+                if problem.category().is_bad_input() {
                     tally.bad_lines += 1;
                 } else {
                     tally.failed += 1;
@@ -352,7 +352,11 @@ fn parse_entry(
                 Ok(protocol) => parse_address(address)
                     .map(|a| (protocol, a, (*address).to_owned()))
                     .map_err(|f| bad(address, Some(protocol), f)),
-                Err(e) => Err(bad(address, None, Failure::usage(e.to_string()))),
+                Err(e) => Err(bad(
+                    address,
+                    None,
+                    Failure::new(Category::UnknownProtocol, e.to_string()),
+                )),
             },
             _ => Err(bad(
                 text.trim(),
@@ -387,7 +391,7 @@ fn parse_entry(
 
 fn parse_address(text: &str) -> Result<HostPort, Failure> {
     text.parse::<HostPort>()
-        .map_err(|e| Failure::usage(e.to_string()))
+        .map_err(|e| Failure::new(e.category(), e.to_string()))
 }
 
 /// An answer: the status's fields, then the input's target and line.
@@ -469,18 +473,23 @@ mod tests {
         assert!(entry.problem.unwrap().message().contains("--protocol"));
 
         let entry = parse_entry(1, "quake3 127.0.0.1", None, None).await;
-        assert!(entry.problem.unwrap().message().contains("quake3"));
+        let problem = entry.problem.unwrap();
+        assert!(problem.message().contains("quake3"));
+        assert_eq!(problem.category(), Category::UnknownProtocol);
 
         let entry = parse_entry(1, "sqp 127.0.0.1:99999", None, None).await;
         let problem = entry.problem.unwrap();
-        assert_eq!(problem.category(), Category::Usage);
+        assert_eq!(problem.category(), Category::PortOutOfRange);
         assert!(problem.message().contains("out of range"));
+
+        let entry = parse_entry(1, "sqp 127.0.0.1:x", None, None).await;
+        assert_eq!(entry.problem.unwrap().category(), Category::BadAddress);
 
         let entry = parse_entry(1, "sqp a b c", None, None).await;
         assert!(entry.problem.is_some());
 
         let entry = parse_entry(1, "sqp no-such-host.invalid", None, None).await;
-        assert_eq!(entry.problem.unwrap().category(), Category::Network);
+        assert_eq!(entry.problem.unwrap().category(), Category::Resolve);
     }
 
     #[tokio::test]

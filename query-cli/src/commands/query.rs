@@ -3,7 +3,9 @@
 use std::net::SocketAddr;
 
 use query_net::engines::samp;
+use query_net::engines::sqp::SqpClient;
 use query_net::{driver, engines, Options, Protocol, QueryError, RconCommand, ServerStatus};
+use query_specs::sqp::ChunkSet;
 use serde_json::json;
 use tokio::task::JoinSet;
 
@@ -19,17 +21,22 @@ pub async fn run(args: QueryArgs) -> Outcome {
         ProtocolChoice::One(protocol) => {
             let options = args.client.options();
             let rcon = rcon_command(&args, protocol)?;
+            let chunks = sqp_chunks(&args, Some(protocol))?;
             let target = resolve(&args.address, default_port(protocol)).await?;
             if let Some(rcon) = rcon {
                 return run_rcon(target, &rcon, &options, format).await;
             }
-            query_status(protocol, target, &options).await?
+            match chunks {
+                Some(chunks) => query_sqp_chunks(target, &options, chunks).await?,
+                None => query_status(protocol, target, &options).await?,
+            }
         }
         ProtocolChoice::Auto => {
             if args.rcon.is_some() {
                 return Err(Failure::usage("--rcon needs a protocol, not auto")
                     .hint("use 'gsq query samp ...' for RCON"));
             }
+            sqp_chunks(&args, None)?;
             query_any(&args).await?
         }
     };
@@ -54,6 +61,32 @@ fn rcon_command(args: &QueryArgs, protocol: Protocol) -> Outcome<Option<RconComm
         password,
         command: command.clone(),
     }))
+}
+
+/// The chunks of `--chunks`, which only SQP has (`protocol` is `None` for auto).
+fn sqp_chunks(args: &QueryArgs, protocol: Option<Protocol>) -> Outcome<Option<ChunkSet>> {
+    match (args.chunks, protocol) {
+        (None, _) => Ok(None),
+        (Some(chunks), Some(Protocol::Sqp)) => Ok(Some(chunks)),
+        (Some(_), Some(protocol)) => Err(Failure::usage(format!(
+            "--chunks is an SQP option, not available with {protocol}"
+        ))
+        .hint("use --fetch to choose what other protocols fetch")),
+        (Some(_), None) => Err(Failure::usage("--chunks needs the sqp protocol, not auto")
+            .hint("use 'gsq query sqp ... --chunks ...'")),
+    }
+}
+
+/// Queries SQP `target` for exactly `chunks`.
+async fn query_sqp_chunks(
+    target: SocketAddr,
+    options: &Options,
+    chunks: ChunkSet,
+) -> Outcome<ServerStatus> {
+    let what = format!("{} {target}", Protocol::Sqp);
+    driver::query_session(SqpClient::with_chunks(target, options, chunks))
+        .await
+        .map_err(|e| Failure::from_query(&what, &e))
 }
 
 /// Runs an SA:MP RCON command and prints the console lines it produced.
