@@ -14,6 +14,7 @@ use query_specs::onequery::{
     MAX_DATAGRAM, TOKEN_LEN,
 };
 use query_wire::{bitflags, Decode, Encode, Endian, Reserved, Uuid, Writer};
+use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use super::StatusSession;
@@ -464,13 +465,17 @@ impl Default for Access {
 }
 
 impl Access {
-    /// What a request with `token` may ask for. Every secret is compared in constant time, so
-    /// the time taken does not say which secret came close.
+    /// What a request with `token` may ask for. The token is checked against every secret, each
+    /// time by comparing SHA-256 digests in constant time: the time taken says neither which
+    /// secret came close nor how long the secrets are (a plain comparison of the bytes would
+    /// return at once on a length mismatch).
     pub fn granted(&self, token: Option<&str>) -> Permissions {
         let mut granted = self.public;
         if let Some(token) = token {
+            let token = Sha256::digest(token.as_bytes());
             for secret in &self.secrets {
-                if bool::from(secret.secret.as_bytes().ct_eq(token.as_bytes())) {
+                let secret_digest = Sha256::digest(secret.secret.as_bytes());
+                if bool::from(secret_digest.as_slice().ct_eq(token.as_slice())) {
                     granted |= secret.grants;
                 }
             }
@@ -780,6 +785,9 @@ mod tests {
         assert_eq!(access.granted(None), Permissions::BASIC);
         assert_eq!(access.granted(Some("viewe")), Permissions::BASIC);
         assert_eq!(access.granted(Some("viewer")), Permissions::all());
+        assert_eq!(access.granted(Some("viewer ")), Permissions::BASIC);
+        assert_eq!(access.granted(Some("")), Permissions::BASIC);
+        assert_eq!(access.granted(Some("other")), Permissions::BASIC);
         assert!(!format!("{access:?}").contains("viewer"));
     }
 }
