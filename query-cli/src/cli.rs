@@ -165,20 +165,24 @@ pub enum Fetch {
 impl ClientArgs {
     /// The query-net options.
     pub fn options(&self) -> Options {
+        use query_specs::sqp::ChunkSet;
         let wants = |part: Fetch| {
             self.fetch.contains(&Fetch::All)
                 || (self.fetch.contains(&part) && !self.fetch.contains(&Fetch::None))
         };
+        let mut sqp_chunks = ChunkSet::SERVER_INFO;
+        sqp_chunks.set(ChunkSet::SERVER_RULES, wants(Fetch::Rules));
+        sqp_chunks.set(ChunkSet::PLAYER_INFO, wants(Fetch::Players));
+        sqp_chunks.set(ChunkSet::TEAM_INFO, wants(Fetch::Teams));
+        sqp_chunks.set(ChunkSet::METRICS, wants(Fetch::Metrics));
         Options {
             timeout: self.timeout,
             retries: self.retries,
             players: wants(Fetch::Players),
             rules: wants(Fetch::Rules),
-            teams: wants(Fetch::Teams),
-            metrics: wants(Fetch::Metrics),
+            sqp_chunks,
             encoding: self.encoding,
             auth_token: self.token.clone(),
-            rcon: None,
             gamespy_request: self.gamespy_request.clone(),
         }
     }
@@ -643,18 +647,24 @@ mod tests {
 
     #[test]
     fn fetch_lists_map_to_options() {
+        use query_specs::sqp::ChunkSet;
         let cli = Cli::parse_from(["gsq", "query", "sqp", "h", "--fetch", "players,metrics"]);
         let Command::Query(args) = cli.command else {
             panic!("not a query")
         };
         let o = args.client.options();
-        assert!(o.players && o.metrics && !o.rules && !o.teams);
+        assert!(o.players && !o.rules);
+        assert_eq!(
+            o.sqp_chunks,
+            ChunkSet::SERVER_INFO | ChunkSet::PLAYER_INFO | ChunkSet::METRICS
+        );
         let cli = Cli::parse_from(["gsq", "query", "samp", "h", "--fetch", "none"]);
         let Command::Query(args) = cli.command else {
             panic!("not a query")
         };
         let o = args.client.options();
-        assert!(!o.players && !o.metrics && !o.rules && !o.teams);
+        assert!(!o.players && !o.rules);
+        assert_eq!(o.sqp_chunks, ChunkSet::SERVER_INFO);
         assert_eq!(o.encoding, None);
     }
 

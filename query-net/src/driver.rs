@@ -1,13 +1,14 @@
 //! Tokio drivers: the thin layer that moves datagrams between sockets and the sans-I/O engines.
 //!
 //! - [`query`] resolves a host, picks the protocol's engine and runs it; [`query_blocking`] does
-//!   the same for code without an async runtime.
+//!   the same for code without an async runtime. [`query_sqp`], [`query_onequery`],
+//!   [`query_samp`] and [`query_gamespy1`] do it for one protocol each.
 //! - [`run_session`] runs any [`ClientSession`] on a socket you provide.
 //! - [`serve`] answers requests with a [`Service`] until told to stop.
 
 use std::future::Future;
 use std::io;
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -17,6 +18,10 @@ use tokio_util::sync::CancellationToken;
 use crate::clock::Clock;
 use crate::engine::{ClientSession, DropReason, Responder, Verdict};
 use crate::engines;
+use crate::engines::gamespy1::GameSpy1Session;
+use crate::engines::onequery::OneQueryClient;
+use crate::engines::samp::SampSession;
+use crate::engines::sqp::SqpClient;
 use crate::error::QueryError;
 use crate::limit::Stats;
 use crate::options::Options;
@@ -51,6 +56,102 @@ pub async fn resolve(address: &str) -> Result<SocketAddr, QueryError> {
                 "the name has no addresses",
             ))
         })
+}
+
+/// Where a query goes: a name or an address, with or without a port, or a socket address.
+///
+/// Anything the query functions take converts into one: `&str` and `String` (`host`,
+/// `host:port`, `1.2.3.4`, `1.2.3.4:port`, `::1`, `[::1]:port`), [`SocketAddr`] and
+/// `(IpAddr, u16)`. Without a port, the protocol's [default port](Protocol::default_port)
+/// is used.
+///
+/// ```
+/// use query_net::driver::Target;
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let named = Target::from("localhost");
+/// assert_eq!(named.resolve(7779).await?.port(), 7779);
+/// let literal = Target::from("[::1]:5520");
+/// assert_eq!(literal.resolve(7779).await?, "[::1]:5520".parse().unwrap());
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// A host name or an IP address as text, with an optional port: looked up if a name.
+    Name(String),
+    /// A socket address, used as it is.
+    Addr(SocketAddr),
+}
+
+impl Target {
+    /// The socket address to send to: `default_port` when the target names none.
+    pub async fn resolve(&self, default_port: u16) -> Result<SocketAddr, QueryError> {
+        let text = match self {
+            Target::Addr(addr) => return Ok(*addr),
+            Target::Name(text) => text.trim(),
+        };
+        if let Ok(literal) = text.parse::<SocketAddr>() {
+            return Ok(literal);
+        }
+        let bare = text
+            .strip_prefix('[')
+            .and_then(|t| t.strip_suffix(']'))
+            .unwrap_or(text);
+        if let Ok(ip) = bare.parse::<IpAddr>() {
+            return Ok(SocketAddr::new(ip, default_port));
+        }
+        let has_port = text
+            .rsplit_once(':')
+            .is_some_and(|(_, port)| port.parse::<u16>().is_ok());
+        if has_port {
+            resolve(text).await
+        } else {
+            resolve(&format!("{text}:{default_port}")).await
+        }
+    }
+}
+
+impl From<&str> for Target {
+    fn from(text: &str) -> Self {
+        Target::Name(text.to_owned())
+    }
+}
+
+impl From<String> for Target {
+    fn from(text: String) -> Self {
+        Target::Name(text)
+    }
+}
+
+impl From<&String> for Target {
+    fn from(text: &String) -> Self {
+        Target::Name(text.clone())
+    }
+}
+
+impl From<SocketAddr> for Target {
+    fn from(addr: SocketAddr) -> Self {
+        Target::Addr(addr)
+    }
+}
+
+impl From<SocketAddrV4> for Target {
+    fn from(addr: SocketAddrV4) -> Self {
+        Target::Addr(addr.into())
+    }
+}
+
+impl From<SocketAddrV6> for Target {
+    fn from(addr: SocketAddrV6) -> Self {
+        Target::Addr(addr.into())
+    }
+}
+
+impl<I: Into<IpAddr>> From<(I, u16)> for Target {
+    fn from((ip, port): (I, u16)) -> Self {
+        Target::Addr(SocketAddr::new(ip.into(), port))
+    }
 }
 
 /// A socket on an ephemeral port of the same address family as `target`.
@@ -111,7 +212,10 @@ pub async fn query_session<S: ClientSession>(session: S) -> Result<S::Output, Qu
     run_session(&socket, session).await
 }
 
-/// Queries the server at `address` (`host:port`) with `protocol`.
+/// Queries the server at `target` with `protocol`: the one generic call.
+///
+/// `target` is anything that converts into a [`Target`]: `"host"`, `"host:port"`, an IP
+/// address as text, a [`SocketAddr`]... Without a port, the protocol's default one is used.
 ///
 /// ```no_run
 /// use query_net::{driver, Options, Protocol};
@@ -124,12 +228,112 @@ pub async fn query_session<S: ClientSession>(session: S) -> Result<S::Output, Qu
 /// ```
 pub async fn query(
     protocol: Protocol,
-    address: &str,
+    target: impl Into<Target>,
     options: &Options,
 ) -> Result<ServerStatus, QueryError> {
-    let target = resolve(address).await?;
+    let target = target.into().resolve(protocol.default_port()).await?;
     let session = engines::new_session(protocol, target, options)?;
     query_session(session).await
+}
+
+/// Queries an SQP server (port 7779 unless `target` names one). Asks for the chunks
+/// [`Options::sqp_chunks`] names, ServerInfo alone by default; for other chunk sets without
+/// changing the options, run [`SqpClient::with_chunks`] with [`query_session`].
+///
+/// ```no_run
+/// use query_net::engines::sqp::ChunkSet;
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_sqp("play.example.com", &Options::default()).await?;
+/// println!("{}: {}/{}", status.name, status.num_players, status.max_players);
+///
+/// let everything = Options { sqp_chunks: ChunkSet::all(), ..Options::default() };
+/// let status = driver::query_sqp("203.0.113.5:7779", &everything).await?;
+/// println!("{} players, {} rules", status.players.len(), status.rules.len());
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_sqp(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    let target = target.into().resolve(Protocol::Sqp.default_port()).await?;
+    query_session(SqpClient::new(target, options)).await
+}
+
+/// Queries a OneQuery server (port 5520 unless `target` names one): BASIC, then the players
+/// when [`Options::players`] is set, with [`Options::auth_token`] if the server wants one.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let options = Options { auth_token: Some("shared secret".into()), ..Options::default() };
+/// let status = driver::query_onequery("hytale.example.org", &options).await?;
+/// for player in &status.players {
+///     println!("{} {:?}", player.name, player.uuid);
+/// }
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_onequery(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    let target = target
+        .into()
+        .resolve(Protocol::OneQuery.default_port())
+        .await?;
+    query_session(OneQueryClient::new(target, options)?).await
+}
+
+/// Queries an SA:MP or open.mp server (port 7777 unless `target` names one). For an RCON
+/// command, see [`samp::rcon_session`](crate::engines::samp::rcon_session).
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+/// use std::net::{Ipv4Addr, SocketAddr};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let server = SocketAddr::from((Ipv4Addr::new(203, 0, 113, 5), 7777));
+/// let status = driver::query_samp(server, &Options::default()).await?;
+/// println!("{} ({} ms)", status.name, status.ping_ms);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_samp(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    let target = target.into().resolve(Protocol::Samp.default_port()).await?;
+    query_session(SampSession::new(target, options)?).await
+}
+
+/// Queries a GameSpy v1 server (port 23000 unless `target` names one) with
+/// [`Options::gamespy_request`]. Parts of the reply lost on the way leave the status
+/// `complete: false` rather than failing the query.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_gamespy1("ut.example.org:7778", &Options::default()).await?;
+/// if !status.complete {
+///     eprintln!("some parts of the reply never came");
+/// }
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_gamespy1(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    let target = target
+        .into()
+        .resolve(Protocol::GameSpy1.default_port())
+        .await?;
+    query_session(GameSpy1Session::new(target, options)).await
 }
 
 /// [`query`] for code without an async runtime: runs one on the current thread.
@@ -137,10 +341,10 @@ pub async fn query(
 /// Returns an error if called from inside a tokio runtime (await [`query`] there instead).
 pub fn query_blocking(
     protocol: Protocol,
-    address: &str,
+    target: impl Into<Target>,
     options: &Options,
 ) -> Result<ServerStatus, QueryError> {
-    block_on(query(protocol, address, options))?
+    block_on(query(protocol, target, options))?
 }
 
 /// [`query_session`] for code without an async runtime.
@@ -317,7 +521,55 @@ mod tests {
 
     #[test]
     fn blocking_wrapper_runs_its_own_runtime() {
-        let err = query_blocking(Protocol::Samp, "localhost", &Options::default()).unwrap_err();
+        let err = query_blocking(Protocol::Samp, "no-such-host.invalid", &Options::default())
+            .unwrap_err();
         assert!(matches!(err, QueryError::Resolve { .. }), "{err}");
+    }
+
+    #[tokio::test]
+    async fn targets_without_a_port_get_the_default_one() {
+        let resolved = |target: Target| async move { target.resolve(7779).await.unwrap() };
+        let v4: SocketAddr = "127.0.0.1:7779".parse().unwrap();
+        let v6: SocketAddr = "[::1]:7779".parse().unwrap();
+        assert_eq!(resolved("127.0.0.1".into()).await, v4);
+        assert_eq!(resolved(" 127.0.0.1 ".into()).await, v4);
+        assert_eq!(resolved("::1".into()).await, v6);
+        assert_eq!(resolved("[::1]".into()).await, v6);
+        assert_eq!(resolved("[::1]:80".into()).await.port(), 80);
+        assert_eq!(resolved("127.0.0.1:80".to_owned().into()).await.port(), 80);
+        assert_eq!(resolved((Ipv4Addr::LOCALHOST, 80).into()).await.port(), 80);
+        assert_eq!(resolved(v6.into()).await, v6);
+        let named = resolved("localhost".into()).await;
+        assert!(named.ip().is_loopback() && named.port() == 7779, "{named}");
+        assert_eq!(resolved("localhost:80".into()).await.port(), 80);
+        match Target::from("no-such-host.invalid").resolve(1).await {
+            Err(QueryError::Resolve { host, .. }) => assert_eq!(host, "no-such-host.invalid:1"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn each_protocols_call_runs_its_engine() {
+        let silent = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let target = silent.local_addr().unwrap();
+        let options = Options {
+            timeout: std::time::Duration::from_millis(20),
+            retries: 0,
+            ..Options::default()
+        };
+        let waiting_for = |result: Result<ServerStatus, QueryError>| match result {
+            Err(QueryError::Timeout { waiting_for, .. }) => waiting_for,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            waiting_for(query_sqp(target, &options).await),
+            "challenge request"
+        );
+        assert_eq!(
+            waiting_for(query_onequery(target, &options).await),
+            "challenge request"
+        );
+        assert!(!waiting_for(query_samp(target, &options).await).is_empty());
+        assert!(!waiting_for(query_gamespy1(target, &options).await).is_empty());
     }
 }

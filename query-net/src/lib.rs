@@ -4,8 +4,10 @@
 //! The protocol logic is sans-I/O ([`engine`]): state machines fed with datagrams and time,
 //! tested without sockets. Thin tokio drivers ([`driver`], [`bulk`]) run them on real sockets.
 //!
-//! - Client: [`driver::query`] returns a [`ServerStatus`]; [`bulk::bulk`] streams results for
-//!   many targets through a few sockets.
+//! - Client: [`driver::query`] returns a [`ServerStatus`] for any protocol, and
+//!   [`driver::query_sqp`], [`driver::query_onequery`], [`driver::query_samp`] and
+//!   [`driver::query_gamespy1`] for one each; [`bulk::bulk`] streams results for many targets
+//!   through a few sockets.
 //! - Responder: a [`engine::Responder`] reads the game's [`state::SharedState`]; a
 //!   [`service::Service`] adds rate limiting and counters; [`driver::serve`] runs it.
 //!

@@ -2,15 +2,16 @@
 //! counters that show what was answered and what was dropped.
 //!
 //! A query responder is a classic amplification target (a small spoofed request, a large
-//! reply), so each source gets a budget. The buckets are [`governor`]'s GCRA; this module adds
-//! the address keying and the memory bound.
+//! reply), so each source gets a budget. The buckets are GCRA (the "generic cell rate
+//! algorithm": one timestamp per source); this module adds the address keying and the memory
+//! bound.
 
+use std::collections::HashMap;
 use std::net::{IpAddr, Ipv6Addr};
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
-use governor::state::keyed::HashMapStateStore;
-use governor::Quota;
 use serde::Serialize;
 
 use crate::clock::{Clock, SystemClock};
@@ -22,10 +23,11 @@ pub struct RateLimit {
     pub per_second: NonZeroU32,
     /// Requests a source may send at once after being quiet.
     pub burst: NonZeroU32,
-    /// How many sources to track at most. Beyond it, sources that are back to a full bucket are
-    /// forgotten; if most are still active (a flood from many addresses), all are forgotten and
-    /// [`SourceLimiter::resets`] counts it: memory stays bounded, at the price of a fresh burst
-    /// for everyone.
+    /// How many sources to track at most. When the table is full, sources whose bucket is full
+    /// again are forgotten (forgetting them changes nothing: a new bucket is full too). If
+    /// every tracked source is still active (a flood from many addresses), new sources are
+    /// refused until some bucket refills, and [`SourceLimiter::turned_away`] counts them: an
+    /// active source's bucket is never reset, so a flood cannot hand anyone a fresh burst.
     pub max_sources: usize,
 }
 
@@ -41,21 +43,6 @@ impl Default for RateLimit {
         }
     }
 }
-
-/// Adapts a [`Clock`] to the clock trait governor reads, so the limiter sees the same time as
-/// the engines (a [`ManualClock`](crate::clock::ManualClock) in tests).
-#[derive(Debug, Clone)]
-struct GovernorClock<C>(C);
-
-impl<C: Clock> governor::clock::Clock for GovernorClock<C> {
-    type Instant = std::time::Instant;
-
-    fn now(&self) -> Self::Instant {
-        self.0.now().instant
-    }
-}
-
-type Buckets<C> = governor::RateLimiter<IpAddr, HashMapStateStore<IpAddr>, GovernorClock<C>>;
 
 /// A token bucket per source address, with memory bounded by [`RateLimit::max_sources`].
 ///
@@ -80,11 +67,21 @@ type Buckets<C> = governor::RateLimiter<IpAddr, HashMapStateStore<IpAddr>, Gover
 /// ```
 #[derive(Debug)]
 pub struct SourceLimiter<C: Clock + Clone = SystemClock> {
-    buckets: Buckets<C>,
-    quota: Quota,
+    /// Each tracked source's "theoretical arrival time", in nanoseconds since `epoch`: the
+    /// bucket is full again once the clock reaches it.
+    buckets: HashMap<IpAddr, u64>,
+    epoch: Instant,
+    /// Nanoseconds per token.
+    interval: u64,
+    /// How far ahead of now a source's time may run and still be admitted: `burst - 1` tokens.
+    tolerance: u64,
     clock: C,
     max_sources: usize,
-    resets: u64,
+    /// New sources seen since the last sweep of the table.
+    new_since_sweep: usize,
+    /// When the table was last swept.
+    last_sweep: Option<u64>,
+    turned_away: u64,
 }
 
 impl SourceLimiter<SystemClock> {
@@ -97,43 +94,67 @@ impl SourceLimiter<SystemClock> {
 impl<C: Clock + Clone> SourceLimiter<C> {
     /// A limiter reading time from `clock`.
     pub fn with_clock(limit: RateLimit, clock: C) -> Self {
-        let quota = Quota::per_second(limit.per_second).allow_burst(limit.burst);
+        let interval = (1_000_000_000 / u64::from(limit.per_second.get())).max(1);
+        let tolerance = interval.saturating_mul(u64::from(limit.burst.get()) - 1);
         SourceLimiter {
-            buckets: Self::fresh_buckets(quota, &clock),
-            quota,
+            buckets: HashMap::new(),
+            epoch: clock.now().instant,
+            interval,
+            tolerance,
             clock,
             max_sources: limit.max_sources.max(1),
-            resets: 0,
+            new_since_sweep: 0,
+            last_sweep: None,
+            turned_away: 0,
         }
     }
 
-    fn fresh_buckets(quota: Quota, clock: &C) -> Buckets<C> {
-        governor::RateLimiter::new(
-            quota,
-            HashMapStateStore::default(),
-            GovernorClock(clock.clone()),
-        )
+    fn now(&self) -> u64 {
+        let since = self
+            .clock
+            .now()
+            .instant
+            .saturating_duration_since(self.epoch);
+        u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)
     }
 
     /// Takes a token from `source`'s bucket: `true` if the request may be answered.
     pub fn check(&mut self, source: IpAddr) -> bool {
-        if self.buckets.len() >= self.max_sources {
-            self.make_room();
+        let now = self.now();
+        let key = bucket_key(source);
+        let (interval, tolerance) = (self.interval, self.tolerance);
+        if let Some(tat) = self.buckets.get_mut(&key) {
+            return admit(tat, now, interval, tolerance);
         }
-        self.buckets.check_key(&bucket_key(source)).is_ok()
+        self.new_since_sweep = self.new_since_sweep.saturating_add(1);
+        if self.buckets.len() >= self.max_sources {
+            self.make_room(now);
+            if self.buckets.len() >= self.max_sources {
+                self.turned_away += 1;
+                return false;
+            }
+        }
+        let mut tat = now;
+        let admitted = admit(&mut tat, now, interval, tolerance);
+        self.buckets.insert(key, tat);
+        admitted
     }
 
-    /// Forgets sources whose bucket is full again. Amortised: it runs only when the table is full
-    /// and leaves it at most three quarters full, so at least a quarter of `max_sources` new
-    /// sources arrive before it runs again.
-    fn make_room(&mut self) {
-        self.buckets.retain_recent();
-        if self.buckets.len() > self.max_sources / 4 * 3 {
-            self.buckets = Self::fresh_buckets(self.quota, &self.clock);
-            self.resets += 1;
-        } else {
-            self.buckets.shrink_to_fit();
+    /// Forgets the sources whose bucket is full again: they are no different from sources never
+    /// seen. Amortised: a sweep reads the whole table, so it runs only when the table is full
+    /// and either a quarter of `max_sources` new sources came since the last one, or enough
+    /// time passed for every bucket then tracked to refill.
+    fn make_room(&mut self, now: u64) {
+        let refill = self.tolerance.saturating_add(self.interval);
+        let recently = self
+            .last_sweep
+            .is_some_and(|last| now < last.saturating_add(refill));
+        if recently && self.new_since_sweep < self.max_sources / 4 {
+            return;
         }
+        self.buckets.retain(|_, tat| *tat > now);
+        self.last_sweep = Some(now);
+        self.new_since_sweep = 0;
     }
 
     /// How many sources are tracked now.
@@ -141,10 +162,22 @@ impl<C: Clock + Clone> SourceLimiter<C> {
         self.buckets.len()
     }
 
-    /// How many times the table was full of active sources and had to be cleared.
-    pub fn resets(&self) -> u64 {
-        self.resets
+    /// How many requests from new sources were refused because the table was full of active
+    /// sources.
+    pub fn turned_away(&self) -> u64 {
+        self.turned_away
     }
+}
+
+/// GCRA: admits a request at `now` if the source's time `tat` runs at most `tolerance` ahead,
+/// and then moves it one `interval` on.
+fn admit(tat: &mut u64, now: u64, interval: u64, tolerance: u64) -> bool {
+    let start = (*tat).max(now);
+    if start - now > tolerance {
+        return false;
+    }
+    *tat = start.saturating_add(interval);
+    true
 }
 
 /// The address a bucket belongs to: IPv4 as is (also when mapped into IPv6), IPv6 by /64.
@@ -274,7 +307,7 @@ mod tests {
         clock.advance(Duration::from_secs(1));
         assert!(limiter.check(v4(1000)));
         assert_eq!(limiter.tracked_sources(), 1);
-        assert_eq!(limiter.resets(), 0);
+        assert_eq!(limiter.turned_away(), 0);
     }
 
     #[test]
@@ -285,13 +318,55 @@ mod tests {
         for i in 0..10_000 {
             limiter.check(v4(i));
             max_seen = max_seen.max(limiter.tracked_sources());
+            if i % 100 == 0 {
+                clock.advance(Duration::from_millis(50));
+            }
         }
         assert!(max_seen <= 64, "tracked {max_seen}");
-        assert!(limiter.resets() > 0);
-        // A source that was limited before a reset is limited again right after its next burst.
-        let victim = v4(20_000);
+        assert!(limiter.turned_away() > 0);
+    }
+
+    #[test]
+    fn a_spoofed_flood_from_many_sources_never_resets_an_active_sources_bucket() {
+        let clock = ManualClock::new(UNIX_EPOCH);
+        let mut limiter = SourceLimiter::with_clock(limit(1, 3, 64), clock.clone());
+        let victim = v4(1_000_000);
+        assert!((0..3).all(|_| limiter.check(victim)));
+        assert!(!limiter.check(victim), "the victim's burst is spent");
+        // A flood from ever new addresses, far more than the table holds, with time moving
+        // on a little, but less than the victim needs for one token (a second).
+        for i in 0..100_000 {
+            limiter.check(v4(i));
+            if i % 1000 == 0 {
+                clock.advance(Duration::from_millis(5));
+                assert!(!limiter.check(victim), "fresh burst for the victim at {i}");
+            }
+            assert!(limiter.tracked_sources() <= 64);
+        }
+        assert!(limiter.turned_away() > 0);
+        // Time refills the victim at the sustained rate, no faster.
+        clock.advance(Duration::from_secs(1));
         assert!(limiter.check(victim));
         assert!(!limiter.check(victim));
+    }
+
+    #[test]
+    fn new_sources_are_refused_while_the_table_is_full_of_active_ones_then_admitted() {
+        let clock = ManualClock::new(UNIX_EPOCH);
+        let mut limiter = SourceLimiter::with_clock(limit(10, 2, 8), clock.clone());
+        for i in 0..8 {
+            assert!(limiter.check(v4(i)));
+        }
+        // Every bucket has a token out: all eight are active for another 100 ms.
+        assert!(!limiter.check(v4(100)));
+        assert_eq!(limiter.turned_away(), 1);
+        // The tracked ones keep their own budget meanwhile.
+        assert!(limiter.check(v4(3)));
+        assert!(!limiter.check(v4(3)));
+        // Once buckets refill (200 ms covers the longest), room is made.
+        clock.advance(Duration::from_millis(200));
+        assert!(limiter.check(v4(100)));
+        assert_eq!(limiter.tracked_sources(), 1);
     }
 
     #[test]

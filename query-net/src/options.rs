@@ -3,21 +3,35 @@
 use std::fmt;
 use std::time::Duration;
 
+use query_specs::sqp::ChunkSet;
 use query_wire::TextEncoding;
 
 /// How to query one server. The defaults suit a server on the internet: 1.5 s per attempt,
-/// 2 retries, everything fetched, each protocol's usual text encoding.
+/// 2 retries, each protocol's usual text encoding, and what every server of the protocol can
+/// answer (see [`players`](Options::players) and [`sqp_chunks`](Options::sqp_chunks)).
+///
+/// What is fetched depends on how the protocol asks for it:
+/// - SA:MP and OneQuery ask for players (and SA:MP for rules) in requests of their own; a server
+///   that leaves them unanswered still gives a status, so [`players`](Options::players) and
+///   [`rules`](Options::rules) are on by default.
+/// - SQP asks for every chunk in one request, and a reply's chunks carry no tags: a server that
+///   lacks one chunk asked for cannot answer at all. So SQP asks for ServerInfo only, unless
+///   [`sqp_chunks`](Options::sqp_chunks) names more.
+/// - GameSpy v1 gets what its request string asks for ([`gamespy_request`](Options::gamespy_request)).
 ///
 /// ```
 /// use std::time::Duration;
+/// use query_net::engines::sqp::ChunkSet;
 /// use query_net::Options;
 ///
 /// let options = Options {
 ///     timeout: Duration::from_millis(500),
 ///     players: false,
+///     sqp_chunks: ChunkSet::SERVER_INFO | ChunkSet::SERVER_RULES,
 ///     ..Options::default()
 /// };
 /// assert_eq!(options.attempts(), 3);
+/// assert_eq!(Options::default().sqp_chunks, ChunkSet::SERVER_INFO);
 /// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct Options {
@@ -25,22 +39,22 @@ pub struct Options {
     pub timeout: Duration,
     /// How many times to resend an unanswered request (so `retries + 1` attempts).
     pub retries: u32,
-    /// Fetch the player list.
+    /// Fetch the player list where it is a request of its own (SA:MP `d` / `c`, OneQuery
+    /// PLAYERS pages). On by default. SQP reads [`sqp_chunks`](Options::sqp_chunks) instead.
     pub players: bool,
-    /// Fetch the rules.
+    /// Fetch the rules where they are a request of their own (SA:MP `r`). On by default. SQP
+    /// reads [`sqp_chunks`](Options::sqp_chunks) instead.
     pub rules: bool,
-    /// Fetch teams (SQP TeamInfo).
-    pub teams: bool,
-    /// Fetch metrics (SQP Metrics).
-    pub metrics: bool,
+    /// The SQP chunks to ask for: ServerInfo by default, which every SQP server answers. Add
+    /// `SERVER_RULES`, `PLAYER_INFO`, `TEAM_INFO` or `METRICS` for a server known to have them.
+    /// Asked for exactly (an empty set asks for no chunk).
+    pub sqp_chunks: ChunkSet,
     /// How to decode text the protocol declares no charset for (SA:MP, GameSpy): servers send
     /// their locale's code page, so the caller chooses. `None` means the protocol's usual one
     /// (Windows-1252 for SA:MP and GameSpy v1); protocols that declare UTF-8 ignore it.
     pub encoding: Option<TextEncoding>,
     /// OneQuery auth token: the shared secret a non-public server expects.
     pub auth_token: Option<String>,
-    /// SA:MP RCON: run a console command instead of a status query.
-    pub rcon: Option<RconCommand>,
     /// The GameSpy v1 request, `\status\` by default (some games answer only `\info\` or
     /// `\status\xserverquery`).
     pub gamespy_request: String,
@@ -65,11 +79,9 @@ impl Default for Options {
             retries: 2,
             players: true,
             rules: true,
-            teams: true,
-            metrics: true,
+            sqp_chunks: ChunkSet::SERVER_INFO,
             encoding: None,
             auth_token: None,
-            rcon: None,
             gamespy_request: "\\status\\".to_owned(),
         }
     }
@@ -83,17 +95,17 @@ impl fmt::Debug for Options {
             .field("retries", &self.retries)
             .field("players", &self.players)
             .field("rules", &self.rules)
-            .field("teams", &self.teams)
-            .field("metrics", &self.metrics)
+            .field("sqp_chunks", &self.sqp_chunks)
             .field("encoding", &self.encoding)
             .field("auth_token", &self.auth_token.as_ref().map(|_| Redacted))
-            .field("rcon", &self.rcon)
             .field("gamespy_request", &self.gamespy_request)
             .finish()
     }
 }
 
-/// An SA:MP RCON command and the password it needs.
+/// An SA:MP RCON command and the password it needs, for
+/// [`samp::rcon_session`](crate::engines::samp::rcon_session) (RCON answers with console lines,
+/// not a status, so it is a session of its own rather than an option of a status query).
 #[derive(Clone, PartialEq, Eq)]
 pub struct RconCommand {
     /// The server's RCON password.
@@ -129,7 +141,8 @@ mod tests {
         assert_eq!(o.timeout, Duration::from_millis(1500));
         assert_eq!(o.retries, 2);
         assert_eq!(o.attempts(), 3);
-        assert!(o.players && o.rules && o.teams && o.metrics);
+        assert!(o.players && o.rules);
+        assert_eq!(o.sqp_chunks, ChunkSet::SERVER_INFO);
         assert_eq!(o.encoding, None);
         assert_eq!(
             o.encoding_or(TextEncoding::Windows1252),
@@ -145,21 +158,21 @@ mod tests {
         );
         assert_eq!(o.gamespy_request, "\\status\\");
         assert_eq!(o.auth_token, None);
-        assert_eq!(o.rcon, None);
     }
 
     #[test]
     fn debug_output_hides_secrets() {
         let o = Options {
             auth_token: Some("my-secret-token".to_owned()),
-            rcon: Some(RconCommand {
-                password: "hunter2".to_owned(),
-                command: "players".to_owned(),
-            }),
             ..Options::default()
         };
         let shown = format!("{o:?}");
         assert!(!shown.contains("my-secret-token"), "{shown}");
+        let rcon = RconCommand {
+            password: "hunter2".to_owned(),
+            command: "players".to_owned(),
+        };
+        let shown = format!("{rcon:?}");
         assert!(!shown.contains("hunter2"), "{shown}");
         assert!(shown.contains("players"), "{shown}");
     }

@@ -42,6 +42,17 @@ impl Protocol {
         Protocol::GameSpy1,
     ];
 
+    /// The port servers of the protocol usually answer on, for a target given without one:
+    /// SQP 7779, OneQuery 5520 (the game port), SA:MP 7777, GameSpy v1 23000.
+    pub fn default_port(self) -> u16 {
+        match self {
+            Protocol::Sqp => 7779,
+            Protocol::OneQuery => 5520,
+            Protocol::Samp => 7777,
+            Protocol::GameSpy1 => 23000,
+        }
+    }
+
     /// The protocol's short name: `sqp`, `onequery`, `samp`, `gamespy1`.
     pub fn name(self) -> &'static str {
         match self {

@@ -77,10 +77,37 @@ fn each_protocol_reaches_its_own_responder() {
     assert_eq!(stats.dropped_malformed, 6);
 }
 
+/// The sizes an oversized datagram takes: past any request of the four protocols and past a
+/// 1500-byte MTU, up to nearly the largest UDP datagram.
+const OVERSIZED: std::ops::RangeInclusive<usize> = 2000..=65_000;
+
+/// An oversized datagram: random bytes, or the start of a real request of some protocol padded
+/// with random bytes, `len` bytes in all.
+fn oversized(rng: &mut StdRng, len: usize, out: &mut Vec<u8>) {
+    out.clear();
+    let prefixes: [&[u8]; 6] = [
+        &[],
+        &[0; 5],
+        b"ONEQUERY\x00",
+        b"SAMP\x7f\x00\x00\x01\x61\x1ei",
+        b"\\status\\",
+        &[1, 0, 0, 0, 0, 0, 1, 0x1f],
+    ];
+    out.extend_from_slice(prefixes[rng.random_range(0..prefixes.len())]);
+    let start = out.len();
+    out.resize(len, 0);
+    rng.fill(&mut out[start..]);
+}
+
 /// One hostile datagram: random bytes, or a request of any protocol cut short, damaged, or
-/// complete but with a made-up challenge or token.
+/// complete but with a made-up challenge or token; one in a hundred is oversized.
 fn hostile(rng: &mut StdRng, out: &mut Vec<u8>) {
     out.clear();
+    if rng.random_ratio(1, 100) {
+        let len = rng.random_range(OVERSIZED);
+        oversized(rng, len, out);
+        return;
+    }
     let truncate = |out: &mut Vec<u8>, rng: &mut StdRng| {
         let keep = rng.random_range(0..=out.len());
         out.truncate(keep);
@@ -178,6 +205,8 @@ struct Flood {
     stop: Arc<AtomicBool>,
     /// How many have been sent so far.
     sent: Arc<AtomicUsize>,
+    /// How many of those were oversized.
+    oversized: Arc<AtomicUsize>,
     /// The server's counters, for the back-pressure.
     server: Arc<Stats>,
 }
@@ -190,6 +219,7 @@ impl Flood {
             at_least,
             stop: Arc::default(),
             sent: Arc::default(),
+            oversized: Arc::default(),
             server: Arc::clone(&server.stats),
         }
     }
@@ -198,25 +228,38 @@ impl Flood {
     fn run(&self) -> (usize, Duration) {
         let socket = StdUdpSocket::bind("127.0.0.2:0").expect("127.0.0.2 is a loopback address");
         let mut rng = StdRng::seed_from_u64(self.seed);
-        let mut datagram = Vec::with_capacity(1500);
+        let mut datagram = Vec::with_capacity(*OVERSIZED.end());
         let base = self.server.received.load(Ordering::Relaxed);
         let started = Instant::now();
         let mut sent = 0usize;
-        while sent < FLOOD_CAP && (sent < self.at_least || !self.stop.load(Ordering::Relaxed)) {
+        // Waits until at most `in_flight` datagrams are unread by the server.
+        let wait_for_server = |sent: usize, in_flight: u64| {
             let waiting = Instant::now();
-            while sent as u64 > self.server.received.load(Ordering::Relaxed) - base + IN_FLIGHT {
+            while sent as u64 > self.server.received.load(Ordering::Relaxed) - base + in_flight {
                 assert!(
                     waiting.elapsed() < Duration::from_secs(5),
                     "the server stopped reading"
                 );
                 std::thread::sleep(Duration::from_micros(20));
             }
+        };
+        while sent < FLOOD_CAP && (sent < self.at_least || !self.stop.load(Ordering::Relaxed)) {
+            wait_for_server(sent, IN_FLIGHT);
             hostile(&mut rng, &mut datagram);
+            let big = datagram.len() > 1500;
+            if big {
+                // One oversized datagram fills much of a socket buffer: send it alone.
+                wait_for_server(sent, 0);
+            }
             socket
                 .send_to(&datagram, self.target)
                 .expect("loopback send");
             sent += 1;
             self.sent.store(sent, Ordering::Relaxed);
+            if big {
+                self.oversized.fetch_add(1, Ordering::Relaxed);
+                wait_for_server(sent, 0);
+            }
         }
         (sent, started.elapsed())
     }
@@ -272,11 +315,12 @@ fn accounted(s: &StatsSnapshot) -> u64 {
         + s.dropped_unsupported
 }
 
-/// Queries every protocol once from 127.0.0.1 and checks the name that comes back.
+/// Queries every protocol once from 127.0.0.1 and checks the name that comes back. With the
+/// retries a user would set: a query left unanswered fails the test.
 async fn query_all(target: &str) {
     let options = Options {
-        timeout: Duration::from_millis(250),
-        retries: 8,
+        timeout: Duration::from_millis(500),
+        retries: 2,
         ..Options::default()
     };
     for protocol in Protocol::ALL {
@@ -316,6 +360,10 @@ async fn a_rate_limited_flood_does_not_keep_valid_clients_from_being_answered() 
         stats.received
     );
     assert!(sent >= AT_LEAST);
+    assert!(
+        flood.oversized.load(Ordering::Relaxed) > 0,
+        "no oversized datagram"
+    );
     // Nothing was lost on the way: the flood waits for the server to read.
     assert!(stats.received >= sent as u64, "{stats:?}");
     assert_eq!(
@@ -350,9 +398,15 @@ async fn an_unlimited_flood_reaches_every_parser_without_growing_memory() {
 
     let flood = Flood::new(&server, 3, FLOOD);
     flood.stop.store(true, Ordering::Relaxed);
-    let (sent, took) = tokio::task::spawn_blocking(move || flood.run())
+    let flood = Arc::new(flood);
+    let running = Arc::clone(&flood);
+    let (sent, took) = tokio::task::spawn_blocking(move || running.run())
         .await
         .unwrap();
+    assert!(
+        flood.oversized.load(Ordering::Relaxed) > 0,
+        "no oversized datagram"
+    );
     let stats = settle(&server.stats).await;
     let rss_after = resident_bytes();
     let handled = stats.received - warmed.received;
@@ -380,4 +434,51 @@ async fn an_unlimited_flood_reaches_every_parser_without_growing_memory() {
     // And the server still answers a real client, every protocol.
     query_all(&address).await;
     assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_datagrams_are_read_whole_counted_as_dropped_and_never_answered() {
+    let server = serve(Service::new(AllProtocols::new(state())).rate_limit(None)).await;
+    let before = settle(&server.stats).await;
+    let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let mut rng = StdRng::seed_from_u64(4);
+    let mut datagram = Vec::new();
+    let sizes: Vec<usize> = [
+        *OVERSIZED.start(),
+        1501,
+        4096,
+        9000,
+        32_768,
+        *OVERSIZED.end(),
+    ]
+    .into_iter()
+    .chain((0..60).map(|_| rng.random_range(OVERSIZED)))
+    .collect();
+    for (i, &len) in sizes.iter().enumerate() {
+        oversized(&mut rng, len, &mut datagram);
+        socket.send_to(&datagram, server.addr).await.unwrap();
+        // One at a time, so no socket buffer overflows and every one reaches the server.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while server.stats.snapshot().received < before.received + i as u64 + 1 {
+            assert!(
+                Instant::now() < deadline,
+                "datagram {i} ({len} bytes) never read"
+            );
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+    let after = settle(&server.stats).await;
+    let n = sizes.len() as u64;
+    assert_eq!(after.received - before.received, n);
+    assert_eq!(after.answered, before.answered, "{after:?}");
+    assert_eq!(after.replies_sent, before.replies_sent, "{after:?}");
+    assert_eq!(
+        accounted(&after) - accounted(&before),
+        n,
+        "every oversized datagram is counted as dropped: {after:?}"
+    );
+    // Nothing came back to the sender.
+    let mut buf = [0u8; 16];
+    let reply = tokio::time::timeout(Duration::from_millis(100), socket.recv_from(&mut buf)).await;
+    assert!(reply.is_err(), "an oversized datagram was answered");
 }

@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use indexmap::IndexMap;
@@ -371,6 +373,87 @@ async fn through_a_lossy_link_the_answer_is_right_incomplete_or_a_timeout() {
         stats.dropped > 0 && stats.duplicated > 0 && stats.reordered > 0,
         "{stats:?}"
     );
+    server.stop().await;
+}
+
+/// A forwarder between one client and `server` that always drops the reply datagrams that are
+/// part `drop_part` of their query (`\queryid\X.<drop_part>`). Returns its address, and how many
+/// requests it forwarded and replies it dropped.
+async fn dropping_forwarder(
+    server: SocketAddr,
+    drop_part: u32,
+) -> (
+    SocketAddr,
+    Arc<AtomicUsize>,
+    Arc<AtomicUsize>,
+    JoinHandle<()>,
+) {
+    let front = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let back = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let addr = front.local_addr().unwrap();
+    let (requests, dropped) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (counted_requests, counted_drops) = (Arc::clone(&requests), Arc::clone(&dropped));
+    let task = tokio::spawn(async move {
+        let mut client = None;
+        let (mut up, mut down) = (vec![0u8; 65_535], vec![0u8; 65_535]);
+        loop {
+            tokio::select! {
+                Ok((len, from)) = front.recv_from(&mut up) => {
+                    client = Some(from);
+                    counted_requests.fetch_add(1, Ordering::Relaxed);
+                    back.send_to(&up[..len], server).await.unwrap();
+                }
+                Ok((len, _)) = back.recv_from(&mut down) => {
+                    let Some(client) = client else { continue };
+                    if part_number(&down[..len]) == Some(drop_part) {
+                        counted_drops.fetch_add(1, Ordering::Relaxed);
+                        continue;
+                    }
+                    front.send_to(&down[..len], client).await.unwrap();
+                }
+            }
+        }
+    });
+    (addr, requests, dropped, task)
+}
+
+/// `Y` of the `\queryid\X.Y` a reply datagram carries.
+fn part_number(datagram: &[u8]) -> Option<u32> {
+    let text = String::from_utf8_lossy(datagram);
+    let (_, after) = text.split_once("\\queryid\\")?;
+    let id = after.split('\\').next()?;
+    id.split_once('.')?.1.parse().ok()
+}
+
+#[tokio::test]
+async fn a_part_that_never_arrives_leaves_the_rest_marked_incomplete() {
+    let state = state(48);
+    let server = Server::start(state.clone()).await;
+    let (addr, requests, dropped, forwarder) = dropping_forwarder(server.addr, 2).await;
+    let status = driver::query(Protocol::GameSpy1, &addr.to_string(), &options())
+        .await
+        .expect("the parts that came, not an error");
+    forwarder.abort();
+    let truth = expected(&state, addr);
+    assert!(!status.complete);
+    assert_eq!(status.raw["missing_parts"], serde_json::json!([2]));
+    let total = status.raw["total_parts"].as_u64().unwrap();
+    assert!(total >= 3, "{total} parts");
+    assert_eq!(status.raw["parts_received"], total - 1);
+    assert_eq!(dropped.load(Ordering::Relaxed), 1);
+    // Once parts arrive, the request is not sent again: a new one would get a new query id.
+    assert_eq!(requests.load(Ordering::Relaxed), 1);
+    // The other parts all came: the server fields, the rules, players before and after the gap.
+    let status = without_timing(status);
+    assert_eq!(status.name, truth.name);
+    assert_eq!(status.map, truth.map);
+    assert_eq!(status.num_players, truth.num_players);
+    assert_eq!(status.rules, truth.rules);
+    assert!(!status.players.is_empty());
+    assert!(status.players.len() < truth.players.len());
+    assert_eq!(status.players[0], truth.players[0]);
+    assert_eq!(status.players.last(), truth.players.last());
+    assert_part_of(&status, &truth);
     server.stop().await;
 }
 

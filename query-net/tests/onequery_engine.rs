@@ -245,6 +245,45 @@ fn replies_with_another_request_id_or_family_are_ignored() {
     assert_eq!(session.poll_result().unwrap().unwrap().name, "real");
 }
 
+/// Before any BASIC or PLAYERS request is out, no query reply can match, even one with the
+/// id a fresh session would start from, and one that claims FLAG_AUTH_REQUIRED.
+#[test]
+fn query_replies_during_the_challenge_are_ignored_whatever_their_id() {
+    let t0 = Instant::now();
+    let mut session = OneQueryClient::new(server(), &options()).unwrap();
+    assert_eq!(session.poll_transmit(t0).unwrap(), b"ONEQUERY\x00");
+    for id in [0, 1, u32::MAX] {
+        for flags in [ReplyFlags::AUTH_REQUIRED, ReplyFlags::empty()] {
+            let forged = basic_reply(ReplyFamily::OneReply, id, flags, "forged");
+            session.handle_datagram(server(), &forged, t0);
+        }
+    }
+    assert!(
+        session.poll_result().is_none(),
+        "a forged reply ended the query"
+    );
+    assert!(session.poll_transmit(t0).is_none(), "nothing new to send");
+
+    // The genuine exchange still goes through.
+    session.handle_datagram(server(), &challenge_reply(ReplyFamily::OneReply), t0);
+    let (kind, query) = decode_query(session.poll_transmit(t0).unwrap());
+    assert_eq!(kind, KIND_BASIC);
+    let id = query.request_id;
+    // A forged AUTH_REQUIRED with another id is still ignored now that BASIC is out.
+    let forged = basic_reply(
+        ReplyFamily::OneReply,
+        id.wrapping_add(1),
+        ReplyFlags::AUTH_REQUIRED,
+        "forged",
+    );
+    session.handle_datagram(server(), &forged, t0);
+    assert!(session.poll_result().is_none());
+    let real = basic_reply(ReplyFamily::OneReply, id, ReplyFlags::empty(), "real");
+    session.handle_datagram(server(), &real, t0);
+    let (kind, _) = decode_query(session.poll_transmit(t0).unwrap());
+    assert_eq!(kind, KIND_PLAYERS);
+}
+
 #[test]
 fn a_query_in_the_second_family_is_answered_in_it() {
     let state = sample_state();
@@ -287,15 +326,25 @@ fn auth_required_is_a_clear_error_and_a_token_unlocks_players() {
     let state = sample_state();
     let mut responder = responder(state.clone()).with_access(restricted());
 
+    // BASIC is public, PLAYERS needs the secret: the status comes back without players,
+    // marked incomplete, and says why.
     let mut session = OneQueryClient::new(server(), &options()).unwrap();
-    let (result, _) = run(&mut session, &mut responder, start(), |_, _| false);
-    match result {
-        Err(QueryError::AuthRequired(message)) => {
-            assert!(message.contains("player list"), "{message}");
-            assert!(message.contains("none was given"), "{message}");
-        }
-        other => panic!("{other:?}"),
-    }
+    let (result, sent) = run(&mut session, &mut responder, start(), |_, _| false);
+    assert_eq!(
+        sent.len(),
+        3,
+        "challenge, BASIC, one refused PLAYERS request"
+    );
+    let status = result.unwrap();
+    assert!(!status.complete);
+    assert!(status.players.is_empty());
+    let message = status.raw["players_error"].as_str().unwrap();
+    assert!(message.contains("player list"), "{message}");
+    assert!(message.contains("none was given"), "{message}");
+    let mut want = expected(&state, server());
+    want.players.clear();
+    want.complete = false;
+    assert_eq!(comparable(status), want);
 
     let wrong = Options {
         auth_token: Some("guess".to_owned()),
@@ -303,10 +352,25 @@ fn auth_required_is_a_clear_error_and_a_token_unlocks_players() {
     };
     let mut session = OneQueryClient::new(server(), &wrong).unwrap();
     let (result, _) = run(&mut session, &mut responder, start(), |_, _| false);
-    assert!(
-        matches!(&result, Err(QueryError::AuthRequired(m)) if m.contains("refused")),
-        "{result:?}"
-    );
+    let status = result.unwrap();
+    assert!(!status.complete && status.players.is_empty());
+    let message = status.raw["players_error"].as_str().unwrap();
+    assert!(message.contains("refused"), "{message}");
+
+    // When BASIC itself needs the secret, there is no status to give: the query fails.
+    let mut private = self::responder(state.clone()).with_access(Access {
+        public: Permissions::empty(),
+        secrets: restricted().secrets,
+    });
+    let mut session = OneQueryClient::new(server(), &options()).unwrap();
+    let (result, _) = run(&mut session, &mut private, start(), |_, _| false);
+    match result {
+        Err(QueryError::AuthRequired(message)) => {
+            assert!(message.contains("its status"), "{message}");
+            assert!(message.contains("none was given"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
 
     let basic_only = Options {
         players: false,

@@ -113,10 +113,23 @@ async fn auth_is_enforced_over_the_network() {
     let responder = OneQueryResponder::new(SharedState::new(state.clone())).with_access(access);
     let server = serve(responder).await;
     let address = server.addr.to_string();
-    let err = driver::query(Protocol::OneQuery, &address, &options(1000, 0))
+    // BASIC is public: the status comes, without the players the token would unlock.
+    let status = driver::query(Protocol::OneQuery, &address, &options(1000, 0))
         .await
-        .unwrap_err();
-    assert!(matches!(err, QueryError::AuthRequired(_)), "{err}");
+        .unwrap();
+    assert!(!status.complete);
+    assert!(status.players.is_empty());
+    assert!(
+        status.raw["players_error"]
+            .as_str()
+            .is_some_and(|m| m.contains("auth token")),
+        "{}",
+        status.raw
+    );
+    let mut without_players = expected(&state, server.addr);
+    without_players.players.clear();
+    without_players.complete = false;
+    assert_eq!(comparable(status), without_players);
     let with_token = Options {
         auth_token: Some("öffne dich".to_owned()),
         ..options(1000, 0)
@@ -125,6 +138,22 @@ async fn auth_is_enforced_over_the_network() {
         .await
         .unwrap();
     assert_eq!(comparable(status), expected(&state, server.addr));
+    server.shutdown.cancel();
+
+    // A server that shares nothing without a token: the query fails with AuthRequired.
+    let private = Access {
+        public: Permissions::empty(),
+        secrets: Vec::new(),
+    };
+    let server = serve(OneQueryResponder::new(SharedState::new(state)).with_access(private)).await;
+    let err = driver::query(
+        Protocol::OneQuery,
+        &server.addr.to_string(),
+        &options(1000, 0),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, QueryError::AuthRequired(_)), "{err}");
 }
 
 async fn query_through(

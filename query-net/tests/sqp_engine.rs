@@ -27,10 +27,12 @@ fn client_addr() -> SocketAddr {
     "127.0.0.1:50000".parse().unwrap()
 }
 
+/// Every chunk: the responder here serves them all.
 fn options(retries: u32) -> Options {
     Options {
         timeout: TIMEOUT,
         retries,
+        sqp_chunks: ChunkSet::all(),
         ..Options::default()
     }
 }
@@ -95,14 +97,23 @@ fn happy_path_maps_every_field() {
 
 #[test]
 fn only_the_chunks_asked_for_are_requested() {
+    // The defaults ask for ServerInfo alone; `players` and `rules` (on by default for the
+    // other protocols) add no SQP chunk.
     let opts = Options {
-        players: false,
-        rules: false,
-        teams: false,
-        metrics: false,
-        ..options(0)
+        timeout: TIMEOUT,
+        retries: 0,
+        players: true,
+        rules: true,
+        ..Options::default()
     };
     assert_eq!(requested_chunks(&opts), ChunkSet::SERVER_INFO);
+    assert_eq!(
+        requested_chunks(&Options {
+            sqp_chunks: ChunkSet::SERVER_RULES | ChunkSet::METRICS,
+            ..Options::default()
+        }),
+        ChunkSet::SERVER_RULES | ChunkSet::METRICS
+    );
     let state = sample_state();
     let mut responder = SqpResponder::new(SharedState::new(state.clone()));
     let mut session = SqpClient::new(server(), &opts);
@@ -211,12 +222,60 @@ fn reply_bytes(challenge: u32, requested: ChunkSet, name: &str) -> Vec<u8> {
 
 fn info_only() -> Options {
     Options {
-        players: false,
-        rules: false,
-        teams: false,
-        metrics: false,
+        sqp_chunks: ChunkSet::SERVER_INFO,
         ..options(2)
     }
+}
+
+/// A server that implements ServerInfo only, as the Unity page documents SQP: whatever chunks
+/// a query asks for, the reply carries ServerInfo alone.
+fn server_info_only_reply(datagram: &[u8]) -> Option<Vec<u8>> {
+    match Request::from_bytes(datagram).ok()? {
+        Request::Challenge(_) => Some(
+            Response::Challenge(ChallengeResponse { challenge: 77 })
+                .to_vec_with(ChunkSet::empty())
+                .unwrap(),
+        ),
+        Request::Query(query) if query.challenge == 77 => {
+            Some(reply_bytes(77, ChunkSet::SERVER_INFO, "info only"))
+        }
+        Request::Query(_) => None,
+    }
+}
+
+/// Runs `session` against [`server_info_only_reply`].
+fn against_server_info_only(mut session: SqpClient) -> Result<ServerStatus, QueryError> {
+    let mut now = Instant::now();
+    for _ in 0..20 {
+        while let Some(datagram) = session.poll_transmit(now) {
+            let datagram = datagram.to_vec();
+            if let Some(reply) = server_info_only_reply(&datagram) {
+                session.handle_datagram(server(), &reply, now + Duration::from_millis(1));
+            }
+        }
+        if let Some(result) = session.poll_result() {
+            return result;
+        }
+        now = session.poll_timeout().expect("a deadline");
+        session.handle_timeout(now);
+    }
+    panic!("the session did not finish");
+}
+
+#[test]
+fn a_server_with_server_info_only_is_answered_with_default_options() {
+    let defaults = Options {
+        timeout: TIMEOUT,
+        ..Options::default()
+    };
+    let status = against_server_info_only(SqpClient::new(server(), &defaults)).unwrap();
+    assert_eq!(status.name, "info only");
+    assert!(status.complete);
+    assert_eq!((status.num_players, status.max_players), (1, 2));
+
+    // Asking for a chunk such a server lacks cannot work: its reply does not decode.
+    let err = against_server_info_only(SqpClient::new(server(), &options(0))).unwrap_err();
+    assert!(matches!(err, QueryError::Malformed(_)), "{err}");
 }
 
 #[test]

@@ -53,10 +53,12 @@ async fn serve(responder: impl Responder + Send + 'static) -> Server {
     }
 }
 
+/// Every chunk: the responder serves them all.
 fn options(timeout_ms: u64, retries: u32) -> Options {
     Options {
         timeout: Duration::from_millis(timeout_ms),
         retries,
+        sqp_chunks: ChunkSet::all(),
         ..Options::default()
     }
 }

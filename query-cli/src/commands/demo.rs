@@ -108,6 +108,8 @@ pub async fn run(args: &DemoArgs) -> Outcome {
         let options = Options {
             timeout: Duration::from_millis(500),
             retries: 2,
+            // The demo responders serve every SQP chunk.
+            sqp_chunks: query_net::engines::sqp::ChunkSet::all(),
             ..Options::default()
         };
         (protocol, query_status(protocol, address, &options).await)

@@ -14,6 +14,7 @@ use query_specs::onequery::{
     MAX_DATAGRAM, TOKEN_LEN,
 };
 use query_wire::{bitflags, Decode, Encode, Endian, Reserved, Uuid, Writer};
+use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use super::StatusSession;
@@ -78,8 +79,13 @@ struct Basic {
 /// - Players are fetched when `Options::players` is set, page by page from offset 0, until
 ///   the server clears FLAG_HAS_MORE_PLAYERS, sends an empty page, or [`MAX_PAGES`] pages
 ///   have come (then `complete` is false).
-/// - FLAG_AUTH_REQUIRED in any reply ends the query with [`QueryError::AuthRequired`]: the
-///   server wants a token the query did not carry (or refused the one it did).
+/// - A query reply counts only while a BASIC or PLAYERS request with its id is outstanding:
+///   before the first one is sent (during the challenge) no reply can match, whatever id it
+///   carries.
+/// - FLAG_AUTH_REQUIRED in the BASIC reply ends the query with [`QueryError::AuthRequired`]:
+///   the server wants a token the query did not carry (or refused the one it did). In a
+///   PLAYERS reply it ends the player list: the status comes back with the players received
+///   so far, `complete: false`, and the reason in `raw.players_error`.
 /// - Mapping: name, version, counts and players (with their UUIDs). OneQuery has no map, game
 ///   type or rules; the MOTD, protocol version and hash, host and port, and the reply flags are
 ///   kept in `raw` (`raw.server_info`, `raw.flags`, `raw.is_network`), not in `rules`, since
@@ -93,12 +99,14 @@ pub struct OneQueryClient {
     retry: Retry,
     step: Step,
     token: [u8; TOKEN_LEN],
-    request_id: u32,
+    /// The id of the BASIC or PLAYERS request awaiting its reply; `None` before the first.
+    request_id: Option<u32>,
     basic: Option<Basic>,
     players: Vec<Player>,
     total_players: Option<u32>,
     pages: u32,
     truncated: bool,
+    players_error: Option<String>,
     best_rtt: Option<Duration>,
     last_bad: Option<QueryError>,
     result: Option<Result<ServerStatus, QueryError>>,
@@ -136,12 +144,13 @@ impl OneQueryClient {
             retry: Retry::from_options(options),
             step: Step::Challenge,
             token: [0; TOKEN_LEN],
-            request_id: 0,
+            request_id: None,
             basic: None,
             players: Vec::new(),
             total_players: None,
             pages: 0,
             truncated: false,
+            players_error: None,
             best_rtt: None,
             last_bad: None,
             result: None,
@@ -172,14 +181,15 @@ impl OneQueryClient {
             Step::Players { offset } => (KIND_PLAYERS, offset),
             _ => (KIND_BASIC, 0),
         };
-        self.request_id = rand::random();
+        let request_id = rand::random();
+        self.request_id = Some(request_id);
         let auth_token = self.auth_token.take();
         let request = Request {
             family: self.family,
             kind,
             query: Some(Query {
                 token: self.token,
-                request_id: self.request_id,
+                request_id,
                 flags: if auth_token.is_some() {
                     RequestFlags::HAS_AUTH_TOKEN
                 } else {
@@ -219,13 +229,20 @@ impl OneQueryClient {
     }
 
     fn on_query_reply(&mut self, reply: &QueryReply<'_>, now: Instant) {
-        if reply.request_id != self.request_id {
+        if self.step == Step::Challenge || self.request_id != Some(reply.request_id) {
+            // Not an answer to a request this session has outstanding.
             return;
         }
         if reply.flags.contains(ReplyFlags::AUTH_REQUIRED) {
             self.note_rtt(now);
             let error = self.auth_required();
-            self.finish(Err(error));
+            if matches!(self.step, Step::Players { .. }) && self.basic.is_some() {
+                // The status is in; only the player list is refused.
+                self.players_error = Some(error.to_string());
+                self.complete();
+            } else {
+                self.finish(Err(error));
+            }
             return;
         }
         match self.step {
@@ -301,10 +318,21 @@ impl OneQueryClient {
         };
         let received = u32::try_from(self.players.len()).unwrap_or(u32::MAX);
         let complete = !self.truncated
+            && self.players_error.is_none()
             && match self.total_players {
                 Some(total) => received >= total,
                 None => true,
             };
+        let mut raw = serde_json::json!({
+            "server_info": basic.raw,
+            "flags": basic.flags.bits(),
+            "is_network": basic.flags.contains(ReplyFlags::IS_NETWORK),
+            "player_pages": self.pages,
+            "total_players": self.total_players,
+        });
+        if let (Some(error), Some(raw)) = (self.players_error.take(), raw.as_object_mut()) {
+            raw.insert("players_error".to_owned(), error.into());
+        }
         let status = ServerStatus {
             protocol: Protocol::OneQuery,
             address: self.target,
@@ -320,13 +348,7 @@ impl OneQueryClient {
             rules: Default::default(),
             ping_ms: self.best_rtt.unwrap_or_default().as_secs_f64() * 1000.0,
             complete,
-            raw: serde_json::json!({
-                "server_info": basic.raw,
-                "flags": basic.flags.bits(),
-                "is_network": basic.flags.contains(ReplyFlags::IS_NETWORK),
-                "player_pages": self.pages,
-                "total_players": self.total_players,
-            }),
+            raw,
         };
         self.finish(Ok(status));
     }
@@ -443,13 +465,17 @@ impl Default for Access {
 }
 
 impl Access {
-    /// What a request with `token` may ask for. Every secret is compared in constant time, so
-    /// the time taken does not say which secret came close.
+    /// What a request with `token` may ask for. The token is checked against every secret, each
+    /// time by comparing SHA-256 digests in constant time: the time taken says neither which
+    /// secret came close nor how long the secrets are (a plain comparison of the bytes would
+    /// return at once on a length mismatch).
     pub fn granted(&self, token: Option<&str>) -> Permissions {
         let mut granted = self.public;
         if let Some(token) = token {
+            let token = Sha256::digest(token.as_bytes());
             for secret in &self.secrets {
-                if bool::from(secret.secret.as_bytes().ct_eq(token.as_bytes())) {
+                let secret_digest = Sha256::digest(secret.secret.as_bytes());
+                if bool::from(secret_digest.as_slice().ct_eq(token.as_slice())) {
                     granted |= secret.grants;
                 }
             }
@@ -759,6 +785,9 @@ mod tests {
         assert_eq!(access.granted(None), Permissions::BASIC);
         assert_eq!(access.granted(Some("viewe")), Permissions::BASIC);
         assert_eq!(access.granted(Some("viewer")), Permissions::all());
+        assert_eq!(access.granted(Some("viewer ")), Permissions::BASIC);
+        assert_eq!(access.granted(Some("")), Permissions::BASIC);
+        assert_eq!(access.granted(Some("other")), Permissions::BASIC);
         assert!(!format!("{access:?}").contains("viewer"));
     }
 }

@@ -89,9 +89,7 @@ const MIN_GRACE: Duration = Duration::from_millis(20);
 /// An RCON session keeps at most this many lines, however many a server sends.
 const MAX_RCON_LINES: usize = 10_000;
 
-/// A status query of `target`.
-///
-/// `options.rcon` is not looked at: RCON returns console lines, not a status; see
+/// A status query of `target`. For an RCON command (console lines, not a status) see
 /// [`rcon_session`].
 pub fn client(target: SocketAddr, options: &Options) -> Result<StatusSession, QueryError> {
     Ok(Box::new(SampSession::new(target, options)?))

@@ -13,10 +13,10 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use indexmap::IndexMap;
+pub use query_specs::sqp::ChunkSet;
 use query_specs::sqp::{
-    ChallengeRequest, ChallengeResponse, ChunkSet, Chunks, FieldHeader, QueryRequest,
-    QueryResponse, QueryResponseFragment, Request, Response, Rule, ServerInfo, Table, Value,
-    MAX_STRING, VERSION,
+    ChallengeRequest, ChallengeResponse, Chunks, FieldHeader, QueryRequest, QueryResponse,
+    QueryResponseFragment, Request, Response, Rule, ServerInfo, Table, Value, MAX_STRING, VERSION,
 };
 use query_wire::{Decode, Encode, Endian, Writer};
 
@@ -34,14 +34,11 @@ pub fn client(target: SocketAddr, options: &Options) -> Result<StatusSession, Qu
     Ok(Box::new(SqpClient::new(target, options)))
 }
 
-/// The chunks a query with `options` asks for: ServerInfo always, the others as `options` says.
+/// The chunks a query with `options` asks for: [`Options::sqp_chunks`], ServerInfo alone by
+/// default. `Options::players` and `Options::rules` do not add chunks: a server that lacks a
+/// chunk asked for cannot answer at all, so SQP asks for more only when told exactly what.
 pub fn requested_chunks(options: &Options) -> ChunkSet {
-    let mut chunks = ChunkSet::SERVER_INFO;
-    chunks.set(ChunkSet::SERVER_RULES, options.rules);
-    chunks.set(ChunkSet::PLAYER_INFO, options.players);
-    chunks.set(ChunkSet::TEAM_INFO, options.teams);
-    chunks.set(ChunkSet::METRICS, options.metrics);
-    chunks
+    options.sqp_chunks & ChunkSet::all()
 }
 
 /// The most bytes a split reply may add up to. No known server splits at all; the cap keeps a
@@ -100,7 +97,8 @@ pub struct SqpClient {
 }
 
 impl SqpClient {
-    /// A query of `target` for the chunks `options` asks for ([`requested_chunks`]).
+    /// A query of `target` for the chunks `options` asks for ([`requested_chunks`]: ServerInfo
+    /// alone unless [`Options::sqp_chunks`] says more).
     pub fn new(target: SocketAddr, options: &Options) -> Self {
         Self::with_chunks(target, options, requested_chunks(options))
     }
