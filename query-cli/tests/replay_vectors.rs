@@ -653,6 +653,36 @@ fn sqp_malformed_info_is_rejected_as_malformed() {
 }
 
 #[test]
+fn sqp_server_without_the_other_chunks_gets_a_hint_to_ask_for_info_alone() {
+    // A server that implements ServerInfo alone answers gsq's default request for every chunk
+    // with ServerInfo only. Untagged chunks make that reply malformed for the request, so gsq
+    // says what to try.
+    let (Some(challenge_response), Some(mut request), Some(response)) = (
+        sqp_fixture("challenge_success_response"),
+        sqp_fixture("info_single_request"),
+        sqp_fixture("info_single_response"),
+    ) else {
+        return;
+    };
+    *request.last_mut().unwrap() = ChunkSet::all().bits();
+    let server = ReplayServer::start(Script::Sqp {
+        challenge_response,
+        exchanges: vec![SqpExchange {
+            request,
+            responses: vec![response],
+        }],
+    });
+    let outcome = gsq_query("sqp", &server, &["--timeout", "300ms", "--retries", "0"]);
+    assert_eq!(outcome.code, Some(MALFORMED), "stderr: {}", outcome.stderr);
+    assert_eq!(outcome.stderr.lines().count(), 1, "{}", outcome.stderr);
+    assert!(
+        outcome.stderr.contains("try --chunks info"),
+        "{}",
+        outcome.stderr
+    );
+}
+
+#[test]
 fn sqp_invalid_challenge_response_is_rejected() {
     let (Some(challenge_response), Some(challenge_request)) = (
         sqp_fixture("challenge_invalid_response"),
