@@ -116,7 +116,12 @@ fn check_truncations<P: query_wire::Integer>(
         } else {
             (body, cut - width, width)
         };
-        prop_assert_eq!(err.kind(), &ErrorKind::UnexpectedEnd { need, have }, "cut at {}", cut);
+        prop_assert_eq!(
+            err.kind(),
+            &ErrorKind::UnexpectedEnd { need, have },
+            "cut at {}",
+            cut
+        );
         prop_assert_eq!(err.offset(), offset, "cut at {}", cut);
     }
     Ok(())
@@ -184,6 +189,9 @@ proptest! {
         prop_assert_eq!(err.offset(), 0);
     }
 }
+
+/// One write into a `Writer`, to try against buffers of every size.
+type Write<'t> = dyn Fn(&mut Writer<'_>) -> query_wire::Result<()> + 't;
 
 /// One call of a `Reader` method, picked by the random input.
 #[derive(Debug, Clone)]
@@ -270,9 +278,7 @@ fn run(r: &mut Reader<'_>, op: &ReadOp) -> Result<(), usize> {
         ReadOp::PrefixedBytes(en, max) => r.prefixed_bytes::<u8>(en, max).map(drop).map_err(e),
         ReadOp::StrUtf8(n) => r.str_utf8(n).map(drop).map_err(e),
         ReadOp::PrefixedStr(en, max) => r.prefixed_str::<u8>(en, max).map(drop).map_err(e),
-        ReadOp::PrefixedText(en, max, c) => {
-            r.prefixed_text::<u16>(en, max, c).map(drop).map_err(e)
-        }
+        ReadOp::PrefixedText(en, max, c) => r.prefixed_text::<u16>(en, max, c).map(drop).map_err(e),
         ReadOp::Text(n, c) => r.text(n, c).map(drop).map_err(e),
         ReadOp::RestBytes(max) => r.rest_bytes(max).map(drop).map_err(e),
         ReadOp::RestStr(max) => r.rest_str(max).map(drop).map_err(e),
@@ -322,7 +328,7 @@ proptest! {
         size in 0usize..48,
     ) {
         let mut buf = vec![0u8; size];
-        let writes: [(&str, &dyn Fn(&mut Writer<'_>) -> query_wire::Result<()>); 7] = [
+        let writes: [(&str, &Write<'_>); 7] = [
             ("bytes", &|w: &mut Writer<'_>| w.put_bytes(&payload)),
             ("zeros", &|w: &mut Writer<'_>| w.put_zeros(payload.len())),
             ("number", &|w: &mut Writer<'_>| w.put_number(number, endian)),

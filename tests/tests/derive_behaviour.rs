@@ -554,7 +554,12 @@ fn min_count_is_enforced_both_ways() {
     );
     // An `until_end` repeat that found nothing in its frame: refused where it stopped.
     let err = AtLeast::from_bytes(&[1, 0, 1, 7, 2, 1, 2, 0]).unwrap_err();
-    check_error(&err, ErrorKind::TooFew { len: 0, min: 1 }, 8, "AtLeast.tail");
+    check_error(
+        &err,
+        ErrorKind::TooFew { len: 0, min: 1 },
+        8,
+        "AtLeast.tail",
+    );
 
     // Encoding refuses the same values, at the position the count would take.
     let err = AtLeast {

@@ -271,7 +271,11 @@ fn reference_split_reply_reassembles_out_of_order() {
         .flat_map(|p| p.payload.iter().copied())
         .collect();
     for part in &parts {
-        let raw = if part.current_packet == 0 { &second } else { &first };
+        let raw = if part.current_packet == 0 {
+            &second
+        } else {
+            &first
+        };
         assert_eq!(&part.to_vec().unwrap(), raw, "each fragment re-encodes");
     }
     let chunks = Chunks::from_bytes_with(&payload, ChunkSet::SERVER_INFO).unwrap();

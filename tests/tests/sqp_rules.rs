@@ -94,10 +94,8 @@ fn with_surplus(mut bytes: Vec<u8>) -> Vec<u8> {
 
 #[test]
 fn bytes_left_in_a_chunk_are_skipped_as_future_fields() {
-    let requested = ChunkSet::SERVER_INFO
-        | ChunkSet::PLAYER_INFO
-        | ChunkSet::TEAM_INFO
-        | ChunkSet::METRICS;
+    let requested =
+        ChunkSet::SERVER_INFO | ChunkSet::PLAYER_INFO | ChunkSet::TEAM_INFO | ChunkSet::METRICS;
     let canonical = Chunks {
         server_info: Some(info()),
         server_rules: None,

@@ -691,7 +691,9 @@ fn check_count_bounds(attrs: &FieldAttrs, errors: &mut Errors) {
         if low > high {
             errors.at(
                 min.span,
-                format!("`min_count = {low}` exceeds `max_count = {high}`: no count satisfies both"),
+                format!(
+                    "`min_count = {low}` exceeds `max_count = {high}`: no count satisfies both"
+                ),
             );
         }
     }
