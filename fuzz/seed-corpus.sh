@@ -8,7 +8,8 @@ vectors=${QUERY_VECTORS:-../../shared/vectors}
 
 hex_to() { xxd -r -p <(tr -s ' \n' ' ' <"$1") >"$2"; }
 
-mkdir -p corpus/sqp corpus/onequery corpus/samp corpus/gamespy1
+mkdir -p corpus/sqp corpus/onequery corpus/samp corpus/gamespy1 corpus/responders
+# Every target gets the repository's fixtures, so seeding needs nothing outside it.
 for f in "$fixtures"/sqp/*request.hex; do hex_to "$f" "corpus/sqp/$(basename "$f" .hex)"; done
 # The SQP target reads the requested chunk bits from the first byte, then the packet.
 for f in "$fixtures"/sqp/*response.hex; do
@@ -16,6 +17,14 @@ for f in "$fixtures"/sqp/*response.hex; do
 done
 for f in "$fixtures"/onequery/*.hex; do hex_to "$f" "corpus/onequery/$(basename "$f" .hex)"; done
 for f in "$fixtures"/samp/*.hex; do hex_to "$f" "corpus/samp/$(basename "$f" .hex)"; done
+for f in "$fixtures"/gamespy1/*.hex; do hex_to "$f" "corpus/gamespy1/$(basename "$f" .hex)"; done
+# The fixtures hold no GameSpy reply: a small two-part one, parts cut at 0xff as the target does.
+printf '\\hostname\\seed\\numplayers\\1\\player_0\\a\\queryid\\7.2\\final\\\xff\\mapname\\m\\queryid\\7.1' \
+  >corpus/gamespy1/reply_two_parts
+# The responders target reads a source byte, then a datagram: every request fixture.
+for f in "$fixtures"/*/*request*.hex; do
+  { printf '\x00'; xxd -r -p <(tr -s ' \n' ' ' <"$f"); } >"corpus/responders/$(basename "$f" .hex)"
+done
 
 if [ -d "$vectors" ]; then
   for f in "$vectors"/sqp-reference/*response*; do

@@ -70,6 +70,19 @@ pub fn too_many_on_decode(r: &Reader<'_>, len: usize, max: usize) -> Error {
     r.error(ErrorKind::TooLong { len, max })
 }
 
+/// Fewer elements than `min_count` requires, on encode.
+#[cold]
+pub fn too_few_on_encode(w: &Writer<'_>, len: usize, min: usize) -> Error {
+    w.error(ErrorKind::TooFew { len, min })
+}
+
+/// Fewer elements than `min_count` requires, on decode: at `offset`, where the count was read
+/// (or where an `until_end` repeat ended).
+#[cold]
+pub fn too_few_on_decode(offset: usize, len: usize, min: usize) -> Error {
+    Error::new(ErrorKind::TooFew { len, min }, offset)
+}
+
 /// Bytes left in a reader that must end after a value (a frame with `surplus = "error"`, the
 /// input of `decode_exact`): drops the value read so far and returns the error at the first
 /// byte left, as [`Reader::expect_end`] does.
@@ -137,6 +150,11 @@ mod tests {
         r.skip(1).unwrap();
         assert_eq!(empty_element(&r).offset(), 1);
         assert_eq!(too_many_on_decode(&r, 3, 2).offset(), 1);
+        assert_eq!(
+            too_few_on_encode(&w, 0, 1).kind(),
+            &ErrorKind::TooFew { len: 0, min: 1 }
+        );
+        assert_eq!(too_few_on_decode(7, 0, 1).offset(), 7);
         let err = trailing_bytes(&r, vec![String::from("dropped")]);
         assert_eq!(err, r.expect_end().unwrap_err());
         assert_eq!(err.kind(), &ErrorKind::TrailingBytes { count: 1 });

@@ -33,6 +33,9 @@ pub enum ErrorKind {
     /// A string or byte field longer than its declared maximum or its prefix can express.
     #[error("{len} bytes exceed the maximum of {max}")]
     TooLong { len: usize, max: usize },
+    /// A repeat with fewer elements than its declared minimum.
+    #[error("{len} elements are fewer than the minimum of {min}")]
+    TooFew { len: usize, min: usize },
     /// An enum tag that no variant declares.
     #[error("unknown tag {tag:#x}")]
     UnknownTag { tag: u64 },

@@ -8,8 +8,14 @@
 //! Text has no declared charset: servers send the bytes of their locale. String fields are
 //! [`Text`], the raw bytes, which the caller decodes with the encoding it chooses
 //! (Windows-1252 in the West, Windows-1251 on Russian servers, UTF-8 on some open.mp servers).
+//! The default is Windows-1252, [`ENCODING`].
 //!
 //! Where this follows the notes rather than the document:
+//! - The server copies bytes 0..9 of the request into its reply and writes the opcode at byte
+//!   10, so a reply's 11-byte [`Header`] echoes the request's; careful clients compare all 11
+//!   bytes and ignore a reply that differs.
+//! - open.mp answers only requests of the exact size: `i`, `r`, `c` and `o` must be the 11
+//!   header bytes alone, `p` must be 15 bytes. [`Request`] encodes exactly these sizes.
 //! - `p` carries 4 payload bytes in the request (15 bytes in all) and is echoed whole.
 //! - `o` exists only on open.mp: four u32-length strings (Discord link, light and dark banner
 //!   URLs, logo URL). Answering it is how a client detects open.mp.
@@ -18,8 +24,12 @@
 //! - The info reply's third string is the language (it was the map before 0.3.7).
 //! - `c` and `d` are not answered above 100 players, and open.mp has no `d`.
 
-use query_wire::{Text, Wire};
+use query_wire::{Text, TextEncoding, Wire};
 use serde::Serialize;
+
+/// The text encoding to decode [`Text`] with when the caller chose none: the code page of
+/// most servers.
+pub const ENCODING: TextEncoding = TextEncoding::Windows1252;
 
 /// The four bytes every packet starts with.
 pub const MAGIC: &[u8; 4] = b"SAMP";

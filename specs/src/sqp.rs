@@ -15,8 +15,12 @@
 //! - A reply may be split over several datagrams (current / last packet). No known server does
 //!   it, but the reference client's fixtures do: [`QueryResponseFragment`] keeps one
 //!   datagram's payload, and the payloads joined in packet order decode as [`Chunks`].
-//! - The challenge request's 4 bytes are padding: written as zeros, not checked, so a server
-//!   answers clients that put garbage there.
+//! - PlayerInfo and TeamInfo: when the row count is 0 the rest of the chunk may be absent;
+//!   otherwise a field count of 0 is an error.
+//!
+//! The notes say the challenge request's 4 bytes are zeros, and they are written as zeros. On
+//! read they are not checked: this is our choice, to stay lenient to clients that put garbage
+//! there, since the bytes carry nothing.
 
 use query_wire::{bitflags, Padding, Wire};
 use serde::Serialize;
@@ -249,8 +253,11 @@ pub enum Value<'a> {
 pub struct Table<'a> {
     /// Number of rows.
     pub count: u16,
-    /// Column names and types; absent when `count` is 0.
-    #[wire(when = *count > 0, count(prefix = u8))]
+    /// Column names and types; absent when `count` is 0. A table with rows has at least one
+    /// column: a field count of 0 is an error both ways ([`ErrorKind::TooFew`]).
+    ///
+    /// [`ErrorKind::TooFew`]: query_wire::ErrorKind::TooFew
+    #[wire(when = *count > 0, count(prefix = u8), min_count = 1)]
     pub fields: Option<Vec<FieldHeader<'a>>>,
     /// `count × fields` values, typed by their column's header.
     #[wire(
@@ -287,6 +294,6 @@ pub struct FieldHeader<'a> {
 #[wire(endian = "big")]
 pub struct Metrics {
     /// The values, in the game's order.
-    #[wire(count(prefix = u8), max_count = 25)]
+    #[wire(count(prefix = u8), max_count = MAX_METRICS)]
     pub values: Vec<f32>,
 }

@@ -509,6 +509,91 @@ fn max_count_is_enforced_both_ways() {
     );
 }
 
+fn at_least() -> AtLeast {
+    AtLeast {
+        rows: 1,
+        columns: Some(vec![7]),
+        n: 2,
+        pair: vec![1, 2],
+        tail: vec![0x0304],
+    }
+}
+
+const AT_LEAST: &[u8] = &[1, 0, 1, 7, 2, 1, 2, 2, 3, 4];
+
+#[test]
+fn min_count_is_enforced_both_ways() {
+    roundtrip(&at_least(), (), AT_LEAST);
+    // Absent when its condition is false: no minimum to meet.
+    let no_rows = AtLeast {
+        rows: 0,
+        columns: None,
+        ..at_least()
+    };
+    roundtrip(&no_rows, (), &[0, 2, 1, 2, 2, 3, 4]);
+
+    // A count prefix of 0: refused at the prefix's first byte.
+    let err = AtLeast::from_bytes(&[1, 0, 0, 2, 1, 2, 2, 3, 4]).unwrap_err();
+    check_error(
+        &err,
+        ErrorKind::TooFew { len: 0, min: 1 },
+        1,
+        "AtLeast.columns",
+    );
+    assert_eq!(
+        err.to_string(),
+        "AtLeast.columns at byte 1: 0 elements are fewer than the minimum of 1"
+    );
+    // A computed count of 1: refused where the elements would start.
+    let err = AtLeast::from_bytes(&[1, 0, 1, 7, 1, 9, 2, 3, 4]).unwrap_err();
+    check_error(
+        &err,
+        ErrorKind::TooFew { len: 1, min: 2 },
+        5,
+        "AtLeast.pair",
+    );
+    // An `until_end` repeat that found nothing in its frame: refused where it stopped.
+    let err = AtLeast::from_bytes(&[1, 0, 1, 7, 2, 1, 2, 0]).unwrap_err();
+    check_error(
+        &err,
+        ErrorKind::TooFew { len: 0, min: 1 },
+        8,
+        "AtLeast.tail",
+    );
+
+    // Encoding refuses the same values, at the position the count would take.
+    let err = AtLeast {
+        columns: Some(Vec::new()),
+        ..at_least()
+    }
+    .to_vec()
+    .unwrap_err();
+    check_error(&err, ErrorKind::TooFew { len: 0, min: 1 }, 1, "columns");
+    let err = AtLeast {
+        n: 1,
+        pair: vec![1],
+        ..at_least()
+    }
+    .to_vec()
+    .unwrap_err();
+    check_error(&err, ErrorKind::TooFew { len: 1, min: 2 }, 5, "pair");
+    let err = AtLeast {
+        tail: Vec::new(),
+        ..at_least()
+    }
+    .to_vec()
+    .unwrap_err();
+    check_error(&err, ErrorKind::TooFew { len: 0, min: 1 }, 8, "tail");
+    // The maximum still holds beside the minimum.
+    let err = AtLeast {
+        tail: vec![1, 2, 3],
+        ..at_least()
+    }
+    .to_vec()
+    .unwrap_err();
+    assert_eq!(err.kind(), &ErrorKind::TooLong { len: 3, max: 2 });
+}
+
 #[test]
 fn element_errors_carry_their_index() {
     let mut bytes = REPEATS.to_vec();

@@ -5,7 +5,8 @@ use std::borrow::Cow;
 
 use proptest::prelude::*;
 use query_specs::gamespy1::{
-    reply_datagrams, Player, Pushed, Reassembly, Reply, Request, Team, ENCODING,
+    reply_datagrams, Player, Pushed, QueryId, Reassembly, Reply, Request, Team, Trailer, ENCODING,
+    MAX_PARTS,
 };
 use query_wire::kv::{self, FromKeyValues, ToKeyValues};
 use query_wire::TextEncoding;
@@ -307,19 +308,68 @@ proptest! {
     // Each case decodes every prefix of a reply of up to a few kilobytes: fewer cases.
     #![proptest_config(ProptestConfig::with_cases(48))]
 
+    /// Key/value text has no length fields, so a cut reply may still decode: then it decodes
+    /// to another reply (unless only a trailing delimiter was cut, which BF1942 omits anyway),
+    /// and what it decodes to is a reply like any other, whose encoding decodes to itself.
+    /// A cut that does not decode is an error inside the cut, with a path.
     #[test]
-    fn every_truncation_decodes_or_errors(reply in reply()) {
+    fn every_truncation_decodes_to_less_or_errors(reply in reply()) {
         let bytes = reply.to_vec().unwrap();
         for end in 0..bytes.len() {
             let cut = &bytes[..end];
             match Reply::from_bytes(cut) {
-                Ok(_) => {}
-                Err(e) => prop_assert!(e.offset() <= end, "{e} for {end} bytes"),
+                Ok(decoded) => {
+                    let only_a_delimiter = end + 1 == bytes.len() && bytes[end] == b'\\';
+                    prop_assert!(
+                        decoded != reply || only_a_delimiter,
+                        "cutting {} of {} bytes lost nothing", bytes.len() - end, bytes.len()
+                    );
+                    let again = decoded.to_vec().unwrap();
+                    prop_assert_eq!(
+                        Reply::from_bytes(&again).unwrap(), decoded,
+                        "the cut's decoding re-encodes to itself (cut at {})", end
+                    );
+                }
+                Err(e) => {
+                    prop_assert!(e.offset() <= end, "{} for {} bytes", e, end);
+                    prop_assert!(e.path_string().starts_with("Reply"), "{}", e);
+                }
             }
             let mut parts = Reassembly::new();
             if parts.push(cut).is_ok() {
                 let _ = parts.reply();
             }
+        }
+    }
+}
+
+fn trailer() -> impl Strategy<Value = Trailer> {
+    (
+        prop::option::of((any::<u32>(), 1u32..=MAX_PARTS)),
+        any::<bool>(),
+    )
+        .prop_map(|(query_id, is_final)| Trailer {
+            query_id: query_id.map(|(id, part)| QueryId { id, part }),
+            is_final,
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// A trailer round-trips alone, after a reply's pairs, and with `\final\` first, as
+    /// BF1942 sends it (without the last delimiter).
+    #[test]
+    fn trailer_round_trips(trailer in trailer(), reply in reply()) {
+        let bytes = trailer.to_vec().unwrap();
+        prop_assert_eq!(Trailer::from_bytes(&bytes).unwrap(), trailer);
+
+        let datagram = [reply.to_vec().unwrap(), bytes].concat();
+        prop_assert_eq!(Trailer::from_bytes(&datagram).unwrap(), trailer);
+
+        if let (Some(id), true) = (trailer.query_id, trailer.is_final) {
+            let bf1942 = format!("\\final\\\\queryid\\{id}");
+            prop_assert_eq!(Trailer::from_bytes(bf1942.as_bytes()).unwrap(), trailer);
         }
     }
 }

@@ -124,6 +124,7 @@ fn auth_required_reply_still_carries_basic() {
         query.payload.as_slice(),
         [Payload::ServerInfo(info)] if info.server_name == "Hytale Server"
     ));
+    insta::assert_yaml_snapshot!(packet);
 }
 
 #[test]
@@ -188,11 +189,24 @@ fn hyquery2_family_has_the_same_layout() {
 }
 
 #[test]
-fn truncated_server_info_names_the_field() {
+fn truncated_datagram_fails_at_the_payload_length() {
     let bytes = vector("onequery_basic_response");
-    // Keep the header's payload length but cut the datagram inside the motd string.
+    // Keep the header's payload length but cut the datagram inside the motd string: the
+    // payload's frame (73 bytes from byte 17) is what is found missing first.
     let err = Reply::from_bytes(&bytes[..40]).unwrap_err();
     assert_eq!(err.path_string(), "Reply.body.payload");
     assert_eq!(err.offset(), 17);
     assert_eq!(err.kind(), &ErrorKind::UnexpectedEnd { need: 73, have: 23 });
+}
+
+#[test]
+fn string_longer_than_its_entry_names_the_field() {
+    let mut bytes = vector("onequery_basic_response");
+    // The motd's u16 length (bytes 36..38) says 64; the SERVER_INFO entry ends 52 bytes later.
+    assert_eq!(&bytes[36..38], &[8, 0]);
+    bytes[36] = 64;
+    let err = Reply::from_bytes(&bytes).unwrap_err();
+    assert_eq!(err.path_string(), "Reply.body.payload[0].motd");
+    assert_eq!(err.offset(), 38);
+    assert_eq!(err.kind(), &ErrorKind::UnexpectedEnd { need: 64, have: 52 });
 }

@@ -31,6 +31,7 @@ fn client_list_request_and_reply() {
         }
     );
     assert_eq!(request.body, RequestBody::Clients);
+    insta::assert_yaml_snapshot!("client_list_request", request);
 
     let bytes = vector("samp_c_response");
     let packet = reply(&bytes);
@@ -58,6 +59,9 @@ fn ping_is_echoed_whole() {
     let packet = reply(&bytes);
     assert_eq!(packet.header.opcode, OP_PING);
     assert_eq!(packet.body, ReplyBody::Ping([0x12, 0x34, 0x56, 0x78]));
+    // The reply is the request, byte for byte.
+    assert_eq!(bytes, request_bytes);
+    insta::assert_yaml_snapshot!((request, packet));
 }
 
 #[test]
@@ -82,6 +86,7 @@ fn rcon_refusal_line() {
         panic!("expected an RCON line, got {packet:?}")
     };
     assert_eq!(line.as_bytes(), b"Invalid RCON password.");
+    insta::assert_yaml_snapshot!(packet);
 }
 
 #[test]

@@ -103,18 +103,53 @@ fn reference_response(name: &str) -> Option<(ChunkSet, Vec<u8>)> {
 }
 
 #[test]
-fn reference_challenge_success_and_invalid() {
+fn reference_requests_roundtrip() {
+    let names = [
+        "challenge_success_request",
+        "challenge_invalid_request",
+        "info_single_request",
+        "info_single_malformed_request",
+        "rules_request",
+        "player_request",
+        "team_request",
+        "metrics_request",
+        "OLD_info_multi_request",
+    ];
+    let mut decoded = std::collections::BTreeMap::new();
+    for name in names {
+        let Some(bytes) = reference(name) else {
+            return;
+        };
+        let packet = Request::from_bytes(&bytes).unwrap();
+        assert_eq!(packet.to_vec().unwrap(), bytes, "{name} re-encodes");
+        assert_eq!(packet.encoded_len(()), bytes.len());
+        decoded.insert(name, packet);
+    }
+    insta::assert_yaml_snapshot!(decoded);
+}
+
+#[test]
+fn reference_challenge_success() {
     let Some(good) = reference("challenge_success_response") else {
         return;
     };
     let packet = Response::from_bytes_with(&good, ChunkSet::empty()).unwrap();
     assert!(matches!(packet, Response::Challenge(c) if c.challenge == 0x100));
+    assert_eq!(packet.to_vec_with(ChunkSet::empty()).unwrap(), good);
+    insta::assert_yaml_snapshot!(packet);
+}
 
-    // First byte 01 instead of 00: not a challenge; read as a query response it is too short.
-    let bad = reference("challenge_invalid_response").unwrap();
+#[test]
+fn reference_challenge_invalid_is_rejected_with_offset_and_path() {
+    let Some(bad) = reference("challenge_invalid_response") else {
+        return;
+    };
+    // First byte 01 instead of 00: not a challenge; read as a query response, the 4 bytes
+    // after the type are its challenge and the version is missing.
     let err = Response::from_bytes_with(&bad, ChunkSet::empty()).unwrap_err();
     assert_eq!(err.kind(), &ErrorKind::UnexpectedEnd { need: 2, have: 0 });
     assert_eq!(err.offset(), 5);
+    assert_eq!(err.path_string(), "Response.version");
 }
 
 #[test]
@@ -212,6 +247,7 @@ fn reference_metrics() {
     };
     let metrics = &query.chunks.metrics.as_ref().unwrap().values;
     assert_eq!(metrics, &[1.0, 0.0, 3.14159, 55.57, 438.2522, -123.456]);
+    insta::assert_yaml_snapshot!(packet);
 }
 
 #[test]
@@ -234,7 +270,21 @@ fn reference_split_reply_reassembles_out_of_order() {
         .iter()
         .flat_map(|p| p.payload.iter().copied())
         .collect();
+    for part in &parts {
+        let raw = if part.current_packet == 0 {
+            &second
+        } else {
+            &first
+        };
+        assert_eq!(&part.to_vec().unwrap(), raw, "each fragment re-encodes");
+    }
     let chunks = Chunks::from_bytes_with(&payload, ChunkSet::SERVER_INFO).unwrap();
+    assert_eq!(
+        chunks.to_vec_with(ChunkSet::SERVER_INFO).unwrap(),
+        payload,
+        "the joined payload re-encodes"
+    );
+    insta::assert_yaml_snapshot!((&parts, &chunks));
     let info = chunks.server_info.unwrap();
     assert_eq!(
         (

@@ -1,11 +1,11 @@
 //! Properties of every declared binary packet: random values round-trip through encode and
-//! decode, `encoded_len` is exact, every truncation fails with an error at or before the cut,
-//! and random bytes never panic a decoder.
+//! decode, `encoded_len` is exact, every truncation fails with `UnexpectedEnd` at the cut and a
+//! field path, and random bytes never panic a decoder.
 
 use proptest::collection::vec;
 use proptest::prelude::*;
 use query_specs::{onequery, samp, sqp};
-use query_wire::{Decode, Encode, Text, Uuid};
+use query_wire::{Decode, Encode, ErrorKind, Text, Uuid};
 
 /// Text of at most `max_chars` characters of any script: up to four bytes each.
 fn text(max_chars: usize) -> impl Strategy<Value = String> {
@@ -18,6 +18,12 @@ fn raw(max: usize) -> impl Strategy<Value = Vec<u8>> {
 }
 
 /// Encodes, checks the length, decodes, compares; then checks every truncation fails.
+///
+/// Every packet type here ends with a field whose length is known before it is read (a
+/// fixed width, a prefix, a count, or a frame around an `until_end` repeat), so no strict
+/// prefix of an encoding is itself a packet: each one fails with `UnexpectedEnd`, reported
+/// where the missing bytes start, with `have` reaching exactly to the cut, and with a path
+/// that starts with the type's name.
 fn check_roundtrip<'a, T>(value: &T, ctx: <T as Encode>::Ctx, buf: &'a mut Vec<u8>) -> T
 where
     T: Encode + Decode<'a, Ctx = <T as Encode>::Ctx> + PartialEq + std::fmt::Debug,
@@ -28,10 +34,19 @@ where
     for cut in 0..bytes.len() {
         let err = T::from_bytes_with(&bytes[..cut], ctx)
             .expect_err("every truncation of a complete packet fails");
+        let ErrorKind::UnexpectedEnd { need, have } = *err.kind() else {
+            panic!("truncation at {cut} gave another error than UnexpectedEnd: {err}");
+        };
+        assert!(need > have, "{err} (cut at {cut})");
+        assert_eq!(
+            err.offset() + have,
+            cut,
+            "{err}: the missing bytes start at the error's offset + have (cut at {cut})"
+        );
+        let path = err.path_string();
         assert!(
-            err.offset() <= cut,
-            "error at byte {} is past the cut at {cut}: {err}",
-            err.offset()
+            path.starts_with(<T as Decode<'a>>::NAME),
+            "{err}: the path starts with the type's name (cut at {cut})"
         );
     }
     T::from_bytes_with(bytes, ctx).expect("an encoded value decodes")
@@ -183,6 +198,25 @@ proptest! {
         let packet = sqp::Response::Challenge(sqp::ChallengeResponse { challenge });
         let mut buf = Vec::new();
         prop_assert_eq!(check_roundtrip(&packet, sqp::ChunkSet::empty(), &mut buf), packet);
+    }
+
+    #[test]
+    fn sqp_fragments_roundtrip(
+        challenge: u32,
+        version: u16,
+        current_packet: u8,
+        last_packet: u8,
+        payload in raw(300),
+    ) {
+        let packet = sqp::QueryResponseFragment {
+            challenge,
+            version,
+            current_packet,
+            last_packet,
+            payload: Box::leak(payload.into_boxed_slice()),
+        };
+        let mut buf = Vec::new();
+        prop_assert_eq!(check_roundtrip(&packet, (), &mut buf), packet);
     }
 
     #[test]

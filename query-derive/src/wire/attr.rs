@@ -93,7 +93,8 @@ choice! {
     /// A directive of `#[wire(...)]` on a field.
     FieldKey {
         Endian = "endian", Str = "str", Bytes = "bytes", Len = "len", Count = "count",
-        UntilEnd = "until_end", MaxCount = "max_count", Ctx = "ctx", EachCtx = "each_ctx",
+        UntilEnd = "until_end", MinCount = "min_count", MaxCount = "max_count", Ctx = "ctx",
+        EachCtx = "each_ctx",
         When = "when", Bits = "bits", Default = "default",
     }
     |found| format!(
@@ -254,6 +255,7 @@ pub struct FieldAttrs {
     pub bytes: Option<Spanned<TextAttr>>,
     pub len: Option<Spanned<LenAttr>>,
     pub repeat: Option<Spanned<RepeatAttr>>,
+    pub min_count: Option<Spanned<Expr>>,
     pub max_count: Option<Spanned<Expr>>,
     pub ctx: Option<Spanned<Expr>>,
     pub each_ctx: Option<Spanned<EachCtx>>,
@@ -270,6 +272,7 @@ impl FieldAttrs {
             && self.bytes.is_none()
             && self.len.is_none()
             && self.repeat.is_none()
+            && self.min_count.is_none()
             && self.max_count.is_none()
             && self.ctx.is_none()
             && self.each_ctx.is_none()
@@ -382,6 +385,11 @@ pub fn field(attrs: &[Attribute], errors: &mut Errors) -> FieldAttrs {
             FieldKey::UntilEnd => {
                 flag(input, key)?;
                 set_repeat(&mut out.repeat, key, RepeatAttr::UntilEnd, errors);
+            }
+            FieldKey::MinCount => {
+                input.parse::<Token![=]>()?;
+                let value: Expr = input.parse()?;
+                set(&mut out.min_count, key, value, errors);
             }
             FieldKey::MaxCount => {
                 input.parse::<Token![=]>()?;

@@ -136,6 +136,7 @@ pub enum Framing {
 pub struct Repeat {
     pub vec_ty: Type,
     pub count: Count,
+    pub min_count: Option<Expr>,
     pub max_count: Option<Expr>,
     pub element: Body,
 }
@@ -583,6 +584,7 @@ fn value_body(
     let Some(element_ty) = vec_element else {
         for (key, span) in [
             ("count", attrs.repeat.as_ref().map(|r| r.span)),
+            ("min_count", attrs.min_count.as_ref().map(|m| m.span)),
             ("max_count", attrs.max_count.as_ref().map(|m| m.span)),
             ("each_ctx", attrs.each_ctx.as_ref().map(|e| e.span)),
         ] {
@@ -630,6 +632,7 @@ fn value_body(
         RepeatAttr::Expr(expr) => Count::Expr(scope.expr(expr, errors)),
         RepeatAttr::UntilEnd => Count::UntilEnd,
     };
+    check_count_bounds(attrs, errors);
     let ctx = match (&attrs.ctx, &attrs.each_ctx) {
         (Some(_), Some(each)) => {
             errors.at(
@@ -673,9 +676,27 @@ fn value_body(
     Body::Repeat(Box::new(Repeat {
         vec_ty: ty.clone(),
         count,
+        min_count: attrs.min_count.as_ref().map(|m| m.value.clone()),
         max_count: attrs.max_count.as_ref().map(|m| m.value.clone()),
         element,
     }))
+}
+
+/// `min_count` and `max_count` given as literals must leave some count possible.
+fn check_count_bounds(attrs: &FieldAttrs, errors: &mut Errors) {
+    let (Some(min), Some(max)) = (&attrs.min_count, &attrs.max_count) else {
+        return;
+    };
+    if let (Some(low), Some(high)) = (literal_value(&min.value), literal_value(&max.value)) {
+        if low > high {
+            errors.at(
+                min.span,
+                format!(
+                    "`min_count = {low}` exceeds `max_count = {high}`: no count satisfies both"
+                ),
+            );
+        }
+    }
 }
 
 /// A value that is not a repeat (or one element of a repeat).

@@ -43,8 +43,10 @@ fn struct_with_ctx_when_len_and_repeats() {
             pub count: u16,
             #[wire(when = requested.contains(ChunkSet::SERVER_INFO), len(prefix = u32, surplus = "skip"))]
             pub server_info: Option<ServerInfo<'a>>,
-            #[wire(when = *count > 0, len(prefix = u32), until_end, max_count = 64)]
+            #[wire(when = *count > 0, len(prefix = u32), until_end, min_count = 1, max_count = 64)]
             pub rules: Option<Vec<Rule<'a>>>,
+            #[wire(count(prefix = u8), min_count = 1)]
+            pub fields: Vec<FieldHeader<'a>>,
             #[wire(count = *count, each_ctx = |i| i as u8)]
             pub rows: Vec<Row>,
             #[wire(default)]
@@ -138,7 +140,7 @@ fn every_error_of_a_declaration_is_reported() {
             "prefix must be one of u8, u16, u32, u64, found `u9`",
             "`str` applies to `&'a str`, `String`, `Cow<'a, str>` and `Text<'a>`, not `u32`",
             "unknown wire attribute `colour` on a field, expected one of: endian, str, bytes, \
-             len, count, until_end, max_count, ctx, each_ctx, when, bits, default",
+             len, count, until_end, min_count, max_count, ctx, each_ctx, when, bits, default",
             "`count` applies to `Vec` fields, and `u8` is not one",
         ]
     );

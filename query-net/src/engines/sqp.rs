@@ -433,7 +433,8 @@ impl Columns {
     }
 }
 
-/// The rows of a table, each with its column headers; nothing for a table without columns.
+/// The rows of a table, each with its column headers; nothing when it has no columns, which
+/// decoding allows only for a table of 0 rows (it refuses rows with a field count of 0).
 fn rows<'t, 'a>(
     table: &'t Table<'a>,
 ) -> impl Iterator<Item = (&'t [FieldHeader<'a>], &'t [Value<'a>])> + 't {

@@ -177,6 +177,21 @@ pub struct Repeats<'a> {
     pub ids: Vec<Uuid>,
 }
 
+/// Repeats with a minimum number of elements, in each form.
+#[derive(Debug, Clone, PartialEq, Wire)]
+#[wire(endian = "big")]
+pub struct AtLeast {
+    pub rows: u8,
+    /// Present only when there are rows, and then never empty.
+    #[wire(when = *rows > 0, count(prefix = u16), min_count = 1)]
+    pub columns: Option<Vec<u8>>,
+    pub n: u8,
+    #[wire(count = *n, min_count = 2)]
+    pub pair: Vec<u8>,
+    #[wire(len(prefix = u8), until_end, min_count = 1, max_count = 2)]
+    pub tail: Vec<u16>,
+}
+
 /// Element `i` of a repeat holds `i` bytes, so the element context is visible on the wire.
 #[derive(Debug, Clone, PartialEq, Wire)]
 #[wire(ctx(index: u8))]

@@ -4,7 +4,7 @@ use proc_macro2::{Ident, Literal, TokenStream};
 use quote::quote;
 use syn::{Expr, Lifetime};
 
-use super::{bind, optional, prefix_type, tag_type, ErrorPath, Mode};
+use super::{bind, optional, prefix_type, size, tag_type, ErrorPath, Mode};
 use crate::wire::attr::Surplus;
 use crate::wire::model::{
     Body, Container, Count, Data, Enum, Field, FieldKind, Framing, Len, NestedCtx, Repeat,
@@ -529,14 +529,29 @@ fn repeat(
     let max = optional(repeat.max_count.as_ref());
     let min = names::min();
     let usize = names::usize();
+    // `min_count`: the count checked where it was read (at the prefix's first byte), or where
+    // an `until_end` repeat stopped.
+    let too_few = |offset: TokenStream, len: &Ident| {
+        repeat.min_count.as_ref().map(|least| {
+            let too_few = names::private("too_few_on_decode");
+            let fail = path.fail(quote!(#too_few(#offset, #len, #least)));
+            quote!(if #len < #least { #fail; })
+        })
+    };
 
     match &repeat.count {
-        Count::Prefix { prefix, endian } => {
-            let prefix = prefix_type(*prefix);
+        Count::Prefix {
+            prefix: prefix_kind,
+            endian,
+        } => {
+            let prefix = prefix_type(*prefix_kind);
             let endian = names::endian(*endian);
             let read_count = path.try_(quote!(#r.length::<#prefix>(#endian, #max)));
+            let width = size(prefix_kind.size());
+            let check_min = too_few(quote!(#r.offset() - #width), &count);
             quote!({
                 let #count: #usize = #read_count;
+                #check_min
                 let mut #elements = <#vec_ty>::with_capacity(#min(#count, #r.remaining()));
                 #element_ctx_let
                 for #index in 0..#count {
@@ -554,8 +569,10 @@ fn repeat(
                 Some(_) => path.try_(quote!(#r.check_count(#computed, #max))),
                 None => computed,
             };
+            let check_min = too_few(quote!(#r.offset()), &count);
             quote!({
                 let #count: #usize = #checked;
+                #check_min
                 let mut #elements = <#vec_ty>::with_capacity(#min(#count, #r.remaining()));
                 #element_ctx_let
                 for #index in 0..#count {
@@ -583,6 +600,7 @@ fn repeat(
                 (None, None)
             };
             let zero = Literal::usize_suffixed(0);
+            let check_min = too_few(quote!(#r.offset()), &index);
             quote!({
                 let mut #elements = <#vec_ty>::new();
                 #element_ctx_let
@@ -595,6 +613,7 @@ fn repeat(
                     #elements.push(#element);
                     #index += 1;
                 }
+                #check_min
                 #elements
             })
         }

@@ -325,6 +325,11 @@ fn repeat(
         let fail = path.fail(quote!(#too_many(#w, #v.len(), #max)));
         quote!(if #v.len() > #max { #fail; })
     });
+    let check_min = repeat.min_count.as_ref().map(|least| {
+        let too_few = names::private("too_few_on_encode");
+        let fail = path.fail(quote!(#too_few(#w, #v.len(), #least)));
+        quote!(if #v.len() < #least { #fail; })
+    });
     let head = match &repeat.count {
         Count::Prefix { prefix, endian } => {
             let prefix = prefix_type(*prefix);
@@ -351,6 +356,7 @@ fn repeat(
     let write_element = write(&element_body, &quote!(#element), w, &path.element(), fields);
     let enumerate = names::enumerate();
     quote! {
+        #check_min
         #head
         #element_ctx_let
         for (#index, #element) in #enumerate(#v.iter()) {
