@@ -58,8 +58,9 @@ use crate::protocol::Protocol;
 use crate::state::{RuleValue, ServerState, SharedState};
 use crate::status::{Player, ServerStatus, Team};
 
-/// The encoding GameSpy v1 text is read and written in unless another is chosen.
-pub const DEFAULT_ENCODING: TextEncoding = TextEncoding::Windows1252;
+/// The encoding GameSpy v1 text is read and written in unless another is chosen. Declared with
+/// the packets, as [`query_specs::gamespy1::ENCODING`].
+pub const DEFAULT_ENCODING: TextEncoding = query_specs::gamespy1::ENCODING;
 
 /// The request sent when [`Options::gamespy_request`] is empty.
 pub const DEFAULT_REQUEST: &str = "\\status\\";
