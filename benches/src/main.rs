@@ -42,6 +42,9 @@ struct ReportArgs {
     /// Criterion's output directory.
     #[arg(long, default_value = "target/criterion")]
     criterion: PathBuf,
+    /// Only the bulk-client ratios and runs (of a bulk run with other settings).
+    #[arg(long)]
+    bulk_only: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -171,6 +174,7 @@ fn main() -> ExitCode {
                 query_bench::report::markdown(&query_bench::report::Sources {
                     results: args.results,
                     criterion: args.criterion,
+                    bulk_only: args.bulk_only,
                 })
             );
             Ok(())

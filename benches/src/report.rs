@@ -17,6 +17,9 @@ pub struct Sources {
     pub results: PathBuf,
     /// Criterion's output directory (`target/criterion`).
     pub criterion: PathBuf,
+    /// Only the bulk-client ratios and table, for a bulk run with other settings than the
+    /// suite's main one.
+    pub bulk_only: bool,
 }
 
 fn load(path: &Path) -> Option<Value> {
@@ -278,7 +281,12 @@ pub fn markdown(sources: &Sources) -> String {
         },
     ];
     out.push_str("| ratio | value | target | verdict | note |\n|---|---|---|---|---|\n");
-    for ratio in &ratios {
+    let shown = ratios.iter().filter(|ratio| {
+        // A bulk-only report compares with the peers; the other rows need parts it has not.
+        !sources.bulk_only
+            || (ratio.name.starts_with("gsq bulk /") || ratio.name.starts_with("CPU"))
+    });
+    for ratio in shown {
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {} |",
@@ -288,6 +296,12 @@ pub fn markdown(sources: &Sources) -> String {
             verdict(ratio),
             ratio.note
         );
+    }
+
+    if sources.bulk_only {
+        out.push('\n');
+        bulk_table(&mut out, bulk.as_ref());
+        return out;
     }
 
     out.push_str("\n### Responder throughput\n\n");
@@ -360,7 +374,13 @@ pub fn markdown(sources: &Sources) -> String {
     }
 
     out.push_str("\n### Bulk clients\n\n");
-    match bulk.as_ref() {
+    bulk_table(&mut out, bulk.as_ref());
+    out
+}
+
+/// The bulk runs' settings and one row per run, the chosen levels in bold.
+fn bulk_table(out: &mut String, bulk: Option<&Value>) {
+    match bulk {
         Some(bulk) => {
             let _ = writeln!(
                 out,
@@ -404,7 +424,6 @@ pub fn markdown(sources: &Sources) -> String {
         }
         None => out.push_str("not measured\n"),
     }
-    out
 }
 
 fn subject_label(subject: &str) -> &str {
