@@ -103,8 +103,9 @@ struct BulkArgs {
     /// Concurrency levels to try for gsq, ascending.
     #[arg(long, value_delimiter = ',', default_values_t = [500, 1000, 2000, 3000, 5000, 10000])]
     gsq_levels: Vec<usize>,
-    /// Sockets `gsq bulk` spreads its queries over (`--sockets`). Its default of 4 loses
-    /// replies to receive-buffer overflow above about 1,000 queries in flight on loopback.
+    /// Sockets `gsq bulk` spreads its queries over (`--sockets`). Its default of 4 is lossless
+    /// up to 10,000 queries in flight on loopback too; more sockets spread the bursts of
+    /// replies over more kernel receive buffers.
     #[arg(long, default_value_t = 16)]
     gsq_sockets: u32,
     /// Concurrency levels to try for gamedig, ascending.
