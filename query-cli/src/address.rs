@@ -8,25 +8,7 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::str::FromStr;
 
-use query_net::Protocol;
-
 use crate::exit::{BadValue, Category};
-
-/// The query port a protocol's servers listen on unless configured otherwise.
-///
-/// - SQP: 7779, the default query port of Unity's dedicated-server package.
-/// - OneQuery: 5520, the Hytale game port, which also answers queries.
-/// - SA:MP / open.mp: 7777, the game port, which also answers queries.
-/// - GameSpy v1: 23000, Battlefield 1942's query port (Unreal Tournament uses game port + 1,
-///   7778).
-pub fn default_port(protocol: Protocol) -> u16 {
-    match protocol {
-        Protocol::Sqp => 7779,
-        Protocol::OneQuery => 5520,
-        Protocol::Samp => 7777,
-        Protocol::GameSpy1 => 23000,
-    }
-}
 
 /// The default ports as the help text lists them.
 pub const DEFAULT_PORTS_HELP: &str =
@@ -261,6 +243,7 @@ pub fn parse_listen(text: &str) -> Result<SocketAddr, BadValue> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use query_net::Protocol;
 
     fn ok(text: &str) -> HostPort {
         text.parse()
@@ -354,7 +337,7 @@ mod tests {
     #[test]
     fn every_protocol_has_a_documented_default_port() {
         for p in Protocol::ALL {
-            assert!(DEFAULT_PORTS_HELP.contains(&format!("{p} {}", default_port(p))));
+            assert!(DEFAULT_PORTS_HELP.contains(&format!("{p} {}", p.default_port())));
         }
     }
 }

@@ -43,7 +43,12 @@ impl Protocol {
     ];
 
     /// The port servers of the protocol usually answer on, for a target given without one:
-    /// SQP 7779, OneQuery 5520 (the game port), SA:MP 7777, GameSpy v1 23000.
+    ///
+    /// - SQP: 7779, the default query port of Unity's dedicated-server package.
+    /// - OneQuery: 5520, the Hytale game port, which also answers queries.
+    /// - SA:MP / open.mp: 7777, the game port, which also answers queries.
+    /// - GameSpy v1: 23000, Battlefield 1942's query port (Unreal Tournament uses game port
+    ///   + 1, 7778).
     pub fn default_port(self) -> u16 {
         match self {
             Protocol::Sqp => 7779,

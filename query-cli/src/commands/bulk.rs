@@ -21,7 +21,7 @@ use query_net::{engines, Options, Protocol, QueryError, ServerStatus};
 use serde::Serialize;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-use crate::address::{default_port, HostPort};
+use crate::address::HostPort;
 use crate::cli::BulkArgs;
 use crate::commands::query::resolve;
 use crate::exit::{classify, Category, Failure, Outcome};
@@ -370,7 +370,7 @@ fn parse_entry(
             Ok(parsed) => parsed,
             Err(entry) => return entry,
         };
-        match resolve(&address, default_port(protocol)).await {
+        match resolve(&address, protocol.default_port()).await {
             Ok(resolved) => Entry {
                 line,
                 target,

@@ -9,7 +9,7 @@ use query_specs::sqp::ChunkSet;
 use serde_json::json;
 use tokio::task::JoinSet;
 
-use crate::address::{default_port, HostPort};
+use crate::address::HostPort;
 use crate::cli::{ProtocolChoice, QueryArgs};
 use crate::exit::{classify, Category, Failure, Outcome};
 use crate::output::{print_line, render_status, sanitize, to_json, Format};
@@ -22,7 +22,7 @@ pub async fn run(args: QueryArgs) -> Outcome {
             let options = args.client.options();
             let rcon = rcon_command(&args, protocol)?;
             let chunks = sqp_chunks(&args, Some(protocol))?;
-            let target = resolve(&args.address, default_port(protocol)).await?;
+            let target = resolve(&args.address, protocol.default_port()).await?;
             if let Some(rcon) = rcon {
                 return run_rcon(target, &rcon, &options, format).await;
             }
@@ -178,11 +178,11 @@ async fn query_any(args: &QueryArgs) -> Outcome<ServerStatus> {
     let any_port = args
         .address
         .port()
-        .unwrap_or_else(|| default_port(Protocol::Sqp));
+        .unwrap_or_else(|| Protocol::Sqp.default_port());
     let ip = resolve(&args.address, any_port).await?.ip();
     let mut queries = JoinSet::new();
     for protocol in Protocol::ALL {
-        let target = SocketAddr::new(ip, args.address.port().unwrap_or(default_port(protocol)));
+        let target = SocketAddr::new(ip, args.address.port().unwrap_or(protocol.default_port()));
         let options = args.client.options();
         queries.spawn(async move {
             let result = match engines::new_session(protocol, target, &options) {
