@@ -157,7 +157,10 @@ pub async fn query_status(
         // SQP chunks carry no tags, so a server that leaves out a chunk it does not implement
         // reads as malformed; asking for ServerInfo alone is the usual way round it.
         let asked_more_than_info = options.sqp_chunks != ChunkSet::SERVER_INFO;
-        if protocol == Protocol::Sqp && asked_more_than_info && is_malformed(&e) {
+        if protocol == Protocol::Sqp
+            && asked_more_than_info
+            && failure.category() == Category::Malformed
+        {
             failure.hint(
                 "the server may not implement every chunk asked for; try --chunks info, \
                  then add chunks one at a time",
@@ -166,10 +169,6 @@ pub async fn query_status(
             failure
         }
     })
-}
-
-fn is_malformed(error: &QueryError) -> bool {
-    matches!(error, QueryError::Malformed(_) | QueryError::Protocol(_))
 }
 
 /// `auto`: every protocol at once (each on its default port unless one was given); the

@@ -71,8 +71,7 @@ use crate::state::{RuleValue, ServerState, SharedState};
 use crate::status::{Player, ServerStatus};
 
 /// The encoding SA:MP text is read and written in unless another is chosen: the code page of
-/// Western servers. Declared with
-/// the packets, as [`query_specs::samp::ENCODING`].
+/// Western servers. Declared with the packets, as [`query_specs::samp::ENCODING`].
 pub const DEFAULT_ENCODING: TextEncoding = query_specs::samp::ENCODING;
 
 /// Above this many players, servers answer neither player list.
