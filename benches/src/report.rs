@@ -154,7 +154,7 @@ pub fn markdown(sources: &Sources) -> String {
             .map_or_else(|| "—".to_owned(), |c| c.to_string())
     };
 
-    let ratios = [
+    let responders = [
         Ratio {
             name: "SQP responder / tokio UDP echo (replies/s)".to_owned(),
             value: div(sqp, echo),
@@ -179,6 +179,9 @@ pub fn markdown(sources: &Sources) -> String {
             unit: "",
             note: String::new(),
         },
+    ];
+    // The comparison with the peer clients: all a bulk-only report shows.
+    let peers = [
         Ratio {
             name: format!(
                 "gsq bulk / gamedig (targets/s, {} SA:MP + GameSpy v1 targets)",
@@ -225,6 +228,8 @@ pub fn markdown(sources: &Sources) -> String {
             unit: "×",
             note: String::new(),
         },
+    ];
+    let rest = [
         Ratio {
             name: format!("gsq bulk answers lost ({targets} targets, all protocols)"),
             value: run_field(gsq_all, "lost"),
@@ -281,11 +286,11 @@ pub fn markdown(sources: &Sources) -> String {
         },
     ];
     out.push_str("| ratio | value | target | verdict | note |\n|---|---|---|---|---|\n");
-    let shown = ratios.iter().filter(|ratio| {
-        // A bulk-only report compares with the peers; the other rows need parts it has not.
-        !sources.bulk_only
-            || (ratio.name.starts_with("gsq bulk /") || ratio.name.starts_with("CPU"))
-    });
+    let shown: Vec<&Ratio> = if sources.bulk_only {
+        peers.iter().collect()
+    } else {
+        responders.iter().chain(&peers).chain(&rest).collect()
+    };
     for ratio in shown {
         let _ = writeln!(
             out,
