@@ -230,6 +230,13 @@ pub fn classify(error: &QueryError) -> (Category, Option<&'static str>) {
             Category::Auth,
             Some("pass the server's secret with --token (OneQuery) or --rcon-password (SA:MP)"),
         ),
+        QueryError::ServerReply(_) => (
+            Category::Malformed,
+            Some(
+                "the server answered this query, so it speaks the protocol, but this reply of it \
+                 is broken or of a version this client does not read",
+            ),
+        ),
         QueryError::Malformed(_) | QueryError::Protocol(_) => (
             Category::Malformed,
             Some("the server sent a reply this protocol does not allow; is it the right protocol?"),

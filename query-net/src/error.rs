@@ -44,6 +44,13 @@ pub enum QueryError {
     /// counts, a multi-part reply that contradicts itself).
     #[error("protocol violation: {0}")]
     Protocol(Cow<'static, str>),
+    /// A reply the server certainly sent, since it echoes this query's challenge (which a
+    /// spoofer off the path cannot know), that does not decode or breaks the protocol's rules.
+    /// Unlike an unproven datagram, it is no stray packet of another service: the server
+    /// speaks the protocol, and this reply of it is broken or of an unknown version. The
+    /// query ends at once with it instead of waiting for a better reply that will not come.
+    #[error("{0}")]
+    ServerReply(Box<QueryError>),
     /// This build has no client engine for the protocol.
     #[error("no client engine for protocol {0}")]
     Unsupported(Protocol),
@@ -53,6 +60,11 @@ impl QueryError {
     /// A [`QueryError::Protocol`] with a fixed or formatted message.
     pub fn protocol(message: impl Into<Cow<'static, str>>) -> Self {
         QueryError::Protocol(message.into())
+    }
+
+    /// `error` about a reply the server proved its own ([`QueryError::ServerReply`]).
+    pub fn server_reply(error: impl Into<QueryError>) -> Self {
+        QueryError::ServerReply(Box::new(error.into()))
     }
 
     /// Whether trying again later could succeed (timeouts and network errors), as opposed to an

@@ -12,7 +12,7 @@ use query_net::state::{RuleValue, ServerState, SharedState, TeamState};
 use query_net::{Options, QueryError, ServerStatus};
 use query_specs::sqp::{
     ChallengeResponse, ChunkSet, Chunks, QueryRequest, QueryResponse, QueryResponseFragment,
-    Request, Response, ServerInfo, Value,
+    Request, Response, ServerInfo, Table, Value,
 };
 use query_wire::{Decode, Encode};
 use sqp_support::{comparable, expected, player, sample_state};
@@ -227,9 +227,9 @@ fn info_only() -> Options {
     }
 }
 
-/// A server that implements ServerInfo only, as the Unity page documents SQP: whatever chunks
-/// a query asks for, the reply carries ServerInfo alone.
-fn server_info_only_reply(datagram: &[u8]) -> Option<Vec<u8>> {
+/// A server like Unity's SDK, which implements ServerInfo only: whatever chunks a query asks
+/// for, the reply carries ServerInfo alone, with `version` in its header.
+fn server_info_only_reply(datagram: &[u8], version: u16) -> Option<Vec<u8>> {
     match Request::from_bytes(datagram).ok()? {
         Request::Challenge(_) => Some(
             Response::Challenge(ChallengeResponse { challenge: 77 })
@@ -237,24 +237,32 @@ fn server_info_only_reply(datagram: &[u8]) -> Option<Vec<u8>> {
                 .unwrap(),
         ),
         Request::Query(query) if query.challenge == 77 => {
-            Some(reply_bytes(77, ChunkSet::SERVER_INFO, "info only"))
+            let mut reply = reply_bytes(77, ChunkSet::SERVER_INFO, "info only");
+            reply[5..7].copy_from_slice(&version.to_be_bytes());
+            Some(reply)
         }
         Request::Query(_) => None,
     }
 }
 
-/// Runs `session` against [`server_info_only_reply`].
-fn against_server_info_only(mut session: SqpClient) -> Result<ServerStatus, QueryError> {
+/// Runs `session` against [`server_info_only_reply`]; returns the result and how many
+/// datagrams the session sent.
+fn against_server_info_only(
+    mut session: SqpClient,
+    version: u16,
+) -> (Result<ServerStatus, QueryError>, usize) {
     let mut now = Instant::now();
+    let mut sent = 0;
     for _ in 0..20 {
         while let Some(datagram) = session.poll_transmit(now) {
+            sent += 1;
             let datagram = datagram.to_vec();
-            if let Some(reply) = server_info_only_reply(&datagram) {
+            if let Some(reply) = server_info_only_reply(&datagram, version) {
                 session.handle_datagram(server(), &reply, now + Duration::from_millis(1));
             }
         }
         if let Some(result) = session.poll_result() {
-            return result;
+            return (result, sent);
         }
         now = session.poll_timeout().expect("a deadline");
         session.handle_timeout(now);
@@ -263,19 +271,81 @@ fn against_server_info_only(mut session: SqpClient) -> Result<ServerStatus, Quer
 }
 
 #[test]
-fn a_server_with_server_info_only_is_answered_with_default_options() {
+fn a_server_with_server_info_only_answers_any_chunk_set() {
     let defaults = Options {
         timeout: TIMEOUT,
         ..Options::default()
     };
-    let status = against_server_info_only(SqpClient::new(server(), &defaults)).unwrap();
+    let (status, sent) = against_server_info_only(SqpClient::new(server(), &defaults), 1);
+    let status = status.unwrap();
+    assert_eq!(sent, 2);
     assert_eq!(status.name, "info only");
     assert!(status.complete);
     assert_eq!((status.num_players, status.max_players), (1, 2));
+    assert_eq!(status.raw["missing_chunks"], serde_json::json!([]));
 
-    // Asking for a chunk such a server lacks cannot work: its reply does not decode.
-    let err = against_server_info_only(SqpClient::new(server(), &options(0))).unwrap_err();
-    assert!(matches!(err, QueryError::Malformed(_)), "{err}");
+    // Asked for every chunk, it sends the one it has: no retry, the rest named as missing.
+    let (status, sent) = against_server_info_only(SqpClient::new(server(), &options(2)), 1);
+    let status = status.unwrap();
+    assert_eq!(sent, 2, "no second round");
+    assert_eq!(status.name, "info only");
+    assert!(status.complete);
+    assert_eq!(
+        status.raw["missing_chunks"],
+        serde_json::json!(["rules", "players", "teams", "metrics"])
+    );
+    assert_eq!(status.raw["version"], 1);
+    assert!(status.players.is_empty() && status.rules.is_empty());
+}
+
+#[test]
+fn version_0_is_read_as_version_1_and_other_versions_end_the_query() {
+    let (status, _) = against_server_info_only(SqpClient::new(server(), &options(2)), 0);
+    let status = status.unwrap();
+    assert_eq!(status.name, "info only");
+    assert_eq!(status.raw["version"], 0);
+
+    let (result, sent) = against_server_info_only(SqpClient::new(server(), &options(2)), 2);
+    assert_eq!(sent, 2, "the server's own reply is not waited out");
+    match result {
+        Err(QueryError::ServerReply(inner)) => {
+            assert!(matches!(*inner, QueryError::Protocol(_)), "{inner}");
+            assert!(inner.to_string().contains("version 2"), "{inner}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_reply_of_several_equally_good_chunk_sets_is_refused() {
+    // An empty table alone reads as a player table and as a team table.
+    let t0 = Instant::now();
+    let mut session = SqpClient::with_chunks(
+        server(),
+        &options(2),
+        ChunkSet::PLAYER_INFO | ChunkSet::TEAM_INFO,
+    );
+    at_query_step(&mut session, t0, 3);
+    let reply = Response::Query(QueryResponse {
+        challenge: 3,
+        version: 1,
+        current_packet: 0,
+        last_packet: 0,
+        chunks: Chunks {
+            player_info: Some(Table::default()),
+            ..Chunks::default()
+        },
+    })
+    .to_vec_with(ChunkSet::PLAYER_INFO)
+    .unwrap();
+    session.handle_datagram(server(), &reply, t0);
+    match session.poll_result() {
+        Some(Err(QueryError::ServerReply(inner))) => {
+            let text = inner.to_string();
+            assert!(text.contains("players") && text.contains("teams"), "{text}");
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]
@@ -312,8 +382,13 @@ fn garbage_is_ignored_while_attempts_remain_and_reported_when_they_run_out() {
     let t0 = Instant::now();
     let mut session = SqpClient::new(server(), &info_only());
     at_query_step(&mut session, t0, 7);
-    session.handle_datagram(server(), &[1, 0, 0, 0, 7, 0, 1, 0, 0, 0, 9, 1], t0);
+    // Too short to show a challenge, or not a query response at all: anyone could send these.
+    session.handle_datagram(server(), &[1, 0, 0], t0);
     session.handle_datagram(server(), b"\x05garbage", t0);
+    // A broken reply echoing another challenge is not this round's.
+    let mut other = reply_bytes(8, ChunkSet::SERVER_INFO, "cut");
+    other.truncate(other.len() - 1);
+    session.handle_datagram(server(), &other, t0);
     assert!(session.poll_result().is_none());
     session.handle_datagram(server(), &reply_bytes(7, ChunkSet::SERVER_INFO, "ok"), t0);
     assert_eq!(session.poll_result().unwrap().unwrap().name, "ok");
@@ -323,18 +398,36 @@ fn garbage_is_ignored_while_attempts_remain_and_reported_when_they_run_out() {
     let mut now = t0;
     for round in 0..3u32 {
         at_query_step(&mut session, now, round);
-        let mut bad = reply_bytes(round, ChunkSet::SERVER_INFO, "cut");
-        bad.truncate(bad.len() - 1);
-        session.handle_datagram(server(), &bad, now);
+        session.handle_datagram(server(), &[1, 0], now);
         now = session.poll_timeout().unwrap();
         session.handle_timeout(now);
     }
     match session.poll_result() {
         Some(Err(QueryError::Malformed(e))) => {
-            assert!(e.to_string().contains("QueryResponseFragment"), "{e}");
+            assert!(e.to_string().contains("QueryResponseHead"), "{e}");
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn a_broken_reply_echoing_the_challenge_ends_the_query_at_once() {
+    let t0 = Instant::now();
+    let mut session = SqpClient::new(server(), &info_only());
+    at_query_step(&mut session, t0, 7);
+    let mut bad = reply_bytes(7, ChunkSet::SERVER_INFO, "cut");
+    bad.truncate(bad.len() - 1);
+    session.handle_datagram(server(), &bad, t0);
+    match session.poll_result() {
+        Some(Err(QueryError::ServerReply(inner))) => match *inner {
+            QueryError::Malformed(e) => {
+                assert!(e.to_string().contains("QueryResponseFragment"), "{e}");
+            }
+            other => panic!("{other}"),
+        },
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(session.poll_transmit(t0), None, "nothing more is sent");
 }
 
 #[test]
@@ -396,7 +489,7 @@ fn split_replies_are_reassembled_in_any_order_and_duplicates_ignored() {
 }
 
 #[test]
-fn parts_that_disagree_are_reported_if_nothing_better_comes() {
+fn parts_that_disagree_end_the_query_at_once() {
     let t0 = Instant::now();
     let mut session = SqpClient::new(server(), &options(0));
     at_query_step(&mut session, t0, 5);
@@ -410,10 +503,9 @@ fn parts_that_disagree_are_reported_if_nothing_better_comes() {
         };
         session.handle_datagram(server(), &part.to_vec().unwrap(), t0);
     }
-    session.handle_timeout(session.poll_timeout().unwrap());
     match session.poll_result() {
-        Some(Err(QueryError::Protocol(message))) => {
-            assert!(message.contains("disagree"), "{message}");
+        Some(Err(QueryError::ServerReply(inner))) => {
+            assert!(inner.to_string().contains("disagree"), "{inner}");
         }
         other => panic!("{other:?}"),
     }

@@ -28,6 +28,9 @@ use serde::Serialize;
 /// Version 1 is the only one clients send and servers accept.
 pub const VERSION: u16 = 1;
 
+/// Some servers (Unity's FPSSample) answer with version 0 and the version 1 layout.
+pub const VERSION_UNSET: u16 = 0;
+
 /// The longest string a u8 length can describe.
 pub const MAX_STRING: usize = 255;
 
@@ -124,6 +127,17 @@ pub struct QueryResponse<'a> {
     /// The chunks, behind a u16 packet length.
     #[wire(len(prefix = u16), ctx = requested)]
     pub chunks: Chunks<'a>,
+}
+
+/// The first bytes of every query response datagram: enough to tell whose reply it is (the
+/// challenge echo) and which version it speaks before the rest is decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Wire, Serialize)]
+#[wire(endian = "big", magic = b"\x01")]
+pub struct QueryResponseHead {
+    /// Echo of the request's challenge.
+    pub challenge: u32,
+    /// [`VERSION`], or 0 from servers that never set it.
+    pub version: u16,
 }
 
 /// One datagram of a query response, whatever its place in a split reply: the payload is kept

@@ -16,7 +16,8 @@ use indexmap::IndexMap;
 pub use query_specs::sqp::ChunkSet;
 use query_specs::sqp::{
     ChallengeRequest, ChallengeResponse, Chunks, FieldHeader, QueryRequest, QueryResponse,
-    QueryResponseFragment, Request, Response, Rule, ServerInfo, Table, Value, MAX_STRING, VERSION,
+    QueryResponseFragment, QueryResponseHead, Request, Response, Rule, ServerInfo, Table, Value,
+    MAX_STRING, VERSION, VERSION_UNSET,
 };
 use query_wire::{Decode, Encode, Endian, Writer};
 
@@ -28,6 +29,9 @@ use crate::options::Options;
 use crate::protocol::Protocol;
 use crate::state::{PlayerState, RuleValue, ServerState, SharedState, TeamState};
 use crate::status::{Player, ServerStatus, Team};
+
+mod chunks;
+pub use chunks::{chunk_names, find_chunks, ChunkSearchError, FoundChunks, CHUNK_NAMES};
 
 /// A status query of `target`.
 pub fn client(target: SocketAddr, options: &Options) -> Result<StatusSession, QueryError> {
@@ -64,11 +68,20 @@ impl Step {
 /// One SQP status query, as a sans-I/O state machine.
 ///
 /// Replies that do not fit the current step (a late challenge, a query response echoing another
-/// challenge, a duplicate part) are ignored. A reply that fails to decode is ignored too, since
-/// anyone can forge a datagram from the target's address: the genuine reply may still come. If
-/// the attempts then run out and such a reply was seen, the error is
-/// [`QueryError::Malformed`] (or [`QueryError::Protocol`] for an inconsistent split reply)
-/// rather than a timeout, because a server that answers garbage is worth reporting as such.
+/// challenge, a duplicate part) are ignored. A datagram too short to show whose reply it is is
+/// ignored too, since anyone can forge one from the target's address: the genuine reply may
+/// still come. If the attempts then run out and such a datagram was seen, the error is
+/// [`QueryError::Malformed`] rather than a timeout, because a server that answers garbage is
+/// worth reporting as such.
+///
+/// A query response that echoes this round's challenge is the server's own: a spoofer off the
+/// path cannot know the challenge. When it cannot be decoded, the query ends at once with
+/// [`QueryError::ServerReply`]: no better reply is coming.
+///
+/// Lenient where real servers differ harmlessly: a reply with fewer chunks than asked decodes
+/// as the chunks it holds ([`find_chunks`]), and `raw.missing_chunks` names the others; version
+/// 0 (Unity's FPSSample) is read as version 1 and shown as `raw.version`. Any other version is
+/// an error.
 ///
 /// ```
 /// use std::time::Instant;
@@ -191,50 +204,60 @@ impl SqpClient {
             }
             return;
         }
-        let fragment = match QueryResponseFragment::from_bytes(datagram) {
-            Ok(fragment) => fragment,
+        let head = match QueryResponseHead::from_prefix(datagram, ()) {
+            Ok((head, _)) => head,
             Err(e) => {
                 self.last_bad = Some(e.into());
                 return;
             }
         };
-        if fragment.challenge != challenge {
+        if head.challenge != challenge {
             // Meant for another round, or forged by someone who does not know the challenge.
             return;
         }
-        if fragment.version != VERSION {
-            self.last_bad = Some(QueryError::protocol(format!(
-                "query response has version {}, expected {VERSION}",
-                fragment.version
-            )));
+        // From here on the reply is the server's own.
+        if head.version != VERSION && head.version != VERSION_UNSET {
+            self.finish(Err(QueryError::server_reply(QueryError::protocol(
+                format!(
+                    "query response has version {}; this client reads versions {VERSION} and \
+                 {VERSION_UNSET}",
+                    head.version
+                ),
+            ))));
             return;
         }
+        let fragment = match QueryResponseFragment::from_bytes(datagram) {
+            Ok(fragment) => fragment,
+            Err(e) => {
+                self.finish(Err(QueryError::server_reply(e)));
+                return;
+            }
+        };
         if fragment.last_packet == 0 && fragment.current_packet == 0 {
-            self.accept_payload(fragment.payload, now);
+            self.accept_payload(fragment.payload, head.version, now);
             return;
         }
         match self.parts.insert(&fragment) {
-            Ok(Some(joined)) => self.accept_payload(&joined, now),
+            Ok(Some(joined)) => self.accept_payload(&joined, head.version, now),
             Ok(None) => {}
             Err(message) => {
-                self.parts.clear();
-                self.last_bad = Some(QueryError::protocol(message));
+                self.finish(Err(QueryError::server_reply(QueryError::protocol(message))));
             }
         }
     }
 
-    fn accept_payload(&mut self, payload: &[u8], now: Instant) {
-        match Chunks::from_bytes_with(payload, self.requested) {
-            Ok(chunks) => {
+    fn accept_payload(&mut self, payload: &[u8], version: u16, now: Instant) {
+        match find_chunks(payload, self.requested) {
+            Ok(found) => {
                 self.note_rtt(now);
-                let mut status = status_from_chunks(self.target, &chunks);
+                let mut status = status_from_reply(self.target, &found, self.requested, version);
                 status.ping_ms = self.best_rtt.unwrap_or_default().as_secs_f64() * 1000.0;
                 self.finish(Ok(status));
             }
-            Err(e) => {
-                self.parts.clear();
-                self.last_bad = Some(e.into());
-            }
+            Err(ChunkSearchError::NoFit(e)) => self.finish(Err(QueryError::server_reply(e))),
+            Err(ambiguous) => self.finish(Err(QueryError::server_reply(QueryError::protocol(
+                ambiguous.to_string(),
+            )))),
         }
     }
 }
@@ -347,6 +370,26 @@ impl Parts {
         self.clear();
         Ok(Some(joined))
     }
+}
+
+/// Maps a reply's chunks into a [`ServerStatus`] as [`status_from_chunks`] does, and notes in
+/// `raw` the reply's `version` and, as `missing_chunks`, the names of the chunks asked for
+/// that the server left out (`[]` when it sent them all).
+pub fn status_from_reply(
+    address: SocketAddr,
+    found: &FoundChunks<'_>,
+    requested: ChunkSet,
+    version: u16,
+) -> ServerStatus {
+    let mut status = status_from_chunks(address, &found.chunks);
+    if let serde_json::Value::Object(raw) = &mut status.raw {
+        raw.insert("version".to_owned(), version.into());
+        raw.insert(
+            "missing_chunks".to_owned(),
+            chunk_names(requested - found.present).into(),
+        );
+    }
+    status
 }
 
 /// Maps decoded chunks into a [`ServerStatus`] (with `ping_ms` 0: the session fills it in).
