@@ -95,6 +95,7 @@ impl OrderedJson {
     }
 
     /// The field `key` of an object.
+    #[cfg(test)]
     pub fn get(&self, key: &str) -> Option<&OrderedJson> {
         match self {
             OrderedJson::Object(fields) => fields.get(key),

@@ -9,6 +9,7 @@ use std::fs;
 use std::io::{self, IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
+use query_net::engines::sqp::{chunk_names, find_chunks, ChunkSearchError};
 use query_net::Protocol;
 use query_specs::{gamespy1, onequery, samp, sqp};
 use query_wire::{Decode, TextEncoding};
@@ -268,55 +269,33 @@ fn choose(
 // ---------------------------------------------------------------------------------------------
 // SQP
 
-/// Every chunk set, most chunks first: the order in which a reply's unknown chunk set is
-/// guessed. All chunks is the usual request, and a larger set that decodes exactly is a
-/// better explanation of the bytes than a smaller one.
-fn chunk_sets_to_try() -> Vec<sqp::ChunkSet> {
-    let mut sets: Vec<sqp::ChunkSet> = (0..=sqp::ChunkSet::all().bits())
-        .filter_map(sqp::ChunkSet::from_bits)
-        .collect();
-    sets.sort_by_key(|s| (std::cmp::Reverse(s.bits().count_ones()), s.bits()));
-    sets
+/// The chunk set to decode a query response's chunk bytes with: the one `--chunks` gives, or
+/// the one the client finds from the bytes ([`find_chunks`]: the request, all chunks here, or
+/// the one subset of it that explains every byte). When no set explains the bytes, the set of
+/// the attempt that got furthest, whose decode then reports where and why it failed.
+fn chunk_set_of(payload: &[u8], given: Option<sqp::ChunkSet>) -> Result<sqp::ChunkSet, String> {
+    match given {
+        Some(set) => Ok(set),
+        None => match find_chunks(payload, sqp::ChunkSet::all()) {
+            Ok(found) => Ok(found.present),
+            Err(ChunkSearchError::NoFit { attempt, .. }) => Ok(attempt),
+            Err(ambiguous) => Err(ambiguous.to_string()),
+        },
+    }
 }
 
-fn chunk_names(set: sqp::ChunkSet) -> Vec<&'static str> {
-    let mut names = Vec::new();
-    for (flag, name) in [
-        (sqp::ChunkSet::SERVER_INFO, "info"),
-        (sqp::ChunkSet::SERVER_RULES, "rules"),
-        (sqp::ChunkSet::PLAYER_INFO, "players"),
-        (sqp::ChunkSet::TEAM_INFO, "teams"),
-        (sqp::ChunkSet::METRICS, "metrics"),
-    ] {
-        if set.contains(flag) {
-            names.push(name);
-        }
-    }
-    names
-}
-
-/// Decodes with the given chunk set, or finds one: the first in [`chunk_sets_to_try`] that
-/// decodes every byte. On failure, the error that got furthest.
-fn with_chunk_set<T>(
-    given: Option<sqp::ChunkSet>,
-    decode: impl Fn(sqp::ChunkSet) -> Result<T, query_wire::Error>,
-) -> Result<(T, sqp::ChunkSet), query_wire::Error> {
-    if let Some(set) = given {
-        return decode(set).map(|v| (v, set));
-    }
-    let mut furthest: Option<query_wire::Error> = None;
-    for set in chunk_sets_to_try() {
-        match decode(set) {
-            Ok(value) => return Ok((value, set)),
-            Err(e) => match &furthest {
-                Some(f) if f.offset() >= e.offset() => {}
-                _ => furthest = Some(e),
-            },
-        }
-    }
-    Err(furthest.unwrap_or_else(|| {
-        query_wire::Error::new(query_wire::ErrorKind::Invalid("no chunk set to try"), 0)
-    }))
+/// The note that says which chunks a reply was decoded with, when `gsq` found them.
+fn found_chunks_note(datagram: &str, set: sqp::ChunkSet) -> String {
+    let missing = sqp::ChunkSet::all() - set;
+    let names = |set| match chunk_names(set) {
+        names if names.is_empty() => "none".to_owned(),
+        names => names.join(","),
+    };
+    format!(
+        "{datagram}: the reply holds chunks {} (not {}); --chunks sets them",
+        names(set),
+        names(missing)
+    )
 }
 
 fn decode_sqp(datagrams: &[Datagram], args: &DecodeArgs) -> Outcome<(Body, Vec<String>)> {
@@ -335,18 +314,28 @@ fn decode_sqp(datagrams: &[Datagram], args: &DecodeArgs) -> Outcome<(Body, Vec<S
 
 fn decode_sqp_datagram(datagram: &Datagram, args: &DecodeArgs) -> Outcome<Decoded> {
     let bytes = &datagram.bytes;
-    let inferred = std::cell::Cell::new(None);
+    let used = std::cell::Cell::new(None);
+    let ambiguous = std::cell::RefCell::new(None);
     let request = || sqp::Request::from_bytes(bytes).map(|r| serialize(&r));
     let reply = || {
-        with_chunk_set(args.chunks, |set| {
-            sqp::Response::from_bytes_with(bytes, set).map(|r| serialize(&r))
-        })
-        .map(|(value, set)| {
-            if value.get("Query").is_some() {
-                inferred.set(Some(set));
-            }
-            value
-        })
+        let set = match sqp::QueryResponseFragment::from_bytes(bytes) {
+            Ok(fragment) => match chunk_set_of(fragment.payload, args.chunks) {
+                Ok(set) => {
+                    used.set(Some(set));
+                    set
+                }
+                Err(why) => {
+                    *ambiguous.borrow_mut() = Some(why);
+                    return Err(query_wire::Error::new(
+                        query_wire::ErrorKind::Invalid("no single chunk set fits the reply"),
+                        0,
+                    ));
+                }
+            },
+            // Not a query response: a challenge, or bytes whose error the decode reports.
+            Err(_) => args.chunks.unwrap_or(sqp::ChunkSet::all()),
+        };
+        sqp::Response::from_bytes_with(bytes, set).map(|r| serialize(&r))
     };
     // `00` + 4 bytes is a challenge request (zero padding) or a challenge response.
     let prefer = if bytes.len() == 5 && bytes[0] == 0 && bytes[1..].iter().any(|&b| b != 0) {
@@ -354,22 +343,29 @@ fn decode_sqp_datagram(datagram: &Datagram, args: &DecodeArgs) -> Outcome<Decode
     } else {
         PacketKind::Request
     };
-    let (mut reading, mut notes) = choose(
+    let chosen = choose(
         datagram,
         Protocol::Sqp,
         args.as_kind,
         request,
         reply,
         prefer,
-    )?;
-    if let (true, Some(set)) = (reading.kind == PacketKind::Reply.name(), inferred.get()) {
+    );
+    let (mut reading, mut notes) = match (chosen, ambiguous.into_inner()) {
+        (Ok(decoded), _) => decoded,
+        (Err(_), Some(why)) => {
+            return Err(Failure::new(
+                Category::Malformed,
+                format!("{}: malformed sqp reply: {why}", datagram.name()),
+            )
+            .hint("--chunks says which chunks the reply holds"))
+        }
+        (Err(failure), None) => return Err(failure),
+    };
+    if let (true, Some(set)) = (reading.kind == PacketKind::Reply.name(), used.get()) {
         reading.chunks = Some(chunk_names(set));
         if args.chunks.is_none() && set != sqp::ChunkSet::all() {
-            notes.push(format!(
-                "{}: the reply decodes with chunks {} (not all chunks); --chunks sets them",
-                datagram.name(),
-                chunk_names(set).join(",")
-            ));
+            notes.push(found_chunks_note(&datagram.name(), set));
         }
     }
     Ok((reading, notes))
@@ -432,15 +428,21 @@ fn decode_sqp_split_reply(
         .iter()
         .flat_map(|(_, f)| f.payload.iter().copied())
         .collect();
-    let (value, set) = with_chunk_set(chunks, |set| {
-        sqp::Chunks::from_bytes_with(&payload, set).map(|c| serialize(&c))
-    })
-    .map_err(|e| {
+    let malformed = |why: &dyn std::fmt::Display| {
         Failure::new(
             Category::Malformed,
-            format!("malformed sqp reply (the parts' payloads joined in packet order): {e}"),
+            format!("malformed sqp reply (the parts' payloads joined in packet order): {why}"),
         )
-    })?;
+    };
+    let set = chunk_set_of(&payload, chunks)
+        .map_err(|why| malformed(&why).hint("--chunks says which chunks the reply holds"))?;
+    let value = sqp::Chunks::from_bytes_with(&payload, set)
+        .map(|c| serialize(&c))
+        .map_err(|e| malformed(&e))?;
+    let mut notes = Vec::new();
+    if chunks.is_none() && set != sqp::ChunkSet::all() {
+        notes.push(found_chunks_note("the joined reply", set));
+    }
     let packet = SplitReply {
         challenge: head.challenge,
         version: head.version,
@@ -453,7 +455,7 @@ fn decode_sqp_split_reply(
         chunks: Some(chunk_names(set)),
         packet: serialize(&packet),
     };
-    Ok((reading, Vec::new()))
+    Ok((reading, notes))
 }
 
 /// A query response put together from its parts.
@@ -594,6 +596,7 @@ fn gamespy1_reply(datagrams: &[Datagram], encoding: TextEncoding) -> Attempt {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use query_wire::Encode;
 
     #[test]
     fn windows_1252_round_trips_every_byte() {
@@ -613,12 +616,17 @@ mod tests {
     }
 
     #[test]
-    fn chunk_sets_are_tried_largest_first_and_all_of_them() {
-        let sets = chunk_sets_to_try();
-        assert_eq!(sets.len(), 32);
-        assert_eq!(sets[0], sqp::ChunkSet::all());
-        assert_eq!(sets[31], sqp::ChunkSet::empty());
-        assert_eq!(sets[1].bits().count_ones(), 4);
+    fn a_found_chunk_set_is_named_with_what_it_lacks() {
+        let note = found_chunks_note("r.bin", sqp::ChunkSet::SERVER_INFO | sqp::ChunkSet::METRICS);
+        assert_eq!(
+            note,
+            "r.bin: the reply holds chunks info,metrics (not rules,players,teams); --chunks sets them"
+        );
+        let payload = sqp::Chunks::default()
+            .to_vec_with(sqp::ChunkSet::empty())
+            .unwrap();
+        assert_eq!(chunk_set_of(&payload, None), Ok(sqp::ChunkSet::empty()));
+        assert!(found_chunks_note("x", sqp::ChunkSet::empty()).contains("chunks none"));
     }
 
     #[test]

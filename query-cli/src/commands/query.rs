@@ -152,23 +152,7 @@ pub async fn query_status(
         Ok(session) => driver::query_session(session).await,
         Err(e) => Err(e),
     };
-    result.map_err(|e| {
-        let failure = Failure::from_query(&what, &e);
-        // SQP chunks carry no tags, so a server that leaves out a chunk it does not implement
-        // reads as malformed; asking for ServerInfo alone is the usual way round it.
-        let asked_more_than_info = options.sqp_chunks != ChunkSet::SERVER_INFO;
-        if protocol == Protocol::Sqp
-            && asked_more_than_info
-            && failure.category() == Category::Malformed
-        {
-            failure.hint(
-                "the server may not implement every chunk asked for; try --chunks info, \
-                 then add chunks one at a time",
-            )
-        } else {
-            failure
-        }
-    })
+    result.map_err(|e| Failure::from_query(&what, &e))
 }
 
 /// `auto`: every protocol at once (each on its default port unless one was given); the

@@ -254,7 +254,9 @@ impl SqpClient {
                 status.ping_ms = self.best_rtt.unwrap_or_default().as_secs_f64() * 1000.0;
                 self.finish(Ok(status));
             }
-            Err(ChunkSearchError::NoFit(e)) => self.finish(Err(QueryError::server_reply(e))),
+            Err(ChunkSearchError::NoFit { error, .. }) => {
+                self.finish(Err(QueryError::server_reply(error)));
+            }
             Err(ambiguous) => self.finish(Err(QueryError::server_reply(QueryError::protocol(
                 ambiguous.to_string(),
             )))),

@@ -49,9 +49,14 @@ pub struct FoundChunks<'a> {
 /// Why no set of chunks explains a reply's bytes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ChunkSearchError {
-    /// No subset of the request decodes: the error of the attempt that got furthest, with its
-    /// byte offset and field path.
-    NoFit(query_wire::Error),
+    /// No subset of the request decodes: the attempt that got furthest, and its error with
+    /// the byte offset and field path.
+    NoFit {
+        /// The chunk set of that attempt.
+        attempt: ChunkSet,
+        /// Where and why it failed.
+        error: query_wire::Error,
+    },
     /// Two subsets explain the bytes equally well, so neither can be trusted.
     Ambiguous {
         /// One explanation.
@@ -64,7 +69,7 @@ pub enum ChunkSearchError {
 impl fmt::Display for ChunkSearchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ChunkSearchError::NoFit(e) => e.fmt(f),
+            ChunkSearchError::NoFit { error, .. } => error.fmt(f),
             ChunkSearchError::Ambiguous { first, second } => write!(
                 f,
                 "the reply's bytes fit two sets of the chunks asked for equally well ({} and {})",
@@ -127,7 +132,7 @@ pub fn find_chunks(
                 present: requested,
             })
         }
-        Err(e) => e,
+        Err(e) => (requested, e),
     };
     let mut best: Option<(Fit, FoundChunks<'_>)> = None;
     let mut tied: Option<ChunkSet> = None;
@@ -160,8 +165,8 @@ pub fn find_chunks(
                 }
             }
             Err(e) => {
-                if e.offset() > furthest.offset() {
-                    furthest = e;
+                if e.offset() > furthest.1.offset() {
+                    furthest = (set, e);
                 }
             }
         }
@@ -172,7 +177,10 @@ pub fn find_chunks(
             first: found.present,
             second: other,
         }),
-        (None, _) => Err(ChunkSearchError::NoFit(furthest)),
+        (None, _) => Err(ChunkSearchError::NoFit {
+            attempt: furthest.0,
+            error: furthest.1,
+        }),
     }
 }
 
@@ -294,9 +302,10 @@ mod tests {
             .unwrap();
         bytes.push(0xff);
         match find_chunks(&bytes, ChunkSet::SERVER_INFO | ChunkSet::METRICS) {
-            Err(ChunkSearchError::NoFit(e)) => {
-                assert!(e.offset() >= bytes.len() - 1, "{e}");
-                assert!(e.path_string().starts_with("Chunks"), "{e}");
+            Err(ChunkSearchError::NoFit { attempt, error }) => {
+                assert!(error.offset() >= bytes.len() - 1, "{error}");
+                assert!(error.path_string().starts_with("Chunks"), "{error}");
+                assert!(ChunkSet::from_bits_truncate(0x11).contains(attempt));
             }
             other => panic!("{other:?}"),
         }
