@@ -66,7 +66,7 @@ fn sqp_document_reply_decodes_with_its_chunk_set_found() {
     assert_eq!(info["port"], 7777);
     assert!(
         ran.stderr
-            .contains("decodes with chunks info (not all chunks)"),
+            .contains("the reply holds chunks info (not rules,players,teams,metrics)"),
         "{}",
         ran.stderr
     );

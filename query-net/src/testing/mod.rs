@@ -1,4 +1,6 @@
-//! Test utilities (feature `test-util`): a lossy loopback proxy and a tiny echo protocol.
+//! Test utilities (feature `test-util`): a lossy loopback proxy, a tiny echo protocol, and SQP
+//! responders that behave like real servers.
 
 pub mod echo;
 pub mod lossy;
+pub mod sqp_servers;
