@@ -101,6 +101,13 @@ impl RealSqpServer {
         }
     }
 
+    /// The same server, writing `version` in its replies (any other than 0 or 1 is one no
+    /// client reads).
+    pub fn with_version(mut self, version: u16) -> Self {
+        self.version = version;
+        self
+    }
+
     /// The chunks this server sends when asked for everything.
     pub fn chunks(&self) -> &Chunks<'static> {
         &self.chunks
