@@ -77,7 +77,7 @@ Examples:
   gsq query onequery hytale.example.org --token \"$ONEQUERY_TOKEN\"
   gsq query samp 203.0.113.5 --rcon-password secret --rcon players
   gsq query sqp 203.0.113.5 --fetch none --timeout 500ms --retries 0
-  gsq query sqp 203.0.113.5 --chunks info,teams   exactly the chunks the server implements\n\nExit codes: 0 answered, 2 bad arguments, 3 unknown protocol, 4 malformed address,\n5 port out of range, 6 host does not resolve, 7 network error, 8 no reply,\n9 malformed reply, 11 authentication refused (all codes: 'gsq --help').";
+  gsq query sqp 203.0.113.5 --chunks info,teams   exactly these chunks\n\nExit codes: 0 answered, 2 bad arguments, 3 unknown protocol, 4 malformed address,\n5 port out of range, 6 host does not resolve, 7 network error, 8 no reply,\n9 malformed reply, 11 authentication refused (all codes: 'gsq --help').";
 
 /// `gsq query`.
 #[derive(Debug, Args)]
@@ -107,7 +107,8 @@ pub struct QueryArgs {
 
     /// SQP only: ask for exactly these chunks, comma-separated: info, rules, players, teams,
     /// metrics (any subset, at least one; `all` for the five). Instead of --fetch, which
-    /// always asks for info too.
+    /// always asks for info too. Servers that lack some answer with the rest; the JSON's
+    /// raw.missing_chunks names what they left out.
     #[arg(long, value_name = "CHUNKS", value_parser = parse_query_chunks, conflicts_with = "fetch")]
     pub chunks: Option<query_specs::sqp::ChunkSet>,
 
@@ -370,9 +371,10 @@ files are several datagrams of one reply (SQP split replies, GameSpy parts, SA:M
 lines), in any order. `-` reads stdin.
 
 Whether the bytes are a request or a reply is found by trying both; --as decides when both
-fit. An SQP query response needs the chunk set its request asked for: --chunks names it,
-otherwise every chunk set is tried, all chunks first. On malformed input the byte offset and
-field path of the error are printed and the exit code is 9.
+fit. An SQP query response needs the chunk set it holds: --chunks names it, otherwise it is
+found as the client finds it (all chunks, or the one subset of them whose chunks explain every
+byte) and a note says which. On malformed input the byte offset and field path of the error
+are printed and the exit code is 9.
 
 Output: {\"protocol\", \"type\" (request or reply), \"packet\"}, plus \"chunks\" for SQP query
 responses and \"datagrams\" when several files were given.
@@ -399,8 +401,8 @@ pub struct DecodeArgs {
     #[arg(long)]
     pub hex: bool,
 
-    /// SQP: the chunks the request asked for, comma-separated (info, rules, players,
-    /// teams, metrics, all) or a number like 0x1f.
+    /// SQP: the chunks the reply holds, comma-separated (info, rules, players, teams,
+    /// metrics, all) or a number like 0x1f; found from the bytes when not given.
     #[arg(long, value_parser = parse_chunks)]
     pub chunks: Option<query_specs::sqp::ChunkSet>,
 
