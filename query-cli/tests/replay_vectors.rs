@@ -653,10 +653,9 @@ fn sqp_malformed_info_is_rejected_as_malformed() {
 }
 
 #[test]
-fn sqp_server_without_the_other_chunks_gets_a_hint_to_ask_for_info_alone() {
+fn sqp_server_without_the_other_chunks_is_read_with_the_chunks_it_sent() {
     // A server that implements ServerInfo alone answers gsq's default request for every chunk
-    // with ServerInfo only. Untagged chunks make that reply malformed for the request, so gsq
-    // says what to try.
+    // with ServerInfo only; gsq finds that from the bytes, and names the chunks left out.
     let (Some(challenge_response), Some(mut request), Some(response)) = (
         sqp_fixture("challenge_success_response"),
         sqp_fixture("info_single_request"),
@@ -673,12 +672,14 @@ fn sqp_server_without_the_other_chunks_gets_a_hint_to_ask_for_info_alone() {
         }],
     });
     let outcome = gsq_query("sqp", &server, &["--timeout", "300ms", "--retries", "0"]);
-    assert_eq!(outcome.code, Some(MALFORMED), "stderr: {}", outcome.stderr);
-    assert_eq!(outcome.stderr.lines().count(), 1, "{}", outcome.stderr);
-    assert!(
-        outcome.stderr.contains("try --chunks info"),
-        "{}",
-        outcome.stderr
+    assert_eq!(outcome.code, Some(0), "stderr: {}", outcome.stderr);
+    assert_eq!(outcome.stderr, "", "no hint");
+    let json: Value = serde_json::from_str(outcome.stdout.trim()).expect("status JSON");
+    assert_eq!(json["name"], "my server", "{json:#}");
+    assert_eq!(
+        json["raw"]["missing_chunks"],
+        serde_json::json!(["rules", "players", "teams", "metrics"]),
+        "{json:#}"
     );
 }
 
