@@ -59,6 +59,8 @@ pub enum Command {
     Decode(DecodeArgs),
     /// Start responders for every protocol on loopback, query each, and show the results.
     Demo(DemoArgs),
+    /// Serve Prometheus metrics: probe a server per scrape (/probe), or poll a target list.
+    Exporter(ExporterArgs),
 }
 
 const QUERY_HELP: &str = "\
@@ -453,6 +455,73 @@ Examples:
 pub struct DemoArgs {
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+const EXPORTER_HELP: &str = "\
+Endpoints:
+  /probe?protocol=P&target=HOST[:PORT]   query one server now; its metrics (blackbox style)
+  /metrics                               the exporter's own metrics, and with --targets the
+                                         latest result of every listed target
+
+A probe never outlasts the scrape: it ends by the X-Prometheus-Scrape-Timeout-Seconds header
+(less half a second), or by --probe-timeout without one, with gsq_up 0. An unknown protocol or
+a malformed target is answered 400, a target outside --allow 403, each with a one-line reason.
+With --allow, /probe queries only those addresses (host names are checked once resolved), so
+an exposed exporter cannot be turned into a scanner.
+
+Prometheus scrape configuration (one job per protocol):
+  - job_name: gsq_sqp
+    metrics_path: /probe
+    params: {protocol: [sqp]}
+    static_configs: [{targets: ['203.0.113.5:7779']}]
+    relabel_configs:
+      - {source_labels: [__address__], target_label: __param_target}
+      - {source_labels: [__param_target], target_label: instance}
+      - {target_label: __address__, replacement: '127.0.0.1:9339'}
+
+Examples:
+  gsq exporter --listen 127.0.0.1:9339 --allow 203.0.113.0/24
+  gsq exporter --targets servers.txt --interval 15s\n\nExit codes: 0 stopped by a signal, 2 bad arguments or target file, 7 cannot listen\n(all codes: 'gsq --help').";
+
+/// `gsq exporter`.
+#[derive(Debug, Args)]
+#[command(after_help = EXPORTER_HELP)]
+pub struct ExporterArgs {
+    /// Where the HTTP server listens. Port 0 picks a free one; the address goes to stdout.
+    #[arg(long, default_value = "127.0.0.1:9339", value_parser = parse_listen)]
+    pub listen: SocketAddr,
+
+    /// Targets to poll in the background, in `gsq bulk`'s format ("<protocol> <host[:port]>"
+    /// per line); their latest results are on /metrics.
+    #[arg(long, value_name = "FILE")]
+    pub targets: Option<PathBuf>,
+
+    /// How long between the end of one poll of the target list and the start of the next.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub interval: Duration,
+
+    /// Addresses /probe may query: an IP address or a network (CIDR), repeatable. Any
+    /// address when not given.
+    #[arg(long = "allow", value_name = "NET", value_parser = parse_allowed)]
+    pub allow: Vec<ipnet::IpNet>,
+
+    /// Probes in flight at most; the others wait for a slot until their deadline.
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub max_probes: u32,
+
+    /// The longest a probe may take when the scrape says no timeout.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub probe_timeout: Duration,
+
+    #[command(flatten)]
+    pub client: ClientArgs,
+}
+
+/// An IP address (a network of one) or a CIDR network.
+fn parse_allowed(text: &str) -> Result<ipnet::IpNet, String> {
+    text.parse::<ipnet::IpNet>()
+        .or_else(|_| text.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+        .map_err(|_| format!("'{text}' is neither an IP address nor a network like 10.0.0.0/8"))
 }
 
 /// A protocol, or `auto` to try them all.

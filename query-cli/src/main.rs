@@ -51,6 +51,7 @@ fn run(cli: Cli) -> Outcome {
             Command::Serve(args) => commands::serve::run(args).await,
             Command::Decode(args) => commands::decode::run(&args, quiet),
             Command::Demo(args) => commands::demo::run(&args).await,
+            Command::Exporter(args) => commands::exporter::run(args).await,
         }
     })
 }

@@ -3,5 +3,6 @@
 pub mod bulk;
 pub mod decode;
 pub mod demo;
+pub mod exporter;
 pub mod query;
 pub mod serve;

@@ -1,0 +1,161 @@
+//! The exporter's background polling of a target list.
+//!
+//! Rounds run one after another through query-net's bulk engine: a round queries every target
+//! once, and the next starts `--interval` after it ended, so no target ever has two queries in
+//! flight, however slow it is. Each result replaces that target's latest as soon as it
+//! arrives; `/metrics` shows the latest of every target.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use query_net::bulk::{bulk, BulkConfig};
+use query_net::{engines, Protocol, QueryError};
+
+use super::metrics::{Outcome, Verdict};
+use super::{resolve, App};
+use crate::address::HostPort;
+use crate::exit::{Failure, Outcome as CommandOutcome};
+
+/// A line of the target list.
+#[derive(Debug, Clone)]
+pub struct Target {
+    protocol: Protocol,
+    /// As written, the `target` label of its metrics.
+    text: String,
+    address: HostPort,
+}
+
+/// A target's latest result.
+#[derive(Debug, Clone)]
+pub struct Latest {
+    /// The target's protocol.
+    pub protocol: Protocol,
+    /// The target as written in the list.
+    pub target: String,
+    /// The latest result; `None` until the first query of it ends.
+    pub outcome: Option<Outcome>,
+}
+
+impl Latest {
+    /// No result yet for each of `targets`.
+    pub fn for_targets(targets: &[Target]) -> Vec<Latest> {
+        targets
+            .iter()
+            .map(|t| Latest {
+                protocol: t.protocol,
+                target: t.text.clone(),
+                outcome: None,
+            })
+            .collect()
+    }
+}
+
+/// Reads a target list in `gsq bulk`'s format: `<protocol> <host[:port]>` per line, blank
+/// lines and `#` comments skipped. A line that does not parse is an error naming it: the list
+/// is configuration, and a typo must not silently drop a server from the graphs.
+pub fn read_targets(path: &Path) -> CommandOutcome<Vec<Target>> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Failure::usage(format!("cannot read {}: {e}", path.display())).hint("check the file name")
+    })?;
+    parse_targets(&text).map_err(|(line, why)| {
+        Failure::usage(format!("{}:{line}: {why}", path.display()))
+            .hint("write '<protocol> <host[:port]>' per line, as gsq bulk reads them")
+    })
+}
+
+fn parse_targets(text: &str) -> Result<Vec<Target>, (usize, String)> {
+    let mut targets = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fail = |why: String| (index + 1, why);
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let [protocol, address] = fields.as_slice() else {
+            return Err(fail(format!(
+                "expected '<protocol> <host[:port]>', got '{line}'"
+            )));
+        };
+        let protocol: Protocol = protocol.parse().map_err(|e| fail(format!("{e}")))?;
+        let parsed: HostPort = address
+            .parse()
+            .map_err(|e: crate::address::BadAddress| fail(e.reason().to_owned()))?;
+        targets.push(Target {
+            protocol,
+            text: (*address).to_owned(),
+            address: parsed,
+        });
+    }
+    Ok(targets)
+}
+
+/// Polls `targets` forever, a round at a time, `interval` apart.
+pub async fn run(targets: Vec<Target>, interval: Duration, app: Arc<App>) {
+    loop {
+        round(&targets, &app).await;
+        app.metrics.round_done();
+        tokio::time::sleep(interval).await;
+    }
+}
+
+/// Queries every target once; each result is stored as it arrives.
+async fn round(targets: &[Target], app: &Arc<App>) {
+    // Names are looked up every round: a server that moves is followed.
+    let mut resolved: Vec<(usize, Result<SocketAddr, QueryError>)> = Vec::new();
+    for (index, target) in targets.iter().enumerate() {
+        resolved.push((index, resolve(&target.address, target.protocol).await));
+    }
+    let options = app.options.clone();
+    let protocols: Vec<Protocol> = targets.iter().map(|t| t.protocol).collect();
+    let mut results = bulk(
+        futures_util::stream::iter(resolved),
+        move |(index, address): &(usize, Result<SocketAddr, QueryError>)| match address {
+            Ok(address) => engines::new_session(protocols[*index], *address, &options),
+            Err(e) => Err(QueryError::protocol(e.to_string())),
+        },
+        BulkConfig {
+            concurrency: 256,
+            ..BulkConfig::default()
+        },
+    );
+    while let Some(done) = results.next().await {
+        let (index, _) = done.target;
+        let protocol = targets[index].protocol;
+        app.metrics.count(
+            protocol,
+            Verdict::of(&done.result),
+            done.result.as_ref().err(),
+            true,
+        );
+        let outcome = Outcome {
+            result: done.result.map_err(|e| e.to_string()),
+            duration: None,
+        };
+        if let Ok(mut latest) = app.polled.lock() {
+            latest[index].outcome = Some(outcome);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_list_is_bulk_format_and_a_bad_line_is_named() {
+        let targets =
+            parse_targets("# servers\n\nsqp 127.0.0.1:7779\n samp example.org\n").unwrap();
+        assert_eq!(targets.len(), 2);
+        assert_eq!(targets[1].protocol, Protocol::Samp);
+        assert_eq!(targets[1].text, "example.org");
+        let (line, why) = parse_targets("sqp 127.0.0.1\nquake9 x\n").unwrap_err();
+        assert_eq!(line, 2);
+        assert!(why.contains("quake9"), "{why}");
+        let (line, _) = parse_targets("127.0.0.1:1\n").unwrap_err();
+        assert_eq!(line, 1);
+    }
+}
