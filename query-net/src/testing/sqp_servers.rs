@@ -70,7 +70,7 @@ impl RealSqpServer {
                     port: 1025,
                 }),
                 metrics: Some(Metrics {
-                    values: vec![1.0, 0.0, 3.14159, 55.57],
+                    values: vec![1.0, 0.0, 55.57, 438.2522],
                 }),
                 ..Chunks::default()
             },
