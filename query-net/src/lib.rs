@@ -24,6 +24,7 @@ pub mod limit;
 pub mod onequery_token;
 mod options;
 pub mod protocol;
+pub mod replay;
 pub mod service;
 pub mod state;
 mod status;

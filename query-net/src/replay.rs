@@ -1,0 +1,198 @@
+//! What a client would have returned had some reply datagrams arrived: `gsq decode --status`.
+//!
+//! The real client session runs on a virtual clock, and each request it sends is answered
+//! with the given datagrams that answer that kind of request, in any order and as often as it
+//! asks. The bytes a server copies from the request (SQP's challenge, SA:MP's 11-byte header,
+//! OneQuery's request id) are written from the session's own request, as the server would
+//! have echoed them; nothing else is changed. Datagrams that answer nothing the session asks
+//! are never delivered, and a missing one makes the session do what it does on a real
+//! network: retry until its attempts run out, then return a partial status or the error.
+//!
+//! ```
+//! use query_net::{replay, Options, Protocol};
+//!
+//! // A GameSpy v1 reply in one datagram.
+//! let reply = b"\\hostname\\Lobby\\mapname\\dm1\\numplayers\\0\\maxplayers\\8\\final\\\\queryid\\1.1".to_vec();
+//! let target = "127.0.0.1:7778".parse().unwrap();
+//! let status = replay::status_from_replies(Protocol::GameSpy1, target, &[reply], &Options::default())?;
+//! assert_eq!(status.name, "Lobby");
+//! assert!(status.complete);
+//! # Ok::<(), query_net::QueryError>(())
+//! ```
+
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use query_specs::onequery::{self, ReplyBody};
+use query_specs::sqp;
+use query_wire::Decode;
+
+use crate::engine::ClientSession;
+use crate::engines;
+use crate::error::QueryError;
+use crate::options::Options;
+use crate::protocol::Protocol;
+use crate::status::ServerStatus;
+
+/// The most steps (sends and timeouts) a replay takes; sessions end far sooner, this only
+/// bounds a session that never would.
+const MAX_STEPS: usize = 10_000;
+
+/// SA:MP replies start with the request's `SAMP`, address, port and opcode.
+const SAMP_HEADER: usize = 11;
+/// SA:MP's opcode byte.
+const SAMP_OPCODE: usize = SAMP_HEADER - 1;
+/// SQP's challenge sits in bytes 1..5 of a query and of its reply.
+const SQP_CHALLENGE: std::ops::Range<usize> = 1..5;
+/// A OneQuery query reply's request id: after the magic (8), the type (1) and the flags (2).
+const ONEQUERY_REPLY_ID: std::ops::Range<usize> = 11..15;
+
+/// The status the client session of `protocol` returns when its requests to `target` are
+/// answered with `replies` (one datagram each, in any order).
+pub fn status_from_replies(
+    protocol: Protocol,
+    target: SocketAddr,
+    replies: &[Vec<u8>],
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    let mut session = engines::new_session(protocol, target, options)?;
+    let answering = Answering::new(protocol, replies);
+    let mut now = Instant::now();
+    for _ in 0..MAX_STEPS {
+        while let Some(request) = session.poll_transmit(now) {
+            let request = request.to_vec();
+            for reply in answering.answers(&request) {
+                session.handle_datagram(target, &reply, now);
+            }
+        }
+        if let Some(result) = session.poll_result() {
+            return result;
+        }
+        let Some(deadline) = session.poll_timeout() else {
+            break;
+        };
+        now = deadline.max(now);
+        session.handle_timeout(now);
+    }
+    Err(QueryError::protocol(
+        "the client session did not finish on the replies given",
+    ))
+}
+
+/// Picks the replies that answer a request, with the echoed bytes written in.
+#[derive(Debug)]
+struct Answering<'a> {
+    protocol: Protocol,
+    replies: &'a [Vec<u8>],
+}
+
+impl<'a> Answering<'a> {
+    fn new(protocol: Protocol, replies: &'a [Vec<u8>]) -> Self {
+        Answering { protocol, replies }
+    }
+
+    fn answers(&self, request: &[u8]) -> Vec<Vec<u8>> {
+        match self.protocol {
+            Protocol::Sqp => self.sqp(request),
+            Protocol::Samp => self.samp(request),
+            Protocol::OneQuery => self.onequery(request),
+            // Parts carry no echo of the request; every datagram is a part.
+            Protocol::GameSpy1 => self.replies.to_vec(),
+        }
+    }
+
+    fn sqp(&self, request: &[u8]) -> Vec<Vec<u8>> {
+        match sqp::Request::from_bytes(request) {
+            Ok(sqp::Request::Challenge(_)) => self
+                .replies
+                .iter()
+                .filter(|r| r.first() == Some(&0))
+                .cloned()
+                .collect(),
+            Ok(sqp::Request::Query(_)) => self
+                .replies
+                .iter()
+                .filter(|r| r.first() == Some(&1) && r.len() >= SQP_CHALLENGE.end)
+                .map(|r| with_echo(r, SQP_CHALLENGE, &request[SQP_CHALLENGE]))
+                .collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    fn samp(&self, request: &[u8]) -> Vec<Vec<u8>> {
+        let Some(&opcode) = request.get(SAMP_OPCODE) else {
+            return Vec::new();
+        };
+        self.replies
+            .iter()
+            .filter(|r| {
+                r.len() >= SAMP_HEADER && r.starts_with(b"SAMP") && r[SAMP_OPCODE] == opcode
+            })
+            .map(|r| {
+                if opcode == b'p' {
+                    // A ping is answered by echoing the request whole.
+                    request.to_vec()
+                } else {
+                    with_echo(r, 0..SAMP_HEADER, &request[..SAMP_HEADER])
+                }
+            })
+            .collect()
+    }
+
+    fn onequery(&self, request: &[u8]) -> Vec<Vec<u8>> {
+        let Ok(parsed) = onequery::Request::from_bytes(request) else {
+            return Vec::new();
+        };
+        let Some(query) = parsed.query else {
+            return self
+                .replies
+                .iter()
+                .filter(|r| {
+                    matches!(
+                        onequery::Reply::from_bytes(r),
+                        Ok(onequery::Reply {
+                            body: ReplyBody::Challenge(_),
+                            ..
+                        })
+                    )
+                })
+                .cloned()
+                .collect();
+        };
+        let id = query.request_id.to_le_bytes();
+        let wants_players = parsed.kind == onequery::KIND_PLAYERS;
+        self.replies
+            .iter()
+            .filter(|r| match onequery::Reply::from_bytes(r) {
+                Ok(onequery::Reply {
+                    body: ReplyBody::Query(reply),
+                    ..
+                }) => {
+                    if reply.flags.contains(onequery::ReplyFlags::AUTH_REQUIRED) {
+                        return true;
+                    }
+                    // A player page answers the PLAYERS request for its offset.
+                    let page = reply.payload.iter().find_map(|p| match p {
+                        onequery::Payload::PlayerList(list) => Some(list.offset),
+                        _ => None,
+                    });
+                    match page {
+                        Some(offset) => wants_players && offset == query.offset,
+                        None => !wants_players,
+                    }
+                }
+                _ => false,
+            })
+            .map(|r| with_echo(r, ONEQUERY_REPLY_ID, &id))
+            .collect()
+    }
+}
+
+/// `reply` with `range` replaced by `echo`.
+fn with_echo(reply: &[u8], range: std::ops::Range<usize>, echo: &[u8]) -> Vec<u8> {
+    let mut reply = reply.to_vec();
+    if reply.len() >= range.end && echo.len() == range.len() {
+        reply[range].copy_from_slice(echo);
+    }
+    reply
+}
