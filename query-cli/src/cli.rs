@@ -381,14 +381,27 @@ are printed and the exit code is 9.
 Output: {\"protocol\", \"type\" (request or reply), \"packet\"}, plus \"chunks\" for SQP query
 responses and \"datagrams\" when several files were given.
 
+--status prints instead the status the client would return had these reply datagrams arrived,
+in any order: the real client session is run, each request it sends answered with the files
+that answer it (their echo of the request written in, as a server echoes it). Missing
+datagrams give what the client gives on a lossy network: a status with complete: false, or
+the error. Its address is 0.0.0.0 for files, the server's for a capture.
+
+A pcap or pcapng file (tcpdump -w; Ethernet, loopback, raw IP or Linux cooked link types, IPv4
+and IPv6) is read as the UDP datagrams to and from the protocol's port (--port to choose): each
+is decoded, or with --status, the replies of each server to each client make one status, one
+JSON line each.
+
 Examples:
   gsq decode sqp --hex reply.hex
   gsq decode sqp --chunks info,rules reply.bin
   gsq decode gamespy1 part1.bin part2.bin part3.bin --encoding latin1 --pretty
-  xxd -p capture.bin | gsq decode samp --hex -\n\nExit codes: 0 decoded, 2 unreadable file or bad arguments, 3 unknown protocol,\n9 malformed bytes (all codes: 'gsq --help').";
+  xxd -p capture.bin | gsq decode samp --hex -
+  gsq decode gamespy1 --status part1.bin part3.bin
+  gsq decode samp --status capture.pcap\n\nExit codes: 0 decoded, 2 unreadable file or bad arguments, 3 unknown protocol,\n9 malformed bytes (all codes: 'gsq --help').";
 
 /// `gsq decode`.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 #[command(after_help = DECODE_HELP)]
 pub struct DecodeArgs {
     /// Protocol: sqp, onequery, samp, gamespy1.
@@ -415,6 +428,16 @@ pub struct DecodeArgs {
     /// Read the bytes as this kind of packet when both would fit.
     #[arg(long = "as", value_enum, value_name = "KIND")]
     pub as_kind: Option<PacketKind>,
+
+    /// Print the status the client would return had these reply datagrams arrived (the
+    /// object `gsq query --json` prints), instead of each packet.
+    #[arg(long, conflicts_with = "as_kind")]
+    pub status: bool,
+
+    /// In a capture file: the server's port, whose datagrams are decoded (default: the
+    /// protocol's port).
+    #[arg(long)]
+    pub port: Option<u16>,
 
     /// Indented JSON (the default when stdout is a terminal).
     #[arg(long)]

@@ -128,7 +128,10 @@ fn sqp_without_its_challenge_reply_is_the_clients_timeout() {
 fn no_datagrams_at_all_time_out_and_garbage_answers_nothing() {
     for protocol in Protocol::ALL {
         let err = replay::status_from_replies(protocol, target(), &[], &options()).unwrap_err();
-        assert!(matches!(err, QueryError::Timeout { .. }), "{protocol}: {err}");
+        assert!(
+            matches!(err, QueryError::Timeout { .. }),
+            "{protocol}: {err}"
+        );
     }
     // GameSpy v1 parts echo nothing of the request, so every datagram goes to its client.
     for protocol in [Protocol::Sqp, Protocol::OneQuery, Protocol::Samp] {

@@ -1,0 +1,272 @@
+//! `gsq decode --status`: reply datagrams in files, in any order, make the status `gsq query`
+//! prints; missing ones make what the client makes of a lossy network. And `gsq decode` of a
+//! capture that tcpdump writes of a loopback query, or of a broken capture file.
+
+mod cli_support;
+
+use std::io::{BufRead, BufReader};
+use std::net::UdpSocket;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use cli_support::{run, Server, StateDir, SAMPLE_STATE};
+
+/// Exit code of bytes that do not decode.
+const MALFORMED: i32 = 9;
+/// Exit code of no reply.
+const TIMEOUT: i32 = 8;
+
+/// The sample state with 60 more players, so a GameSpy v1 reply spans several datagrams.
+fn state() -> String {
+    let mut state = SAMPLE_STATE.to_owned();
+    for i in 0..60 {
+        state.push_str(&format!(
+            "\n[[players]]\nname = \"player {i:02} of a crowded server\"\nscore = {i}\n"
+        ));
+    }
+    state
+}
+
+fn serve() -> Server {
+    Server::start(
+        StateDir::new("toml", &state()),
+        &["--all", "127.0.0.1:0"],
+        &["sqp", "samp", "gamespy1"],
+    )
+}
+
+/// Sends `request` to `server` and collects the datagrams that come back within 300 ms.
+fn exchange(socket: &UdpSocket, server: &str, request: &[u8]) -> Vec<Vec<u8>> {
+    socket.send_to(request, server).unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut replies = Vec::new();
+    let mut buf = [0u8; 65536];
+    while let Ok((n, _)) = socket.recv_from(&mut buf) {
+        replies.push(buf[..n].to_vec());
+    }
+    replies
+}
+
+fn write_all(dir: &Path, datagrams: &[Vec<u8>]) -> Vec<PathBuf> {
+    datagrams
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let path = dir.join(format!("reply{i}.bin"));
+            std::fs::write(&path, d).unwrap();
+            path
+        })
+        .collect()
+}
+
+fn decode_status(protocol: &str, files: &[PathBuf]) -> cli_support::Ran {
+    let mut args = vec!["decode", protocol, "--status"];
+    args.extend(files.iter().map(|p| p.to_str().unwrap()));
+    run(&args)
+}
+
+/// A status without the values that differ between a live query and a replay.
+fn comparable(mut status: Value) -> Value {
+    status["ping_ms"] = Value::Null;
+    status["address"] = Value::Null;
+    // GameSpy v1's query id counts the server's replies.
+    if status["raw"].get("query_id").is_some() {
+        status["raw"]["query_id"] = Value::Null;
+    }
+    status
+}
+
+#[test]
+fn gamespy_parts_in_any_order_make_the_live_status_and_a_lost_part_an_incomplete_one() {
+    let server = serve();
+    let address = server.addr("gamespy1");
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut parts = exchange(&socket, &address, b"\\status\\");
+    assert!(
+        parts.len() >= 2,
+        "the sample state spans {} parts",
+        parts.len()
+    );
+    parts.reverse();
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_all(dir.path(), &parts);
+
+    let live = run(&["query", "gamespy1", &address, "--json"]).json();
+    let replayed = decode_status("gamespy1", &files);
+    assert_eq!(replayed.code, Some(0), "{}", replayed.stderr);
+    let replayed = replayed.json();
+    assert_eq!(replayed["address"], "0.0.0.0:23000");
+    assert_eq!(comparable(replayed), comparable(live));
+
+    let lost = decode_status("gamespy1", &files[1..]);
+    assert_eq!(lost.code, Some(0), "{}", lost.stderr);
+    assert_eq!(lost.json()["complete"], false);
+}
+
+#[test]
+fn sqp_challenge_and_reply_make_the_status_whatever_their_order() {
+    let server = serve();
+    let address = server.addr("sqp");
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let challenge = exchange(&socket, &address, &[0; 5]).remove(0);
+    let mut query = vec![1];
+    query.extend_from_slice(&challenge[1..5]);
+    query.extend_from_slice(&[0, 1, 0x1f]);
+    let reply = exchange(&socket, &address, &query).remove(0);
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_all(dir.path(), &[reply, challenge]);
+
+    let status = decode_status("sqp", &files);
+    assert_eq!(status.code, Some(0), "{}", status.stderr);
+    let status = status.json();
+    assert_eq!(status["protocol"], "sqp");
+    assert_eq!(status["name"], "Café Zoë");
+    assert_eq!(status["complete"], true);
+    assert_eq!(status["raw"]["missing_chunks"], serde_json::json!([]));
+
+    // Without the challenge reply the client never gets to ask: the query's timeout.
+    let ran = decode_status("sqp", &files[..1]);
+    ran.assert_error(TIMEOUT, &["challenge request"]);
+}
+
+#[test]
+fn replies_of_another_protocol_are_the_clients_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_all(dir.path(), &[b"\\hostname\\x\\final\\".to_vec()]);
+    let ran = decode_status("samp", &files);
+    ran.assert_error(TIMEOUT, &["samp replies"]);
+}
+
+// --- Captures ---
+
+/// tcpdump writing the UDP traffic of `port` on loopback to `file`, until dropped.
+struct Tcpdump(std::process::Child);
+
+impl Tcpdump {
+    /// Started and listening, or `None` (said, and a failure under CI=true) when tcpdump is
+    /// missing or may not capture here.
+    fn start(file: &Path, port: u16) -> Option<Tcpdump> {
+        let in_ci = std::env::var("CI").as_deref() == Ok("true");
+        let child = Command::new("tcpdump")
+            .args(["-i", "lo", "--immediate-mode", "-U", "-w"])
+            .arg(file)
+            .args(["udp", "port", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn();
+        let mut child = match child {
+            Ok(child) => child,
+            Err(e) if !in_ci => {
+                eprintln!("SKIPPED: cannot run tcpdump ({e}); the capture test did not run");
+                return None;
+            }
+            Err(e) => panic!("tcpdump is missing under CI=true ({e}): .ci/run installs it"),
+        };
+        // It says "listening on lo" once the capture has begun.
+        let stderr = child.stderr.take().unwrap();
+        let mut line = String::new();
+        let _ = BufReader::new(stderr).read_line(&mut line);
+        if !line.contains("listening on") {
+            let _ = child.kill();
+            assert!(!in_ci, "tcpdump cannot capture on lo under CI=true: {line}");
+            eprintln!(
+                "SKIPPED: tcpdump cannot capture here ({}); the capture test did not run",
+                line.trim()
+            );
+            return None;
+        }
+        Some(Tcpdump(child))
+    }
+
+    /// Stops it as Ctrl-C does, so it writes out what it captured.
+    fn finish(mut self) {
+        std::thread::sleep(Duration::from_millis(300));
+        let _ = Command::new("kill")
+            .args(["-INT", &self.0.id().to_string()])
+            .status();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Tcpdump {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_tcpdump_capture_of_loopback_queries_decodes_and_makes_statuses() {
+    let server = serve();
+    let address = server.addr("samp");
+    let port: u16 = address.rsplit(':').next().unwrap().parse().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("queries.pcap");
+    let Some(tcpdump) = Tcpdump::start(&file, port) else {
+        return;
+    };
+    let samp = run(&["query", "samp", &address, "--json"]).json();
+    let gamespy = run(&["query", "gamespy1", &address, "--json"]).json();
+    tcpdump.finish();
+    let file = file.to_str().unwrap();
+    let port = port.to_string();
+
+    // Every datagram, its direction telling request from reply.
+    let ran = run(&["decode", "samp", file, "--port", &port]);
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    let decoded = ran.json();
+    let datagrams = decoded["datagrams"].as_array().unwrap();
+    let kinds = |kind: &str| datagrams.iter().filter(|d| d["type"] == kind).count();
+    assert!(kinds("request") >= 4 && kinds("reply") >= 4, "{decoded:#}");
+    assert!(
+        datagrams[0]["file"]
+            .as_str()
+            .unwrap()
+            .contains("#1 127.0.0.1:"),
+        "{decoded:#}"
+    );
+
+    // Per client, the replies make the status the query printed.
+    for (protocol, live) in [("samp", samp), ("gamespy1", gamespy)] {
+        let ran = run(&["decode", protocol, file, "--port", &port, "--status"]);
+        assert_eq!(ran.code, Some(0), "{protocol}: {}", ran.stderr);
+        let lines = ran.json_lines();
+        assert_eq!(lines.len(), 1, "{protocol}: one client");
+        assert_eq!(lines[0]["address"], address.as_str());
+        assert_eq!(comparable(lines[0].clone()), comparable(live), "{protocol}");
+    }
+
+    // Cut inside a packet, or with a packet length past any sense: one error line.
+    let bytes = std::fs::read(file).unwrap();
+    for broken in [bytes[..bytes.len() - 5].to_vec(), corrupt(&bytes)] {
+        let path = dir.path().join("broken.pcap");
+        std::fs::write(&path, &broken).unwrap();
+        let ran = run(&["decode", "samp", path.to_str().unwrap(), "--port", &port]);
+        ran.assert_error(MALFORMED, &["broken.pcap", "packet"]);
+    }
+    // No datagram of that port.
+    let ran = run(&["decode", "sqp", file]);
+    ran.assert_error(MALFORMED, &["no UDP datagram to or from port 7779"]);
+}
+
+/// `capture` with its first packet's captured length made enormous.
+fn corrupt(capture: &[u8]) -> Vec<u8> {
+    let mut bytes = capture.to_vec();
+    bytes[24 + 8..24 + 12].copy_from_slice(&0x7fff_ffffu32.to_le_bytes());
+    bytes
+}
+
+#[test]
+fn files_that_are_not_captures_are_read_as_datagrams() {
+    let dir = tempfile::tempdir().unwrap();
+    // Starts like a pcap file but is cut inside its header.
+    let path = dir.path().join("short.pcap");
+    std::fs::write(&path, [0xd4, 0xc3, 0xb2, 0xa1, 2, 0]).unwrap();
+    let ran = run(&["decode", "samp", path.to_str().unwrap()]);
+    ran.assert_error(MALFORMED, &["short.pcap", "pcap"]);
+}
