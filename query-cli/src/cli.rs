@@ -22,7 +22,8 @@ Examples:
   gsq query auto 203.0.113.5 --json         find out which protocol it speaks
   gsq bulk servers.txt > results.ndjson     many servers, one JSON line each
   gsq serve state.toml --all 0.0.0.0:7779   answer queries for a server in any language
-  gsq decode sqp --hex reply.hex            decode a captured packet";
+  gsq decode sqp --hex reply.hex            decode a captured packet
+  gsq exporter --listen 127.0.0.1:9339      Prometheus metrics of game servers";
 
 /// Game-server queries: Unity/Multiplay SQP, Hytale OneQuery, SA:MP / open.mp and GameSpy v1.
 #[derive(Debug, Parser)]
