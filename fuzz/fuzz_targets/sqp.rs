@@ -1,11 +1,14 @@
-//! Every SQP decoder on arbitrary bytes: requests, responses under every chunk selection, and
-//! split-reply fragments. Whatever decodes must re-encode, and the re-encoding must decode to
+//! Every SQP decoder on arbitrary bytes: requests, responses under every chunk selection,
+//! split-reply fragments, and the client's search for the chunks a reply holds. Whatever decodes must re-encode, and the re-encoding must decode to
 //! a value that encodes to the same bytes again (padding and skipped surplus are not kept, and
 //! NaN metrics defeat `==`, so bytes are compared after one normalising round).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use query_specs::sqp::{ChunkSet, Chunks, QueryResponseFragment, Request, Response};
+use query_net::engines::sqp::find_chunks;
+use query_specs::sqp::{
+    ChunkSet, Chunks, QueryResponseFragment, QueryResponseHead, Request, Response,
+};
 use query_wire::{Decode, Encode};
 
 fuzz_target!(|data: &[u8]| {
@@ -28,5 +31,14 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(again.to_vec_with(requested).expect("encodes again"), once);
     }
     let _ = QueryResponseFragment::from_bytes(body);
+    let _ = QueryResponseHead::from_prefix(body, ());
     let _ = Chunks::from_bytes_with(body, requested);
+    // What the client finds is a subset of the request that re-encodes.
+    if let Ok(found) = find_chunks(body, requested) {
+        assert!(requested.contains(found.present));
+        found
+            .chunks
+            .to_vec_with(found.present)
+            .expect("found chunks re-encode");
+    }
 });

@@ -10,6 +10,7 @@ mod commands;
 mod exit;
 mod logging;
 mod output;
+mod pcap;
 mod responders;
 mod state_file;
 

@@ -1,7 +1,6 @@
 //! One module per command.
 
 pub mod bulk;
-pub mod capture;
 pub mod decode;
 pub mod demo;
 pub mod exporter;

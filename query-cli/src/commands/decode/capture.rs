@@ -1,0 +1,198 @@
+//! `gsq decode` of a pcap or pcapng capture: the UDP datagrams to and from the protocol's
+//! port, each decoded by its direction, or with `--status` one status per client.
+
+use std::fs;
+use std::io::{self, Read};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use super::{decode_datagrams, print_document, print_status, replayed_status, Body, Datagram};
+use crate::cli::{DecodeArgs, PacketKind};
+use crate::exit::{Category, Failure, Outcome};
+use crate::pcap;
+
+/// The whole file if it is a pcap or pcapng capture; `None` for anything else (stdin
+/// included), which is read as a datagram.
+pub(super) fn read_if_capture(path: &Path) -> Outcome<Option<Vec<u8>>> {
+    if path.as_os_str() == "-" {
+        return Ok(None);
+    }
+    let unreadable = |e: io::Error| {
+        Failure::usage(format!("cannot read {}: {e}", path.display())).hint("check the file name")
+    };
+    let mut file = fs::File::open(path).map_err(unreadable)?;
+    let mut head = Vec::with_capacity(4);
+    (&mut file)
+        .take(4)
+        .read_to_end(&mut head)
+        .map_err(unreadable)?;
+    if !pcap::is_capture(&head) {
+        return Ok(None);
+    }
+    let mut bytes = head;
+    file.take(pcap::MAX_CAPTURE)
+        .read_to_end(&mut bytes)
+        .map_err(unreadable)?;
+    if bytes.len() as u64 > pcap::MAX_CAPTURE {
+        return Err(Failure::usage(format!(
+            "{}: captures over {} MiB are not read; cut it with editcap or a capture filter",
+            path.display(),
+            pcap::MAX_CAPTURE >> 20
+        )));
+    }
+    Ok(Some(bytes))
+}
+
+/// `gsq decode P capture.pcap`: the UDP datagrams to and from the protocol's port, each
+/// decoded, or with `--status` one status per server and client.
+pub(super) fn decode_capture(args: &DecodeArgs, path: &Path, bytes: &[u8], quiet: bool) -> Outcome {
+    let port = args.port.unwrap_or(args.protocol.default_port());
+    let capture = pcap::read(bytes)
+        .map_err(|e| Failure::new(Category::Malformed, format!("{}: {e}", path.display())))?;
+    let datagrams: Vec<&pcap::Captured> = capture
+        .datagrams
+        .iter()
+        .filter(|d| d.source.port() == port || d.destination.port() == port)
+        .collect();
+    if datagrams.is_empty() {
+        return Err(Failure::new(
+            Category::Malformed,
+            format!(
+                "{}: no UDP datagram to or from port {port} ({} UDP datagrams, {} other packets)",
+                path.display(),
+                capture.datagrams.len(),
+                capture.skipped
+            ),
+        )
+        .hint("--port names the server's port"));
+    }
+    if args.status {
+        return capture_statuses(args, &datagrams);
+    }
+    let mut readings = Vec::with_capacity(datagrams.len());
+    let mut notes = Vec::new();
+    let mut first_failure = None;
+    for captured in datagrams {
+        // The direction says what it is: from the server's port, a reply.
+        let kind = if captured.source.port() == port {
+            PacketKind::Reply
+        } else {
+            PacketKind::Request
+        };
+        let datagram = Datagram {
+            source: PathBuf::from(format!(
+                "{}#{} {} > {}",
+                path.display(),
+                captured.number,
+                captured.source,
+                captured.destination
+            )),
+            bytes: captured.payload.clone(),
+        };
+        let one = DecodeArgs {
+            as_kind: Some(kind),
+            ..args.clone()
+        };
+        // One port may answer several protocols: a datagram of another is a note, not the end.
+        let (body, more) = match decode_datagrams(&one, std::slice::from_ref(&datagram)) {
+            Ok(decoded) => decoded,
+            Err(failure) => {
+                notes.push(failure.to_string());
+                first_failure.get_or_insert(failure);
+                continue;
+            }
+        };
+        notes.extend(more);
+        match body {
+            Body::One(mut reading) => {
+                reading.file = Some(datagram.name());
+                readings.push(reading);
+            }
+            Body::Many { datagrams } => readings.extend(datagrams),
+        }
+    }
+    if readings.is_empty() {
+        if let Some(failure) = first_failure {
+            return Err(failure);
+        }
+    }
+    print_document(
+        args,
+        Body::Many {
+            datagrams: readings,
+        },
+        &notes,
+        quiet,
+    )
+}
+
+/// A server's address and the address of a client of it.
+type Exchange = (SocketAddr, SocketAddr);
+
+/// One status per server address and client of it, one JSON line each: the replies of the
+/// server to a client whose requests are this protocol's (one port may answer several
+/// protocols). A client whose replies make no status is one error line on stderr, and the
+/// exit code is then that of the first such error.
+fn capture_statuses(args: &DecodeArgs, datagrams: &[&pcap::Captured]) -> Outcome {
+    let port = args.port.unwrap_or(args.protocol.default_port());
+    let asks_this_protocol = |client: SocketAddr, server: SocketAddr| {
+        datagrams
+            .iter()
+            .filter(|d| d.source == client && d.destination == server)
+            .any(|d| {
+                let request = Datagram {
+                    source: PathBuf::new(),
+                    bytes: d.payload.clone(),
+                };
+                let as_request = DecodeArgs {
+                    as_kind: Some(PacketKind::Request),
+                    ..args.clone()
+                };
+                decode_datagrams(&as_request, std::slice::from_ref(&request)).is_ok()
+            })
+    };
+    let mut exchanges: Vec<(Exchange, Vec<Vec<u8>>)> = Vec::new();
+    for d in datagrams.iter().filter(|d| d.source.port() == port) {
+        let key = (d.source, d.destination);
+        match exchanges.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, replies)) => replies.push(d.payload.clone()),
+            None if asks_this_protocol(d.destination, d.source) => {
+                exchanges.push((key, vec![d.payload.clone()]));
+            }
+            None => {}
+        }
+    }
+    if exchanges.is_empty() {
+        return Err(Failure::new(
+            Category::Malformed,
+            format!(
+                "no {} client in the capture got a reply from port {port}",
+                args.protocol
+            ),
+        )
+        .hint("--port names the server's port"));
+    }
+    let total = exchanges.len();
+    let mut failed: Vec<Failure> = Vec::new();
+    for ((server, client), replies) in exchanges {
+        match replayed_status(args, server, &replies) {
+            Ok(status) => print_status(&status, args.pretty)?,
+            Err(e) => {
+                let failure =
+                    Failure::from_query(&format!("{} {server} to {client}", args.protocol), &e);
+                eprintln!("gsq: error: {failure}");
+                failed.push(failure);
+            }
+        }
+    }
+    match failed.first() {
+        Some(first) => Err(Failure::new(
+            first.category(),
+            format!(
+                "{} of {total} exchanges in the capture made no status",
+                failed.len()
+            ),
+        )),
+        None => Ok(()),
+    }
+}
