@@ -21,6 +21,18 @@ for f in "$fixtures"/gamespy1/*.hex; do hex_to "$f" "corpus/gamespy1/$(basename 
 # The fixtures hold no GameSpy reply: a small two-part one, parts cut at 0xff as the target does.
 printf '\\hostname\\seed\\numplayers\\1\\player_0\\a\\queryid\\7.2\\final\\\xff\\mapname\\m\\queryid\\7.1' \
   >corpus/gamespy1/reply_two_parts
+# The replay target reads a byte picking the protocol (its index in Protocol::ALL, the SQP
+# chunks above it), then the reply datagrams, cut at 0xff bytes.
+mkdir -p corpus/replay
+unhex() { xxd -r -p <(tr -s ' \n' ' ' <"$1"); }
+{ printf '\x7c'; unhex "$fixtures"/sqp/sqp_challenge_response.hex; printf '\xff'
+  unhex "$fixtures"/sqp/sqp_query_response.hex; } >corpus/replay/sqp
+{ printf '\x7d'; unhex "$fixtures"/onequery/onequery_challenge_response.hex; printf '\xff'
+  unhex "$fixtures"/onequery/onequery_basic_response.hex; printf '\xff'
+  unhex "$fixtures"/onequery/onequery_players_response.hex; } >corpus/replay/onequery
+{ printf '\x7e'; unhex "$fixtures"/samp/samp_c_response.hex; printf '\xff'
+  unhex "$fixtures"/samp/samp_o_response.hex; } >corpus/replay/samp
+{ printf '\x7f'; cat corpus/gamespy1/reply_two_parts; } >corpus/replay/gamespy1
 # The responders target reads a source byte, then a datagram: every request fixture.
 for f in "$fixtures"/*/*request*.hex; do
   { printf '\x00'; xxd -r -p <(tr -s ' \n' ' ' <"$f"); } >"corpus/responders/$(basename "$f" .hex)"
