@@ -157,7 +157,9 @@ async fn through_a_lossy_link_answers_are_right_or_a_timeout() {
 
 /// A changed byte inside a string or a number is undetectable: SQP has no checksum (UDP's
 /// own catches real line errors, which this proxy bypasses). What the client must do is never
-/// crash, report broken replies clearly, and get the right answer when a clean copy arrives.
+/// crash and report broken replies clearly: a damaged reply that still echoes the challenge
+/// ends the query with its error (only the server knows the challenge), while damaged
+/// challenges and requests cost a retry.
 #[tokio::test]
 async fn corrupted_datagrams_are_survived_and_mostly_caught() {
     let state = sample_state();
@@ -181,7 +183,10 @@ async fn corrupted_datagrams_are_survived_and_mostly_caught() {
             Ok(status) if comparable(status.clone()) == want => right += 1,
             Ok(_) => wrong += 1,
             Err(
-                QueryError::Timeout { .. } | QueryError::Malformed(_) | QueryError::Protocol(_),
+                QueryError::Timeout { .. }
+                | QueryError::Malformed(_)
+                | QueryError::Protocol(_)
+                | QueryError::ServerReply(_),
             ) => failed += 1,
             Err(other) => panic!("{other}"),
         }
