@@ -210,8 +210,8 @@ async fn probe(
 /// The error of a probe that ran out of time.
 fn timed_out(deadline: Duration) -> QueryError {
     QueryError::Timeout {
-        waiting_for: "reply before the scrape's deadline",
-        attempts: 0,
+        waiting_for: "query before the scrape's deadline",
+        attempts: 1,
         after: deadline,
     }
 }
