@@ -38,6 +38,60 @@ impl<T: IntoCount + Copy> IntoCount for &T {
     }
 }
 
+/// A value a `computed = <expr>` expression may produce: any integer, or a reference to one,
+/// widened without loss so that the field's type decides whether it fits.
+pub trait IntoComputed {
+    /// The value as an `i128`.
+    fn into_wide(self) -> i128;
+}
+
+macro_rules! into_computed {
+    ($($t:ty),*) => {$(
+        impl IntoComputed for $t {
+            #[inline(always)]
+            #[allow(clippy::cast_lossless, clippy::cast_possible_wrap)]
+            fn into_wide(self) -> i128 {
+                self as i128
+            }
+        }
+    )*};
+}
+
+into_computed!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
+
+impl<T: IntoComputed + Copy> IntoComputed for &T {
+    #[inline(always)]
+    fn into_wide(self) -> i128 {
+        (*self).into_wide()
+    }
+}
+
+/// The value of a `computed` field: the widened value converted to the field's type, or
+/// `None` when it does not fit.
+#[inline(always)]
+pub fn computed<T: TryFrom<i128>>(wide: i128) -> Option<T> {
+    T::try_from(wide).ok()
+}
+
+/// A `computed` field whose value does not fit its type, on encode.
+#[cold]
+pub fn computed_out_of_range(w: &Writer<'_>, value: i128) -> Error {
+    w.error(ErrorKind::OutOfRange {
+        value: u64::try_from(value.unsigned_abs()).unwrap_or(u64::MAX),
+        reason: "the computed value does not fit the field",
+    })
+}
+
+/// A decoded `computed` field that disagrees with the fields it is computed from, at the
+/// field's offset.
+#[cold]
+pub fn computed_mismatch(offset: usize) -> Error {
+    Error::new(
+        ErrorKind::Invalid("disagrees with the fields it is computed from"),
+        offset,
+    )
+}
+
 /// `Option<T>` with `when = <cond>`: the value's presence disagrees with its condition.
 #[cold]
 pub fn presence_mismatch(w: &Writer<'_>) -> Error {

@@ -94,14 +94,14 @@ pub struct QueryRequest {
 // The query variant is large, but boxing it would allocate on every decode.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Wire, Serialize)]
-#[wire(endian = "big", tag = u8, ctx(requested: ChunkSet))]
+#[wire(endian = "big", tag = u8, ctx(requested: ChunkSet), view = ResponseView)]
 pub enum Response<'a> {
     /// `00`: the challenge to prove in the query.
     #[wire(tag = 0)]
     Challenge(ChallengeResponse),
     /// `01`: the requested chunks in one datagram.
     #[wire(tag = 1)]
-    Query(#[wire(ctx = requested)] QueryResponse<'a>),
+    Query(#[wire(ctx = requested, view)] QueryResponse<'a>),
 }
 
 /// The body of a challenge response.
@@ -114,7 +114,7 @@ pub struct ChallengeResponse {
 
 /// The body of a query response that fits one datagram (all known servers).
 #[derive(Debug, Clone, PartialEq, Wire, Serialize)]
-#[wire(endian = "big", ctx(requested: ChunkSet))]
+#[wire(endian = "big", ctx(requested: ChunkSet), view = QueryResponseView)]
 pub struct QueryResponse<'a> {
     /// Echo of the request's challenge.
     pub challenge: u32,
@@ -125,7 +125,7 @@ pub struct QueryResponse<'a> {
     /// The last datagram's index, 0 when unsplit.
     pub last_packet: u8,
     /// The chunks, behind a u16 packet length.
-    #[wire(len(prefix = u16), ctx = requested)]
+    #[wire(len(prefix = u16), ctx = requested, view)]
     pub chunks: Chunks<'a>,
 }
 
@@ -160,7 +160,7 @@ pub struct QueryResponseFragment<'a> {
 
 /// The requested chunks, in ascending bit order, each behind a u32 length.
 #[derive(Debug, Clone, PartialEq, Default, Wire, Serialize)]
-#[wire(endian = "big", ctx(requested: ChunkSet))]
+#[wire(endian = "big", ctx(requested: ChunkSet), view = ChunksView)]
 pub struct Chunks<'a> {
     /// Present when [`ChunkSet::SERVER_INFO`] was requested.
     #[wire(
@@ -172,19 +172,22 @@ pub struct Chunks<'a> {
     #[wire(
         when = requested.contains(ChunkSet::SERVER_RULES),
         len(prefix = u32),
-        until_end
+        until_end,
+        view
     )]
     pub server_rules: Option<Vec<Rule<'a>>>,
     /// Present when [`ChunkSet::PLAYER_INFO`] was requested.
     #[wire(
         when = requested.contains(ChunkSet::PLAYER_INFO),
-        len(prefix = u32, surplus = "skip")
+        len(prefix = u32, surplus = "skip"),
+        view
     )]
     pub player_info: Option<Table<'a>>,
     /// Present when [`ChunkSet::TEAM_INFO`] was requested.
     #[wire(
         when = requested.contains(ChunkSet::TEAM_INFO),
-        len(prefix = u32, surplus = "skip")
+        len(prefix = u32, surplus = "skip"),
+        view
     )]
     pub team_info: Option<Table<'a>>,
     /// Present when [`ChunkSet::METRICS`] was requested.
@@ -221,12 +224,13 @@ pub struct ServerInfo<'a> {
 
 /// One server rule: a key, the value's type and the value.
 #[derive(Debug, Clone, PartialEq, Wire, Serialize)]
-#[wire(endian = "big")]
+#[wire(endian = "big", view = RuleView)]
 pub struct Rule<'a> {
     /// The rule's name.
     #[wire(str(prefix = u8))]
     pub key: &'a str,
-    /// The value's type code, see [`Value`]; use [`Value::tag`] when building a rule.
+    /// The value's type code, see [`Value`]: written from the value and checked against it.
+    #[wire(computed = value.tag())]
     pub kind: u8,
     /// The value, typed by `kind`.
     #[wire(ctx = *kind)]
@@ -263,9 +267,10 @@ pub enum Value<'a> {
 /// The rows are kept flat, in the wire's order: row `r`, field `f` is
 /// `values[r * fields.len() + f]` (see [`Table::rows`]).
 #[derive(Debug, Clone, PartialEq, Default, Wire, Serialize)]
-#[wire(endian = "big")]
+#[wire(endian = "big", view = TableView)]
 pub struct Table<'a> {
-    /// Number of rows.
+    /// Number of rows: written from the values and the fields, and checked against them.
+    #[wire(computed = fields.as_ref().map_or(0, |f| values.count().checked_div(f.count()).unwrap_or(0)))]
     pub count: u16,
     /// Column names and types; absent when `count` is 0. A table with rows has at least one
     /// column: a field count of 0 is an error both ways ([`ErrorKind::TooFew`]).
@@ -275,8 +280,8 @@ pub struct Table<'a> {
     pub fields: Option<Vec<FieldHeader<'a>>>,
     /// `count × fields` values, typed by their column's header.
     #[wire(
-        count = fields.as_ref().map_or(0, Vec::len) * usize::from(*count),
-        each_ctx = |i| fields.as_ref().map_or(0, |f| f[i % f.len()].kind)
+        count = fields.as_ref().map_or(0, |f| f.count()) * usize::from(*count),
+        each_ctx = |i| fields.as_ref().and_then(|f| f.with_item(i % f.count(), |h| h.kind)).unwrap_or(0)
     )]
     pub values: Vec<Value<'a>>,
 }

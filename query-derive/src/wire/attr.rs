@@ -75,7 +75,7 @@ choice! {
     /// A directive of `#[wire(...)]` on a struct or enum.
     ContainerKey {
         Endian = "endian", Magic = "magic", Ctx = "ctx", Tag = "tag", Len = "len",
-        Surplus = "surplus", External = "external",
+        Surplus = "surplus", External = "external", View = "view",
     }
     |found| format!("unknown wire attribute `{found}`, expected one of: {}", ContainerKey::listed())
 }
@@ -95,7 +95,7 @@ choice! {
         Endian = "endian", Str = "str", Bytes = "bytes", Len = "len", Count = "count",
         UntilEnd = "until_end", MinCount = "min_count", MaxCount = "max_count", Ctx = "ctx",
         EachCtx = "each_ctx",
-        When = "when", Bits = "bits", Default = "default",
+        When = "when", Bits = "bits", Default = "default", Computed = "computed", View = "view",
     }
     |found| format!(
         "unknown wire attribute `{found}` on a field, expected one of: {}",
@@ -206,6 +206,8 @@ pub struct ContainerAttrs {
     pub len: Option<Spanned<Prefix>>,
     pub surplus: Option<Spanned<Surplus>>,
     pub external: Option<Spanned<()>>,
+    /// `view = Name`: the encode-side type to generate.
+    pub view: Option<Spanned<Ident>>,
 }
 
 /// `#[wire(...)]` on an enum variant.
@@ -262,6 +264,10 @@ pub struct FieldAttrs {
     pub when: Option<Spanned<Expr>>,
     pub bits: Option<Spanned<()>>,
     pub default: Option<Spanned<()>>,
+    /// `computed = <expr>`: written from the expression, checked against it on decode.
+    pub computed: Option<Spanned<Expr>>,
+    /// `view`: in the container's view, any type (or elements) that encodes like this one.
+    pub view: Option<Spanned<()>>,
 }
 
 impl FieldAttrs {
@@ -278,6 +284,8 @@ impl FieldAttrs {
             && self.each_ctx.is_none()
             && self.when.is_none()
             && self.bits.is_none()
+            && self.computed.is_none()
+            && self.view.is_none()
     }
 }
 
@@ -320,6 +328,13 @@ pub fn container(attrs: &[Attribute], errors: &mut Errors) -> ContainerAttrs {
             ContainerKey::External => {
                 flag(input, key)?;
                 set(&mut out.external, key, (), errors);
+            }
+            ContainerKey::View => {
+                input.parse::<Token![=]>()?;
+                let value: Ident = input.parse().map_err(|e| {
+                    syn::Error::new(e.span(), "expected the view's name: `view = PacketView`")
+                })?;
+                set(&mut out.view, key, value, errors);
             }
         }
         Ok(())
@@ -425,6 +440,15 @@ pub fn field(attrs: &[Attribute], errors: &mut Errors) -> FieldAttrs {
             FieldKey::Default => {
                 flag(input, key)?;
                 set(&mut out.default, key, (), errors);
+            }
+            FieldKey::Computed => {
+                input.parse::<Token![=]>()?;
+                let value: Expr = input.parse()?;
+                set(&mut out.computed, key, value, errors);
+            }
+            FieldKey::View => {
+                flag(input, key)?;
+                set(&mut out.view, key, (), errors);
             }
         }
         Ok(())

@@ -4,7 +4,7 @@
 //! Every rule that can fail records an error at the offending token and building goes on, so
 //! that all mistakes of a declaration are reported together.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::Span;
 use syn::ext::IdentExt;
 use syn::spanned::Spanned as _;
 use syn::{DeriveInput, Expr, Generics, Ident, Index, Lifetime, Member, Pat, Type};
@@ -15,12 +15,15 @@ use super::attr::{
 };
 use super::errors::Errors;
 use super::names;
-use super::scope::{self, Scoped};
+use super::scope::{self, Reach, Scoped};
 use super::types::{self, BytesKind, Shape, StrKind};
 
 /// A struct or enum to derive for.
 pub struct Container {
     pub ident: Ident,
+    pub vis: syn::Visibility,
+    /// `view = Name`: the encode-side type to generate beside this one.
+    pub view: Option<Ident>,
     pub generics: Generics,
     /// The type's own lifetime parameter, which is the input's lifetime.
     pub lifetime: Option<Lifetime>,
@@ -55,7 +58,25 @@ pub struct Field {
     /// The path segment errors inside it get; `None` for the only field of a tuple.
     pub path: Option<String>,
     pub ty: Type,
+    pub vis: syn::Visibility,
+    /// The field's doc comments, repeated on the view's field.
+    pub docs: Vec<syn::Attribute>,
     pub kind: FieldKind,
+}
+
+impl Field {
+    /// The field's wire description, unless it is not on the wire.
+    pub fn wire(&self) -> Option<&Wire> {
+        match &self.kind {
+            FieldKind::Wire(wire) => Some(wire),
+            FieldKind::Default => None,
+        }
+    }
+
+    /// Whether the field is written from an expression rather than from its value.
+    pub fn is_computed(&self) -> bool {
+        self.wire().is_some_and(|w| w.computed.is_some())
+    }
 }
 
 pub enum FieldKind {
@@ -71,6 +92,10 @@ pub struct Wire {
     /// `len(..)`: a length prefix around the value.
     pub len: Option<Len>,
     pub body: Body,
+    /// `computed = ..`: the value written, and checked after decoding.
+    pub computed: Option<Scoped>,
+    /// `view`: in the view, any type (for a repeat, any elements) that encodes like this one.
+    pub view: bool,
 }
 
 /// A length prefix written after the fact and bounding the decode.
@@ -175,6 +200,10 @@ pub struct Variant {
     pub ident: Ident,
     pub tag: VariantTag,
     pub fields: Vec<Field>,
+    /// The variant's fields as declared, which a view repeats for an `other` variant.
+    pub declared: syn::Fields,
+    /// The variant's doc comments, repeated on the view's variant.
+    pub docs: Vec<syn::Attribute>,
 }
 
 pub enum VariantTag {
@@ -210,6 +239,7 @@ pub fn build(input: &DeriveInput, errors: &mut Errors) -> Option<Container> {
         ctx_names: bindings.iter().map(|b| b.name.to_string()).collect(),
         has_lifetime: lifetime.is_some(),
         type_name: input.ident.to_string(),
+        has_view: attrs.view.is_some(),
     };
 
     let data = match &input.data {
@@ -244,8 +274,15 @@ pub fn build(input: &DeriveInput, errors: &mut Errors) -> Option<Container> {
         _ => ContainerCtx::Unit,
     };
 
+    if let Some(view) = &attrs.view {
+        check_view_keeps_positions(&data, view.span, errors);
+    }
+    let view = attrs.view.map(|v| v.value);
+
     Some(Container {
         ident: input.ident.clone(),
+        vis: input.vis.clone(),
+        view,
         generics: input.generics.clone(),
         lifetime,
         magic: attrs.magic.map(|m| m.value),
@@ -260,6 +297,8 @@ struct Env {
     ctx_names: Vec<String>,
     has_lifetime: bool,
     type_name: String,
+    /// Whether the container declares `view = Name`.
+    has_view: bool,
 }
 
 fn enum_only_keys(attrs: &ContainerAttrs) -> Vec<(&'static str, Span)> {
@@ -344,6 +383,8 @@ fn enumeration(
                     ident: variant.ident.clone(),
                     tag,
                     fields: Vec::new(),
+                    declared: without_wire_attrs(&variant.fields),
+                    docs: docs(&variant.attrs),
                 });
             }
             continue;
@@ -376,6 +417,8 @@ fn enumeration(
             ident: variant.ident.clone(),
             tag: VariantTag::Value(tag),
             fields: fields(&variant.fields, env, errors),
+            declared: without_wire_attrs(&variant.fields),
+            docs: docs(&variant.attrs),
         });
     }
 
@@ -457,10 +500,16 @@ fn fields(fields: &syn::Fields, env: &Env, errors: &mut Errors) -> Vec<Field> {
             None => format!("_{i}"),
         })
         .collect();
+    let attrs: Vec<FieldAttrs> = fields
+        .iter()
+        .map(|field| attr::field(&field.attrs, errors))
+        .collect();
+    let computed: Vec<bool> = attrs.iter().map(|a| a.computed.is_some()).collect();
     fields
         .iter()
+        .zip(attrs)
         .enumerate()
-        .map(|(index, field)| {
+        .map(|(index, (field, attrs))| {
             let (binding, path) = match &field.ident {
                 Some(ident) => (ident.clone(), Some(ident.unraw().to_string())),
                 None => (
@@ -481,10 +530,10 @@ fn fields(fields: &syn::Fields, env: &Env, errors: &mut Errors) -> Vec<Field> {
                 Some(ident) => ident.unraw().to_string(),
                 None => index.to_string(),
             };
-            let attrs = attr::field(&field.attrs, errors);
             let scope = Scope {
                 names: &names,
                 current: index,
+                computed: &computed,
             };
             let kind = field_kind(field, attrs, env, &scope, errors);
             Field {
@@ -493,21 +542,70 @@ fn fields(fields: &syn::Fields, env: &Env, errors: &mut Errors) -> Vec<Field> {
                 binding,
                 path,
                 ty: field.ty.clone(),
+                vis: field.vis.clone(),
+                docs: docs(&field.attrs),
                 kind,
             }
         })
         .collect()
 }
 
+/// The doc comments among `attrs`.
+fn docs(attrs: &[syn::Attribute]) -> Vec<syn::Attribute> {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .cloned()
+        .collect()
+}
+
+/// `fields` with only their doc comments left among their attributes.
+fn without_wire_attrs(fields: &syn::Fields) -> syn::Fields {
+    let mut fields = fields.clone();
+    for field in fields.iter_mut() {
+        field.attrs = docs(&field.attrs);
+    }
+    fields
+}
+
+/// A view of a tuple struct or variant keeps every field in its place, so it cannot leave
+/// out the computed ones or those not on the wire.
+fn check_view_keeps_positions(data: &Data, span: Span, errors: &mut Errors) {
+    let lists: Vec<&[Field]> = match data {
+        Data::Struct(fields) => vec![fields],
+        Data::Enum(data) => data.variants.iter().map(|v| &v.fields[..]).collect(),
+    };
+    for fields in lists {
+        let tuple = fields.iter().any(|f| matches!(f.member, Member::Unnamed(_)));
+        let left_out = fields.iter().any(|f| f.wire().is_none() || f.is_computed());
+        if tuple && left_out {
+            errors.at(
+                span,
+                "a view leaves out computed fields and fields not on the wire, which a tuple \
+                 struct or variant cannot do: name its fields",
+            );
+        }
+    }
+}
+
 /// The fields an expression on field `current` may name.
 struct Scope<'n> {
     names: &'n [String],
     current: usize,
+    /// Which fields are computed.
+    computed: &'n [bool],
 }
 
 impl Scope<'_> {
-    fn expr(&self, expr: &impl quote::ToTokens, errors: &mut Errors) -> Scoped {
-        scope::scoped(expr, self.names, self.current, &[], errors)
+    /// A `when`, `count`, `ctx` or `each_ctx` expression: it sees the earlier fields.
+    fn expr(&self, expr: &Expr, errors: &mut Errors) -> Scoped {
+        scope::scoped(expr, self.names, self.current, Reach::Earlier, &[], errors)
+    }
+
+    /// A `computed` expression: it sees every field that is not computed.
+    fn computed(&self, expr: &Expr, errors: &mut Errors) -> Scoped {
+        let reach = Reach::NotComputed(self.computed);
+        scope::scoped(expr, self.names, self.current, reach, &[], errors)
     }
 }
 
@@ -566,7 +664,48 @@ fn field_kind(
         surplus: len.value.surplus,
     });
     let body = value_body(value_ty, &attrs, endian, scope, errors);
-    FieldKind::Wire(Box::new(Wire { when, len, body }))
+    let computed = attrs.computed.as_ref().map(|computed| {
+        let misplaced = if !matches!(body, Body::Number { .. }) || types::is_float(value_ty) {
+            Some(format!(
+                "`computed` applies to integer fields, and `{}` is not one",
+                types::show(&field.ty)
+            ))
+        } else if when.is_some() || len.is_some() {
+            Some("a computed field is always written: it takes no `when` or `len`".to_owned())
+        } else {
+            None
+        };
+        if let Some(message) = misplaced {
+            errors.at(computed.span, message);
+        }
+        scope.computed(&computed.value, errors)
+    });
+    if let (Some(view), false) = (&attrs.view, env.has_view) {
+        errors.at(
+            view.span,
+            "`view` describes a field of the container's view: declare one with \
+             `#[wire(view = Name)]` on the container",
+        );
+    }
+    if let Some(view) = &attrs.view {
+        if !matches!(body, Body::Nested { .. } | Body::Repeat(_)) {
+            errors.at(
+                view.span,
+                format!(
+                    "`view` lets the view take any type that encodes like this field's; it \
+                     applies to nested types and repeats, and `{}` is read natively",
+                    types::show(value_ty)
+                ),
+            );
+        }
+    }
+    FieldKind::Wire(Box::new(Wire {
+        when,
+        len,
+        body,
+        computed,
+        view: attrs.view.is_some(),
+    }))
 }
 
 /// The body of a field's value (the `Some` content for an `Option`).
@@ -643,13 +782,14 @@ fn value_body(
         }
         (Some(ctx), None) => NestedCtx::Expr(scope.expr(&ctx.value, errors)),
         (None, Some(each)) => {
-            let params = pattern_names(&each.value.index);
+            let params = scope::pattern_names(&each.value.index);
             NestedCtx::Each {
                 index: each.value.index.clone(),
                 body: scope::scoped(
                     &each.value.body,
                     scope.names,
                     scope.current,
+                    Reach::Earlier,
                     &params,
                     errors,
                 ),
@@ -815,19 +955,3 @@ fn framing(text: &TextAttr, endian: Endian) -> Framing {
     }
 }
 
-/// The names a pattern binds (the index of `each_ctx`).
-fn pattern_names(pat: &Pat) -> Vec<String> {
-    let mut out = Vec::new();
-    collect(&quote::quote!(#pat), &mut out);
-    return out;
-
-    fn collect(tokens: &TokenStream, out: &mut Vec<String>) {
-        for tree in tokens.clone() {
-            match tree {
-                proc_macro2::TokenTree::Ident(ident) => out.push(ident.to_string()),
-                proc_macro2::TokenTree::Group(group) => collect(&group.stream(), out),
-                _ => {}
-            }
-        }
-    }
-}

@@ -86,6 +86,11 @@ pub fn count() -> Ident {
     local("__count")
 }
 
+/// How many elements a repeat encodes.
+pub fn element_count() -> Ident {
+    local("__element_count")
+}
+
 /// The elements decoded so far.
 pub fn elements() -> Ident {
     local("__elements")
@@ -174,16 +179,26 @@ pub fn min() -> TokenStream {
     quote!(::core::cmp::min)
 }
 
-pub fn enumerate() -> TokenStream {
-    quote!(::core::iter::Iterator::enumerate)
-}
-
 pub fn text_from_bytes() -> TokenStream {
     quote!(::query_wire::Text::from_bytes)
 }
 
 pub fn flags_trait() -> TokenStream {
     quote!(::query_wire::reexport::bitflags::Flags)
+}
+
+pub fn items_trait() -> TokenStream {
+    quote!(::query_wire::Items)
+}
+
+/// The widened value of a `computed` expression.
+pub fn wide() -> Ident {
+    local("__wide")
+}
+
+/// The offset where a computed field was read.
+pub fn computed_at(name: &str) -> Ident {
+    format_ident!("__at_{}", name, span = Span::mixed_site())
 }
 
 pub fn into_count() -> TokenStream {

@@ -1,102 +1,199 @@
-//! Which fields an attribute expression (`when`, `count`, `ctx`, `each_ctx`) uses.
+//! Which fields an attribute expression (`when`, `count`, `ctx`, `each_ctx`, `computed`) uses.
 //!
-//! An expression sees the fields declared before its own, by reference, and the container's
-//! context bindings. The generator binds only the earlier fields the expression names, and a
-//! name of the field itself or of a later one is reported here, at that name, rather than as
+//! `when`, `count`, `ctx` and `each_ctx` see the fields declared before their own; `computed`
+//! sees every field that is not computed itself. The generator binds only the fields an
+//! expression names, and a name it may not use is reported here, at that name, rather than as
 //! rustc's "cannot find value" in generated code.
 //!
-//! Names are found by a token scan, not by resolving the expression: an identifier counts as a
-//! variable unless it is a method or field after `.`, a path segment, a macro name, a called
-//! function, or a closure parameter. A false hit only binds an unused reference.
+//! Names are found by walking the parsed expression (`syn::visit`): a single-segment path is a
+//! variable unless a closure parameter, a `let`, a `match` arm or a `for` pattern inside the
+//! expression bound it. Macro arguments are read when they parse as expressions.
 
-use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
+use proc_macro2::TokenStream;
 use quote::ToTokens;
-use syn::Ident;
+use syn::punctuated::Punctuated;
+use syn::visit::{self, Visit};
+use syn::{Expr, Ident, Pat, Token};
 
 use super::errors::Errors;
 
-/// An attribute expression and the earlier fields it uses (indices into its field list).
+/// An attribute expression and the fields it uses (indices into its field list).
 #[derive(Clone)]
 pub struct Scoped {
     pub expr: TokenStream,
     pub uses: Vec<usize>,
 }
 
+/// Which fields an expression on field `current` may name.
+#[derive(Clone, Copy)]
+pub enum Reach<'c> {
+    /// The fields declared before it: they are known when it is read.
+    Earlier,
+    /// Every field but itself and those marked computed (`computed[i]`): a computed field is
+    /// made on encode from the values given, and checked once all fields are decoded.
+    NotComputed(&'c [bool]),
+}
+
 /// Analyses `expr`, which belongs to field `current` of a struct or variant whose fields are
 /// named `names` (in order, as expressions see them). `params` are names the expression binds
 /// itself (the index of `each_ctx`).
 pub fn scoped(
-    expr: &impl ToTokens,
+    expr: &Expr,
     names: &[String],
     current: usize,
+    reach: Reach<'_>,
     params: &[String],
     errors: &mut Errors,
 ) -> Scoped {
-    let expr = expr.to_token_stream();
-    let mut found = Vec::new();
-    variables(expr.clone(), &mut found);
-    let closure_params: Vec<String> = found
-        .iter()
-        .filter(|(_, after_pipe)| *after_pipe)
-        .map(|(ident, _)| ident.to_string())
-        .collect();
+    let mut finder = Finder {
+        bound: params.to_vec(),
+        found: Vec::new(),
+    };
+    finder.visit_expr(expr);
     let mut uses = Vec::new();
-    for (ident, _) in found {
+    for ident in finder.found {
         let name = ident.to_string();
         let Some(index) = names.iter().position(|n| *n == name) else {
             continue;
         };
-        if index < current {
-            if !uses.contains(&index) {
-                uses.push(index);
+        match refusal(&name, index, current, reach) {
+            None => {
+                if !uses.contains(&index) {
+                    uses.push(index);
+                }
             }
-        } else if !closure_params.contains(&name) && !params.contains(&name) {
-            let message = if index == current {
-                format!(
-                    "`{name}` is this field itself: an expression can only use the fields \
-                     declared before it"
-                )
-            } else {
-                format!(
-                    "`{name}` is declared after this field: an expression can only use the \
-                     fields declared before it"
-                )
-            };
-            errors.at(ident.span(), message);
+            Some(message) => errors.at(ident.span(), message),
         }
     }
     uses.sort_unstable();
-    Scoped { expr, uses }
+    Scoped {
+        expr: expr.to_token_stream(),
+        uses,
+    }
 }
 
-/// Collects the identifiers of `tokens` that can be variables, each with whether it directly
-/// follows a `|` (a closure parameter, or the right side of a bitwise or: either way the name
-/// is not reported, since a closure parameter shadows the field everywhere in the expression).
-fn variables(tokens: TokenStream, out: &mut Vec<(Ident, bool)>) {
-    let trees: Vec<TokenTree> = tokens.into_iter().collect();
-    for (i, tree) in trees.iter().enumerate() {
-        match tree {
-            TokenTree::Group(group) => variables(group.stream(), out),
-            TokenTree::Ident(ident) => {
-                let prev = i.checked_sub(1).map(|j| &trees[j]);
-                let prev2 = i.checked_sub(2).map(|j| &trees[j]);
-                let next = trees.get(i + 1);
-                let is_punct = |tree: Option<&TokenTree>, c: char| matches!(tree, Some(TokenTree::Punct(p)) if p.as_char() == c);
-                // `.name` is a member, but `..name` is a range bound.
-                let member = (is_punct(prev, '.') && !is_punct(prev2, '.')) || is_punct(prev, '\'');
-                let path_tail = is_punct(prev, ':') && is_punct(prev2, ':');
-                let path_head_or_label = is_punct(next, ':');
-                // `name!(..)` is a macro, but `name != ..` a comparison.
-                let macro_name = matches!(
-                    next,
-                    Some(TokenTree::Punct(p)) if p.as_char() == '!' && p.spacing() == Spacing::Alone
-                );
-                let call = matches!(next, Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis);
-                if !(member || path_tail || path_head_or_label || macro_name || call) {
-                    out.push((ident.clone(), is_punct(prev, '|')));
-                }
+/// Why field `index` may not be named from field `current`, if it may not.
+fn refusal(name: &str, index: usize, current: usize, reach: Reach<'_>) -> Option<String> {
+    match reach {
+        Reach::Earlier if index == current => Some(format!(
+            "`{name}` is this field itself: an expression can only use the fields declared \
+             before it"
+        )),
+        Reach::Earlier if index > current => Some(format!(
+            "`{name}` is declared after this field: an expression can only use the fields \
+             declared before it"
+        )),
+        Reach::Earlier => None,
+        Reach::NotComputed(_) if index == current => Some(format!(
+            "`{name}` is this field itself: a computed field is made from the other fields"
+        )),
+        Reach::NotComputed(computed) if computed.get(index).copied().unwrap_or(false) => {
+            Some(format!(
+                "`{name}` is computed too: a computed field is made from fields that are not"
+            ))
+        }
+        Reach::NotComputed(_) => None,
+    }
+}
+
+/// The names a pattern binds.
+pub fn pattern_names(pat: &Pat) -> Vec<String> {
+    let mut binder = Binder(Vec::new());
+    binder.visit_pat(pat);
+    binder.0
+}
+
+struct Binder(Vec<String>);
+
+impl<'ast> Visit<'ast> for Binder {
+    fn visit_pat_ident(&mut self, pat: &'ast syn::PatIdent) {
+        self.0.push(pat.ident.to_string());
+        visit::visit_pat_ident(self, pat);
+    }
+}
+
+/// Walks an expression collecting the variables it reads, minus the names it binds itself.
+struct Finder {
+    /// Names bound inside the expression where the walk is now (a stack).
+    bound: Vec<String>,
+    found: Vec<Ident>,
+}
+
+impl Finder {
+    /// Visits `f` with the names of `pats` bound, then unbinds them.
+    fn with_bound<'p>(&mut self, pats: impl IntoIterator<Item = &'p Pat>, f: impl FnOnce(&mut Self)) {
+        let mark = self.bound.len();
+        for pat in pats {
+            self.bound.extend(pattern_names(pat));
+        }
+        f(self);
+        self.bound.truncate(mark);
+    }
+}
+
+impl<'ast> Visit<'ast> for Finder {
+    fn visit_expr_path(&mut self, expr: &'ast syn::ExprPath) {
+        if let (None, Some(ident)) = (&expr.qself, expr.path.get_ident()) {
+            if !self.bound.iter().any(|b| ident == b) {
+                self.found.push(ident.clone());
             }
-            _ => {}
+        }
+        visit::visit_expr_path(self, expr);
+    }
+
+    fn visit_expr_closure(&mut self, closure: &'ast syn::ExprClosure) {
+        self.with_bound(&closure.inputs, |this| this.visit_expr(&closure.body));
+    }
+
+    fn visit_block(&mut self, block: &'ast syn::Block) {
+        let mark = self.bound.len();
+        for stmt in &block.stmts {
+            match stmt {
+                syn::Stmt::Local(local) => {
+                    if let Some(init) = &local.init {
+                        self.visit_local_init(init);
+                    }
+                    self.bound.extend(pattern_names(&local.pat));
+                }
+                other => self.visit_stmt(other),
+            }
+        }
+        self.bound.truncate(mark);
+    }
+
+    fn visit_arm(&mut self, arm: &'ast syn::Arm) {
+        self.with_bound([&arm.pat], |this| {
+            if let Some((_, guard)) = &arm.guard {
+                this.visit_expr(guard);
+            }
+            this.visit_expr(&arm.body);
+        });
+    }
+
+    fn visit_expr_for_loop(&mut self, expr: &'ast syn::ExprForLoop) {
+        self.visit_expr(&expr.expr);
+        self.with_bound([&*expr.pat], |this| this.visit_block(&expr.body));
+    }
+
+    fn visit_expr_if(&mut self, expr: &'ast syn::ExprIf) {
+        // `if let PAT = e { then }`: the pattern's names are bound in `then` only.
+        if let Expr::Let(binding) = &*expr.cond {
+            self.visit_expr(&binding.expr);
+            self.with_bound([&*binding.pat], |this| this.visit_block(&expr.then_branch));
+        } else {
+            self.visit_expr(&expr.cond);
+            self.visit_block(&expr.then_branch);
+        }
+        if let Some((_, otherwise)) = &expr.else_branch {
+            self.visit_expr(otherwise);
+        }
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        if let Ok(args) = mac.parse_body_with(Punctuated::<Expr, Token![,]>::parse_terminated) {
+            for arg in &args {
+                self.visit_expr(arg);
+            }
         }
     }
 }
@@ -112,11 +209,15 @@ mod tests {
             .collect()
     }
 
-    fn uses(src: &str, current: usize) -> (Vec<usize>, syn::Result<()>) {
-        let expr: syn::Expr = syn::parse_str(src).unwrap();
+    fn analyse(src: &str, current: usize, reach: Reach<'_>) -> (Vec<usize>, syn::Result<()>) {
+        let expr: Expr = syn::parse_str(src).unwrap();
         let mut errors = Errors::default();
-        let scoped = scoped(&expr, &names(), current, &[], &mut errors);
+        let scoped = scoped(&expr, &names(), current, reach, &[], &mut errors);
         (scoped.uses, errors.finish())
+    }
+
+    fn uses(src: &str, current: usize) -> (Vec<usize>, syn::Result<()>) {
+        analyse(src, current, Reach::Earlier)
     }
 
     #[test]
@@ -133,12 +234,19 @@ mod tests {
     }
 
     #[test]
-    fn methods_paths_and_macros_are_not_variables() {
+    fn methods_paths_and_struct_fields_are_not_variables() {
         let (found, ok) = uses(
-            "x.name() + name!(1) + Kind::name + Foo { name: 1 }.flags",
+            "x.name() + Kind::name + Foo { name: 1 }.flags + foo(1).count",
             3,
         );
         assert!(found.is_empty(), "{found:?}");
+        assert!(ok.is_ok());
+    }
+
+    #[test]
+    fn macro_arguments_are_read() {
+        let (found, ok) = uses("format!(\"{}\", name).len() + usize::from(*count)", 3);
+        assert_eq!(found, vec![0, 2]);
         assert!(ok.is_ok());
     }
 
@@ -158,8 +266,36 @@ mod tests {
     }
 
     #[test]
-    fn closure_parameters_shadow_later_fields() {
+    fn a_later_field_after_a_bitwise_or_is_an_error() {
+        let (_, result) = uses("*count | *later", 2);
+        let message = result.unwrap_err().to_string();
+        assert!(message.contains("`later` is declared after"), "{message}");
+    }
+
+    #[test]
+    fn names_bound_inside_shadow_fields_only_where_bound() {
         let (_, result) = uses("fields.iter().map(|later| later + 1)", 1);
         assert!(result.is_ok());
+        let (_, result) = uses("{ let later = 1; later + 2 }", 1);
+        assert!(result.is_ok());
+        let (_, result) = uses("match x { Some(later) => later, None => 0 }", 1);
+        assert!(result.is_ok());
+        // The closure's parameter does not reach past the closure.
+        let (_, result) = uses("f(|later| later) + *later", 1);
+        assert!(result.is_err());
+        let (_, result) = uses("if let Some(later) = x { later } else { *later }", 1);
+        assert!(result.is_err());
+    }
+
+    #[test]
+    fn computed_fields_see_every_field_but_computed_ones() {
+        let computed = [false, false, true, false];
+        let (found, ok) = analyse("*later + *count", 2, Reach::NotComputed(&computed));
+        assert_eq!(found, vec![0, 3]);
+        assert!(ok.is_ok());
+        let (_, result) = analyse("*name", 2, Reach::NotComputed(&computed));
+        assert!(result.unwrap_err().to_string().contains("this field itself"));
+        let (_, result) = analyse("*name", 0, Reach::NotComputed(&computed));
+        assert!(result.unwrap_err().to_string().contains("computed too"));
     }
 }

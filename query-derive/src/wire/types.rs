@@ -57,6 +57,11 @@ pub enum Shape<'t> {
     Other,
 }
 
+/// Whether `ty` is `f32` or `f64`.
+pub fn is_float(ty: &Type) -> bool {
+    matches!(peel(ty), Type::Path(path) if path.path.is_ident("f32") || path.path.is_ident("f64"))
+}
+
 /// Strips the invisible groups and parentheses that macros wrap types in.
 pub fn peel(ty: &Type) -> &Type {
     match ty {

@@ -194,7 +194,8 @@ fn construct(
     lifetime: &Lifetime,
     must_end: &[Ident],
 ) -> (Vec<TokenStream>, TokenStream) {
-    let first_in_place = if must_end.is_empty() {
+    let has_computed = fields.iter().any(Field::is_computed);
+    let first_in_place = if must_end.is_empty() && !has_computed {
         fields
             .iter()
             .flat_map(used_fields)
@@ -208,9 +209,14 @@ fn construct(
         .map(|field| {
             let (local, ty) = (&field.local, &field.ty);
             let value = field_value(field, fields, reader, lifetime);
-            quote!(let #local: #ty = #value;)
+            let offset = field.is_computed().then(|| {
+                let at = names::computed_at(&local.to_string());
+                quote!(let #at = #reader.offset();)
+            });
+            quote!(#offset let #local: #ty = #value;)
         })
         .collect();
+    lets.extend(computed_checks(fields));
     // The fields decoded in place come first in the constructor: they are evaluated before
     // the locals are moved into it, so their expressions can still borrow them.
     let in_place = fields[first_in_place..].iter().map(|field| {
@@ -228,6 +234,27 @@ fn construct(
         lets.push(end_checks(must_end, &constructed));
     }
     (lets, constructed)
+}
+
+/// For each computed field: its value must be what its expression makes of the other fields,
+/// else the error is at the field's offset.
+fn computed_checks(fields: &[Field]) -> impl Iterator<Item = TokenStream> + '_ {
+    fields.iter().filter_map(move |field| {
+        let scoped = field.wire()?.computed.as_ref()?;
+        let (local, ty) = (&field.local, &field.ty);
+        let at = names::computed_at(&local.to_string());
+        let expr = bind(scoped, fields, Mode::Decode);
+        let into_wide = quote!(::query_wire::__private::IntoComputed::into_wide);
+        let computed = names::private("computed");
+        let mismatch = names::private("computed_mismatch");
+        let fail = ErrorPath::of(field).fail(quote!(#mismatch(#at)));
+        let some = names::some();
+        Some(quote! {
+            if #computed::<#ty>(#into_wide(#expr)) != #some(#local) {
+                #fail;
+            }
+        })
+    })
 }
 
 /// For each reader that must be empty: `if` it is not, return `TrailingBytes`, handing the

@@ -4,7 +4,9 @@ use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use super::decode::element_with_ctx_in;
-use super::{bind, braced, optional, prefix_type, tag_type, ErrorPath, Mode};
+use super::{
+    bind, computed_locals, encoded_pattern, optional, prefix_type, tag_type, ErrorPath, Mode,
+};
 use crate::wire::attr::Encoding;
 use crate::wire::model::{
     Body, Container, Count, Data, Enum, Field, FieldKind, Framing, Len, NestedCtx, Repeat,
@@ -22,10 +24,12 @@ pub fn container(container: &Container) -> TokenStream {
         .map(|magic| quote!(#writer.put_bytes(#magic)?;));
     let body = match &container.data {
         Data::Struct(fields) => {
-            let pattern = braced(quote!(Self), fields);
+            let pattern = encoded_pattern(quote!(Self), fields);
+            let computed = computed_locals(fields, Some(&writer));
             let statements = fields_statements(fields, &writer);
             quote! {
                 let #pattern = self;
+                #computed
                 #magic
                 #(#statements)*
             }
@@ -80,10 +84,12 @@ fn enum_arms(data: &Enum, w: &Ident) -> Vec<TokenStream> {
                             }
                         }
                     };
-                    let pattern = braced(quote!(Self::#ident), &variant.fields);
+                    let pattern = encoded_pattern(quote!(Self::#ident), &variant.fields);
+                    let computed = computed_locals(&variant.fields, Some(w));
                     let statements = fields_statements(&variant.fields, w);
                     quote! {
                         #pattern => {
+                            #computed
                             #head
                             #begin
                             #(#statements)*
@@ -319,33 +325,34 @@ fn repeat(
     fields: &[Field],
 ) -> TokenStream {
     let (count, index, element) = (names::count(), names::index(), names::element());
+    let (items, usize) = (names::items_trait(), names::usize());
+    let len = names::element_count();
     let max = optional(repeat.max_count.as_ref());
     let too_many = names::private("too_many_on_encode");
     let check_max = repeat.max_count.as_ref().map(|max| {
-        let fail = path.fail(quote!(#too_many(#w, #v.len(), #max)));
-        quote!(if #v.len() > #max { #fail; })
+        let fail = path.fail(quote!(#too_many(#w, #len, #max)));
+        quote!(if #len > #max { #fail; })
     });
     let check_min = repeat.min_count.as_ref().map(|least| {
         let too_few = names::private("too_few_on_encode");
-        let fail = path.fail(quote!(#too_few(#w, #v.len(), #least)));
-        quote!(if #v.len() < #least { #fail; })
+        let fail = path.fail(quote!(#too_few(#w, #len, #least)));
+        quote!(if #len < #least { #fail; })
     });
     let head = match &repeat.count {
         Count::Prefix { prefix, endian } => {
             let prefix = prefix_type(*prefix);
             let endian = names::endian(*endian);
-            let put = path.try_(quote!(#w.put_length::<#prefix>(#v.len(), #endian, #max)));
+            let put = path.try_(quote!(#w.put_length::<#prefix>(#len, #endian, #max)));
             quote!(#put;)
         }
         Count::Expr(scoped) => {
             let into_count = names::into_count();
             let expr = bind(scoped, fields, Mode::Encode);
             let mismatch = names::private("count_mismatch");
-            let usize = names::usize();
-            let fail = path.fail(quote!(#mismatch(#w, #count, #v.len())));
+            let fail = path.fail(quote!(#mismatch(#w, #count, #len)));
             quote! {
                 let #count: #usize = #into_count(#expr);
-                if #v.len() != #count { #fail; }
+                if #len != #count { #fail; }
                 #check_max
             }
         }
@@ -354,13 +361,15 @@ fn repeat(
     let (element_ctx_let, element_body) =
         element_with_ctx_in(&repeat.element, fields, Mode::Encode);
     let write_element = write(&element_body, &quote!(#element), w, &path.element(), fields);
-    let enumerate = names::enumerate();
+    let (ok, result) = (names::ok(), names::result_type());
     quote! {
+        let #len: #usize = #items::count(#v);
         #check_min
         #head
         #element_ctx_let
-        for (#index, #element) in #enumerate(#v.iter()) {
+        #items::try_for_each(#v, |#index: #usize, #element| -> #result<()> {
             #write_element
-        }
+            #ok(())
+        })?;
     }
 }

@@ -4,7 +4,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::decode::element_with_ctx_in;
-use super::{bind, braced, size, Mode};
+use super::{bind, computed_locals, encoded_pattern, size, Mode};
 use crate::wire::attr::Encoding;
 use crate::wire::model::{
     Body, Container, Count, Data, Field, FieldKind, Framing, NestedCtx, Repeat, VariantTag,
@@ -16,11 +16,13 @@ pub fn container(container: &Container) -> TokenStream {
     let magic = container.magic.as_ref().map(|magic| quote!(#magic.len()));
     match &container.data {
         Data::Struct(fields) => {
-            let pattern = braced(quote!(Self), fields);
+            let pattern = encoded_pattern(quote!(Self), fields);
+            let computed = computed_locals(fields, None);
             let parts = magic.into_iter().chain(fields_parts(fields));
             let sum = sum(parts);
             quote! {
                 let #pattern = self;
+                #computed
                 #sum
             }
         }
@@ -36,9 +38,10 @@ pub fn container(container: &Container) -> TokenStream {
                 let ident = &variant.ident;
                 match &variant.tag {
                     VariantTag::Value(_) => {
-                        let pattern = braced(quote!(Self::#ident), &variant.fields);
+                        let pattern = encoded_pattern(quote!(Self::#ident), &variant.fields);
+                        let computed = computed_locals(&variant.fields, None);
                         let sum = sum(head.iter().cloned().chain(fields_parts(&variant.fields)));
-                        quote!(#pattern => #sum,)
+                        quote!(#pattern => { #computed #sum },)
                     }
                     VariantTag::Other { body, .. } => {
                         let kept = names::field("body");
@@ -181,20 +184,21 @@ fn repeat(repeat: &Repeat, v: &TokenStream, fields: &[Field]) -> TokenStream {
         }
         Count::Expr(_) | Count::UntilEnd => None,
     };
+    let items = names::items_trait();
     if let Some(each) = fixed_size(&repeat.element) {
-        return quote!(#prefix #v.len() * #each);
+        return quote!(#prefix #items::count(#v) * #each);
     }
     let (total, index, element) = (names::total(), names::index(), names::element());
     let (element_ctx_let, element_body) =
         element_with_ctx_in(&repeat.element, fields, Mode::Encode);
     let each = value(&element_body, &quote!(#element), fields);
-    let enumerate = names::enumerate();
+    let usize = names::usize();
     quote!(#prefix {
-        let mut #total = 0usize;
+        let mut #total: #usize = 0;
         #element_ctx_let
-        for (#index, #element) in #enumerate(#v.iter()) {
+        #items::for_each(#v, |#index: #usize, #element| {
             #total += #each;
-        }
+        });
         #total
     })
 }

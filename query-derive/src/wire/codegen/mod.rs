@@ -7,6 +7,7 @@
 mod decode;
 mod encode;
 mod len;
+mod view;
 
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
@@ -68,9 +69,29 @@ pub fn expand(container: &Container) -> TokenStream {
         }
         Data::Struct(_) => TokenStream::new(),
     };
+    let (view_definition, view_impl) = match &container.view {
+        Some(view) => view::expand(
+            container,
+            view,
+            &ctx_type,
+            &ctx_param,
+            &encode_body,
+            &len_body,
+        ),
+        None => (TokenStream::new(), TokenStream::new()),
+    };
+    // Expressions reach lists through `Items`, whether they hold a `Vec` or a view's source.
+    let items = names::items_trait();
 
     quote! {
+        #view_definition
+
         const _: () = {
+            #[allow(unused_imports)]
+            use #items as _;
+
+            #view_impl
+
             #[automatically_derived]
             #[allow(unused_variables, clippy::identity_op, clippy::match_single_binding)]
             impl #decode_impl_generics #decode_trait<#lifetime> for #ident #ty_generics #where_clause {
@@ -259,9 +280,45 @@ fn bind(scoped: &Scoped, fields: &[Field], mode: Mode) -> TokenStream {
     quote!({ #(#lets)* #expr })
 }
 
-/// `Self { a: __field_a, 0: __field_0 }`, as a pattern or a constructor.
-fn braced(path: TokenStream, fields: &[Field]) -> TokenStream {
-    let members = fields.iter().map(|f| &f.member);
-    let locals = fields.iter().map(|f| &f.local);
-    quote!(#path { #(#members: #locals),* })
+/// `Self { a: __field_a, .. }`: the fields `encode` writes from their values, as a pattern.
+/// Computed fields and fields that are not on the wire are left out, so the same pattern
+/// matches the type and its view.
+fn encoded_pattern(path: TokenStream, fields: &[Field]) -> TokenStream {
+    let written = fields
+        .iter()
+        .filter(|f| f.wire().is_some() && !f.is_computed());
+    let members = written.clone().map(|f| &f.member);
+    let locals = written.map(|f| &f.local);
+    quote!(#path { #(#members: #locals,)* .. })
+}
+
+/// Statements binding each computed field's local to a reference to its value: the
+/// expression converted to the field's type. With `w`, a value that does not fit is an error;
+/// without (in `encoded_len`, which cannot fail), it counts as 0 and `encode` reports it.
+fn computed_locals(fields: &[Field], w: Option<&proc_macro2::Ident>) -> TokenStream {
+    let wide = names::wide();
+    let into_wide = quote!(::query_wire::__private::IntoComputed::into_wide);
+    let computed = names::private("computed");
+    let lets = fields.iter().filter_map(|field| {
+        let scoped = field.wire()?.computed.as_ref()?;
+        let (local, ty) = (&field.local, &field.ty);
+        let expr = bind(scoped, fields, Mode::Encode);
+        let converted = quote!(#computed::<#ty>(#wide));
+        let value = match w {
+            Some(w) => {
+                let out_of_range = names::private("computed_out_of_range");
+                let fail = ErrorPath::of(field).fail(quote!(#out_of_range(#w, #wide)));
+                let (some, value) = (names::some(), names::value());
+                quote!(match #converted { #some(#value) => #value, _ => #fail })
+            }
+            None => quote!(::core::option::Option::unwrap_or_default(#converted)),
+        };
+        Some(quote! {
+            let #local: &#ty = {
+                let #wide: ::core::primitive::i128 = #into_wide(#expr);
+                &#value
+            };
+        })
+    });
+    quote!(#(#lets)*)
 }
