@@ -1,0 +1,9 @@
+use query_wire::Wire;
+
+#[derive(Wire)]
+#[wire(view = "PacketView")]
+pub struct Packet {
+    pub x: u16,
+}
+
+fn main() {}
