@@ -10,6 +10,7 @@ use crate::protocol::Protocol;
 use crate::status::ServerStatus;
 
 pub mod all;
+mod fit;
 pub mod gamespy1;
 pub mod onequery;
 pub mod samp;

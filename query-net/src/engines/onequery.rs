@@ -748,7 +748,7 @@ const PLAYER_LIST_TAG: u16 = 2;
 
 /// `text` cut to at most `max` bytes, at a character boundary.
 fn cut(text: &str, max: usize) -> &str {
-    super::sqp::cut(text, max)
+    super::fit::cut_utf8(text, max)
 }
 
 #[cfg(test)]
