@@ -140,24 +140,25 @@ pub struct Query<'a> {
 
 /// Every packet a server sends.
 #[derive(Debug, Clone, PartialEq, Wire, Serialize)]
-#[wire(endian = "little")]
+#[wire(endian = "little", view = ReplyView)]
 pub struct Reply<'a> {
     /// `ONEREPLY` or `HYREPLY2`, the family the request used.
     pub family: ReplyFamily,
     /// A challenge or a query reply.
+    #[wire(view)]
     pub body: ReplyBody<'a>,
 }
 
 /// What follows the magic, told apart by byte 8.
 #[derive(Debug, Clone, PartialEq, Wire, Serialize)]
-#[wire(endian = "little", tag = u8)]
+#[wire(endian = "little", tag = u8, view = ReplyBodyView)]
 pub enum ReplyBody<'a> {
     /// `00`: the 48-byte challenge reply.
     #[wire(tag = 0)]
     Challenge(ChallengeReply),
     /// `01` ([`PROTOCOL_VERSION`]): a query reply.
     #[wire(tag = 1)]
-    Query(QueryReply<'a>),
+    Query(#[wire(view)] QueryReply<'a>),
 }
 
 /// The token to send with queries, valid for the client's IP address only.
@@ -172,7 +173,7 @@ pub struct ChallengeReply {
 
 /// A BASIC or PLAYERS reply.
 #[derive(Debug, Clone, PartialEq, Wire, Serialize)]
-#[wire(endian = "little")]
+#[wire(endian = "little", view = QueryReplyView)]
 pub struct QueryReply<'a> {
     /// See [`ReplyFlags`].
     #[wire(bits)]
@@ -180,20 +181,27 @@ pub struct QueryReply<'a> {
     /// The request's id.
     pub request_id: u32,
     /// TLV entries behind a u16 payload length.
-    #[wire(len(prefix = u16), until_end, ctx = *flags)]
+    #[wire(len(prefix = u16), until_end, ctx = *flags, view)]
     pub payload: Vec<Payload<'a>>,
 }
 
 /// One TLV entry of a reply payload.
 #[derive(Debug, Clone, PartialEq, Wire, Serialize)]
-#[wire(endian = "little", tag = u16, len = u16, surplus = "skip", ctx(flags: ReplyFlags))]
+#[wire(
+    endian = "little",
+    tag = u16,
+    len = u16,
+    surplus = "skip",
+    ctx(flags: ReplyFlags),
+    view = PayloadView
+)]
 pub enum Payload<'a> {
     /// `0x0001`, answers BASIC.
     #[wire(tag = 1)]
     ServerInfo(#[wire(ctx = flags)] ServerInfo<'a>),
     /// `0x0002`, answers PLAYERS.
     #[wire(tag = 2)]
-    PlayerList(PlayerList<'a>),
+    PlayerList(#[wire(view)] PlayerList<'a>),
     /// A type this version does not know, kept as raw bytes.
     #[wire(other)]
     Unknown(u16, &'a [u8]),
@@ -231,11 +239,12 @@ pub struct ServerInfo<'a> {
 
 /// One page of the player list.
 #[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
-#[wire(endian = "little")]
+#[wire(endian = "little", view = PlayerListView)]
 pub struct PlayerList<'a> {
     /// Players across all pages.
     pub total: u32,
-    /// Players on this page.
+    /// Players on this page: written from `players`, and checked against them.
+    #[wire(computed = players.count())]
     pub count: u32,
     /// Index of this page's first player.
     pub offset: u32,

@@ -576,7 +576,9 @@ fn check_view_keeps_positions(data: &Data, span: Span, errors: &mut Errors) {
         Data::Enum(data) => data.variants.iter().map(|v| &v.fields[..]).collect(),
     };
     for fields in lists {
-        let tuple = fields.iter().any(|f| matches!(f.member, Member::Unnamed(_)));
+        let tuple = fields
+            .iter()
+            .any(|f| matches!(f.member, Member::Unnamed(_)));
         let left_out = fields.iter().any(|f| f.wire().is_none() || f.is_computed());
         if tuple && left_out {
             errors.at(
@@ -954,4 +956,3 @@ fn framing(text: &TextAttr, endian: Endian) -> Framing {
         None => Framing::Rest { max },
     }
 }
-

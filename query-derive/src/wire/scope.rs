@@ -87,11 +87,9 @@ fn refusal(name: &str, index: usize, current: usize, reach: Reach<'_>) -> Option
         Reach::NotComputed(_) if index == current => Some(format!(
             "`{name}` is this field itself: a computed field is made from the other fields"
         )),
-        Reach::NotComputed(computed) if computed.get(index).copied().unwrap_or(false) => {
-            Some(format!(
-                "`{name}` is computed too: a computed field is made from fields that are not"
-            ))
-        }
+        Reach::NotComputed(computed) if computed.get(index).copied().unwrap_or(false) => Some(
+            format!("`{name}` is computed too: a computed field is made from fields that are not"),
+        ),
         Reach::NotComputed(_) => None,
     }
 }
@@ -121,7 +119,11 @@ struct Finder {
 
 impl Finder {
     /// Visits `f` with the names of `pats` bound, then unbinds them.
-    fn with_bound<'p>(&mut self, pats: impl IntoIterator<Item = &'p Pat>, f: impl FnOnce(&mut Self)) {
+    fn with_bound<'p>(
+        &mut self,
+        pats: impl IntoIterator<Item = &'p Pat>,
+        f: impl FnOnce(&mut Self),
+    ) {
         let mark = self.bound.len();
         for pat in pats {
             self.bound.extend(pattern_names(pat));
@@ -294,7 +296,10 @@ mod tests {
         assert_eq!(found, vec![0, 3]);
         assert!(ok.is_ok());
         let (_, result) = analyse("*name", 2, Reach::NotComputed(&computed));
-        assert!(result.unwrap_err().to_string().contains("this field itself"));
+        assert!(result
+            .unwrap_err()
+            .to_string()
+            .contains("this field itself"));
         let (_, result) = analyse("*name", 0, Reach::NotComputed(&computed));
         assert!(result.unwrap_err().to_string().contains("computed too"));
     }

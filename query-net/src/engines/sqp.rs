@@ -13,9 +13,8 @@ use std::time::{Duration, Instant};
 use indexmap::IndexMap;
 pub use query_specs::sqp::ChunkSet;
 use query_specs::sqp::{
-    ChallengeRequest, ChallengeResponse, Chunks, FieldHeader, QueryRequest,
-    QueryResponseFragment, QueryResponseHead, Request, Response, Table, Value, VERSION,
-    VERSION_UNSET,
+    ChallengeRequest, ChallengeResponse, Chunks, FieldHeader, QueryRequest, QueryResponseFragment,
+    QueryResponseHead, Request, Response, Table, Value, VERSION, VERSION_UNSET,
 };
 use query_wire::Decode;
 

@@ -34,7 +34,9 @@ pub fn expand(
     let generics = Ident::new(GENERICS, Span::call_site());
     let body = match &container.data {
         Data::Struct(fields) => {
-            let tuple = fields.iter().any(|f| matches!(f.member, Member::Unnamed(_)));
+            let tuple = fields
+                .iter()
+                .any(|f| matches!(f.member, Member::Unnamed(_)));
             let fields = view_fields(fields, None, &mut params);
             if tuple {
                 let types = fields.iter().map(tuple_field_decl);
@@ -58,9 +60,11 @@ pub fn expand(
     // otherwise the lifetime appears only in the impl's bounds.
     let lifetime = container.lifetime.as_ref();
     let keeps_lifetime = lifetime.is_some_and(|l| mentions(&body, l));
-    let own_generics = container.generics.params.iter().filter(|param| {
-        keeps_lifetime || !matches!(param, GenericParam::Lifetime(_))
-    });
+    let own_generics = container
+        .generics
+        .params
+        .iter()
+        .filter(|param| keeps_lifetime || !matches!(param, GenericParam::Lifetime(_)));
     let struct_params: Vec<TokenStream> = own_generics
         .map(ToTokens::to_token_stream)
         .chain(params.idents.iter().map(|p| quote!(#p)))
@@ -104,11 +108,8 @@ pub fn expand(
         #vis #definition
     };
 
-    let (encode_trait, writer, writer_type) = (
-        names::encode_trait(),
-        names::writer(),
-        names::writer_type(),
-    );
+    let (encode_trait, writer, writer_type) =
+        (names::encode_trait(), names::writer(), names::writer_type());
     let (result, usize) = (names::result_type(), names::usize());
     let encode_impl = quote! {
         #[automatically_derived]

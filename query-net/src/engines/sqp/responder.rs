@@ -150,20 +150,26 @@ fn encode_query_response(
 ) -> Result<usize, query_wire::Error> {
     let wants = |chunk| chunks.contains(chunk);
     let server_info = wants(ChunkSet::SERVER_INFO).then(|| server_info(state));
-    let skeleton = query_reply(challenge, ChunksView {
-        server_info: server_info.clone(),
-        server_rules: wants(ChunkSet::SERVER_RULES).then_some(&[] as &[RuleView<'_>]),
-        player_info: wants(ChunkSet::PLAYER_INFO).then(empty_table),
-        team_info: wants(ChunkSet::TEAM_INFO).then(empty_table),
-        metrics: wants(ChunkSet::METRICS).then(Metrics::default),
-    });
-    let header = query_reply(challenge, ChunksView {
-        server_info: None,
-        server_rules: None::<&[RuleView<'_>]>,
-        player_info: None::<EmptyTable<'_>>,
-        team_info: None::<EmptyTable<'_>>,
-        metrics: None,
-    })
+    let skeleton = query_reply(
+        challenge,
+        ChunksView {
+            server_info: server_info.clone(),
+            server_rules: wants(ChunkSet::SERVER_RULES).then_some(&[] as &[RuleView<'_>]),
+            player_info: wants(ChunkSet::PLAYER_INFO).then(empty_table),
+            team_info: wants(ChunkSet::TEAM_INFO).then(empty_table),
+            metrics: wants(ChunkSet::METRICS).then(Metrics::default),
+        },
+    );
+    let header = query_reply(
+        challenge,
+        ChunksView {
+            server_info: None,
+            server_rules: None::<&[RuleView<'_>]>,
+            player_info: None::<EmptyTable<'_>>,
+            team_info: None::<EmptyTable<'_>>,
+            metrics: None,
+        },
+    )
     .encoded_len(ChunkSet::empty());
     let limit = buf.len().min(header + usize::from(u16::MAX));
     let mut budget = Budget {
@@ -190,20 +196,23 @@ fn encode_query_response(
         0
     };
 
-    let response = query_reply(challenge, ChunksView {
-        server_info,
-        server_rules: wants(ChunkSet::SERVER_RULES).then(|| {
-            items::from_fn(rule_count, |i| {
-                rule(state, numbers, i).unwrap_or(RuleView {
-                    key: "",
-                    value: Value::Byte(0),
+    let response = query_reply(
+        challenge,
+        ChunksView {
+            server_info,
+            server_rules: wants(ChunkSet::SERVER_RULES).then(|| {
+                items::from_fn(rule_count, |i| {
+                    rule(state, numbers, i).unwrap_or(RuleView {
+                        key: "",
+                        value: Value::Byte(0),
+                    })
                 })
-            })
-        }),
-        player_info: wants(ChunkSet::PLAYER_INFO).then(|| players.view(player_rows)),
-        team_info: wants(ChunkSet::TEAM_INFO).then(|| teams.view(team_rows)),
-        metrics: wants(ChunkSet::METRICS).then(Metrics::default),
-    });
+            }),
+            player_info: wants(ChunkSet::PLAYER_INFO).then(|| players.view(player_rows)),
+            team_info: wants(ChunkSet::TEAM_INFO).then(|| teams.view(team_rows)),
+            metrics: wants(ChunkSet::METRICS).then(Metrics::default),
+        },
+    );
     response.encode_into_with(buf, chunks)
 }
 
@@ -261,7 +270,11 @@ fn server_info(state: &ServerState) -> ServerInfo<'_> {
 }
 
 /// Rule `index` of the state, typed.
-fn rule<'s>(state: &'s ServerState, numbers: &'s NumberTexts, index: usize) -> Option<RuleView<'s>> {
+fn rule<'s>(
+    state: &'s ServerState,
+    numbers: &'s NumberTexts,
+    index: usize,
+) -> Option<RuleView<'s>> {
     let (key, value) = state.rules.get_index(index)?;
     Some(RuleView {
         key: short(key),
