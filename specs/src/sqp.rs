@@ -281,7 +281,10 @@ pub struct Table<'a> {
     /// `count × fields` values, typed by their column's header.
     #[wire(
         count = fields.as_ref().map_or(0, |f| f.count()) * usize::from(*count),
-        each_ctx = |i| fields.as_ref().and_then(|f| f.with_item(i % f.count(), |h| h.kind)).unwrap_or(0)
+        each_ctx = |i| fields
+            .as_ref()
+            .and_then(|f| f.with_item(i.checked_rem(f.count())?, |h| h.kind))
+            .unwrap_or(0)
     )]
     pub values: Vec<Value<'a>>,
 }

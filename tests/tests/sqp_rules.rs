@@ -263,20 +263,38 @@ fn a_table_with_rows_and_no_columns_is_refused_on_decode() {
 
 #[test]
 fn a_table_with_rows_and_no_columns_is_refused_on_encode() {
+    // The row count is computed from the values and the columns: values without columns make
+    // no rows, so columns given anyway (even none) contradict the count.
     let table = Table {
         count: 1,
         fields: Some(Vec::new()),
-        values: Vec::new(),
+        values: vec![Value::U16(1)],
     };
+    let presence = ErrorKind::Invalid("field presence does not match its condition");
     let err = table.to_vec().unwrap_err();
-    check_error(&err, ErrorKind::TooFew { len: 0, min: 1 }, 2, "fields");
+    check_error(&err, presence.clone(), 2, "fields");
     let chunks = Chunks {
         team_info: Some(table),
         ..Chunks::default()
     };
     let err = chunks.to_vec_with(ChunkSet::TEAM_INFO).unwrap_err();
-    assert_eq!(err.kind(), &ErrorKind::TooFew { len: 0, min: 1 });
+    assert_eq!(err.kind(), &presence);
     assert_eq!(err.path_string(), "team_info.fields");
+    // Values without columns are refused too: no count can describe them.
+    let orphans = Table {
+        count: 0,
+        fields: None,
+        values: vec![Value::U16(1)],
+    };
+    let err = orphans.to_vec().unwrap_err();
+    assert_eq!(
+        err.kind(),
+        &ErrorKind::LengthMismatch {
+            declared: 0,
+            actual: 1
+        }
+    );
+    assert_eq!(err.path_string(), "values");
     // An empty table has no columns at all, and that is how it is written.
     assert_eq!(Table::default().to_vec().unwrap(), [0, 0]);
 }

@@ -52,6 +52,7 @@ use serde_json::{json, Value};
 use super::StatusSession;
 use crate::clock::Now;
 use crate::engine::{ClientSession, DropReason, ReplySink, Responder, Retry, Verdict};
+use crate::engines::fit;
 use crate::error::QueryError;
 use crate::options::Options;
 use crate::protocol::Protocol;
@@ -607,7 +608,7 @@ impl Sections {
             WirePlayer {
                 index,
                 name: Some(text(&p.name)),
-                score: Some(saturate_i32(p.score)),
+                score: Some(fit::saturate_i32(p.score)),
                 ping: Some(p.ping),
                 team,
                 ..WirePlayer::default()
@@ -684,21 +685,7 @@ fn is_free_rule_key(key: &str) -> bool {
 /// `text` as it can go on the wire in `encoding`: the backslash (the format's delimiter) and
 /// characters the encoding cannot represent become `?`, and it is cut to [`MAX_TEXT`] bytes.
 fn kv_text(text: &str, encoding: TextEncoding) -> Cow<'_, str> {
-    let cut = match encoding {
-        TextEncoding::Utf8 => {
-            let mut at = text.len().min(MAX_TEXT);
-            while !text.is_char_boundary(at) {
-                at -= 1;
-            }
-            at
-        }
-        // Every character is one byte in the code pages.
-        TextEncoding::Latin1 | TextEncoding::Windows1252 | TextEncoding::Windows1251 => text
-            .char_indices()
-            .nth(MAX_TEXT)
-            .map_or(text.len(), |(at, _)| at),
-    };
-    let text = &text[..cut];
+    let text = fit::cut(text, encoding, MAX_TEXT);
     let fits = |c: char| {
         c != '\\' && (c.is_ascii() || encoding.encode(c.encode_utf8(&mut [0; 4])).is_some())
     };
@@ -716,10 +703,6 @@ fn kv_text(text: &str, encoding: TextEncoding) -> Cow<'_, str> {
 /// [`kv_text`], or `None` for an empty text, which is not sent.
 fn non_empty(text: &str, encoding: TextEncoding) -> Option<Cow<'_, str>> {
     (!text.is_empty()).then(|| kv_text(text, encoding))
-}
-
-fn saturate_i32(n: i64) -> i32 {
-    i32::try_from(n).unwrap_or(if n < 0 { i32::MIN } else { i32::MAX })
 }
 
 #[cfg(test)]
