@@ -14,6 +14,9 @@
 
 use std::net::SocketAddr;
 
+use query_specs::{onequery, samp, sqp};
+use query_wire::{kv, Decode};
+
 use super::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use super::onequery::OneQueryResponder;
 use super::samp::{SampConfig, SampResponder};
@@ -36,13 +39,18 @@ use crate::state::SharedState;
 /// assert_eq!(route(&[0, 0, 0, 0]), None);
 /// ```
 pub fn route(datagram: &[u8]) -> Option<Protocol> {
-    match datagram {
-        [b'O', b'N', b'E', b'Q', b'U', b'E', b'R', b'Y', ..]
-        | [b'H', b'Y', b'Q', b'U', b'E', b'R', b'Y', b'2', ..] => Some(Protocol::OneQuery),
-        [b'S', b'A', b'M', b'P', ..] => Some(Protocol::Samp),
-        [b'\\', ..] => Some(Protocol::GameSpy1),
-        [0x00, _, _, _, _] | [0x01, _, _, _, _, _, _, _] => Some(Protocol::Sqp),
-        _ => None,
+    let family = datagram.get(..8).map(onequery::Family::from_bytes);
+    if matches!(family, Some(Ok(_))) {
+        Some(Protocol::OneQuery)
+    } else if datagram.starts_with(samp::MAGIC) {
+        Some(Protocol::Samp)
+    } else if datagram.first() == Some(&kv::DELIMITER) {
+        Some(Protocol::GameSpy1)
+    } else if sqp::Request::from_bytes(datagram).is_ok() {
+        // Exactly a challenge request or a query request: the declaration checks the length.
+        Some(Protocol::Sqp)
+    } else {
+        None
     }
 }
 
