@@ -264,6 +264,77 @@ impl<F> fmt::Debug for FromFn<F> {
     }
 }
 
+/// The cells of a table, row by row; see [`cells`].
+#[derive(Clone, Copy)]
+pub struct Cells<F> {
+    rows: usize,
+    columns: usize,
+    f: F,
+}
+
+/// The `rows × columns` cells of a table in row-major order, cell `(row, column)` made by
+/// `f(row, column)` when the encoder asks for it: for a table that is sent as one flat list
+/// of values, as SQP's player table is. Walking the cells in order costs no division.
+///
+/// ```
+/// use query_wire::items::{self, Items};
+///
+/// let names = ["a", "b", "c"];
+/// let cells = items::cells(names.len(), 2, |row, column| (names[row], column));
+/// assert_eq!(cells.count(), 6);
+/// assert_eq!(cells.with_item(5, |&cell| cell), Some(("c", 1)));
+/// let mut seen = Vec::new();
+/// cells.for_each(|i, &cell| seen.push((i, cell)));
+/// assert_eq!(seen[3], (3, ("b", 1)));
+/// ```
+pub fn cells<T, F>(rows: usize, columns: usize, f: F) -> Cells<F>
+where
+    F: Fn(usize, usize) -> T,
+{
+    Cells { rows, columns, f }
+}
+
+impl<T, F> Items for Cells<F>
+where
+    F: Fn(usize, usize) -> T,
+{
+    type Item = T;
+
+    #[inline]
+    fn count(&self) -> usize {
+        self.rows.saturating_mul(self.columns)
+    }
+
+    #[inline]
+    fn with_item<R>(&self, index: usize, f: impl FnOnce(&T) -> R) -> Option<R> {
+        if index >= self.count() {
+            return None;
+        }
+        Some(f(&(self.f)(index / self.columns, index % self.columns)))
+    }
+
+    #[inline]
+    fn try_for_each<E>(&self, mut f: impl FnMut(usize, &T) -> Result<(), E>) -> Result<(), E> {
+        let mut index = 0;
+        for row in 0..self.rows {
+            for column in 0..self.columns {
+                f(index, &(self.f)(row, column))?;
+                index += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<F> fmt::Debug for Cells<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cells")
+            .field("rows", &self.rows)
+            .field("columns", &self.columns)
+            .finish_non_exhaustive()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,6 +359,8 @@ mod tests {
         assert_eq!(collected(&[4u8, 5]), [4, 5]);
         assert_eq!(collected(&map(&vec, |&x| x * 10)), [10, 20, 30]);
         assert_eq!(collected(&from_fn(3, |i| i * i)), [0, 1, 4]);
+        assert_eq!(collected(&cells(2, 2, |r, c| r * 10 + c)), [0, 1, 10, 11]);
+        assert_eq!(cells(3, 0, |r, c| r + c).count(), 0);
         assert_eq!(map(&vec, |&x| x).count(), 3);
         assert_eq!(Items::count(&[0u8; 0]), 0);
     }

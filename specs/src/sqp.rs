@@ -281,10 +281,11 @@ pub struct Table<'a> {
     /// `count × fields` values, typed by their column's header.
     #[wire(
         count = fields.as_ref().map_or(0, |f| f.count()) * usize::from(*count),
-        each_ctx = |i| fields
+        each_ctx = |column| fields
             .as_ref()
-            .and_then(|f| f.with_item(i.checked_rem(f.count())?, |h| h.kind))
-            .unwrap_or(0)
+            .and_then(|f| f.with_item(column, |h| h.kind))
+            .unwrap_or(0),
+        cycle = fields.as_ref().map_or(0, |f| f.count())
     )]
     pub values: Vec<Value<'a>>,
 }

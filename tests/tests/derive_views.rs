@@ -233,3 +233,41 @@ fn encoding_a_view_into_a_buffer_allocates_nothing() {
     });
     assert_eq!(info.count_total, 0);
 }
+
+/// Values typed by their column, row after row.
+#[derive(Debug, PartialEq, Wire)]
+#[wire(endian = "little")]
+pub struct Columns<'a> {
+    #[wire(count(prefix = u8))]
+    pub kinds: Vec<u8>,
+    #[wire(until_end, each_ctx = |column| kinds[column], cycle = kinds.len())]
+    pub cells: Vec<Scalar<'a>>,
+}
+
+#[test]
+fn a_cycle_hands_each_element_its_column() {
+    let table = Columns {
+        kinds: vec![1, 2],
+        cells: vec![
+            Scalar::Byte(5),
+            Scalar::Text("a"),
+            Scalar::Byte(6),
+            Scalar::Text("b"),
+        ],
+    };
+    let bytes = table.to_vec().unwrap();
+    assert_eq!(bytes, [2, 1, 2, 5, 1, b'a', 6, 1, b'b']);
+    assert_eq!(Columns::from_bytes(&bytes).unwrap(), table);
+
+    // A value of the wrong type for its column is refused, at its index.
+    let wrong = Columns {
+        kinds: vec![1, 2],
+        cells: vec![Scalar::Byte(5), Scalar::Byte(6)],
+    };
+    let err = wrong.to_vec().unwrap_err();
+    assert_eq!(
+        err.kind(),
+        &ErrorKind::Invalid("variant does not match its tag")
+    );
+    assert_eq!(err.path_string(), "cells[1]");
+}

@@ -94,7 +94,7 @@ choice! {
     FieldKey {
         Endian = "endian", Str = "str", Bytes = "bytes", Len = "len", Count = "count",
         UntilEnd = "until_end", MinCount = "min_count", MaxCount = "max_count", Ctx = "ctx",
-        EachCtx = "each_ctx",
+        EachCtx = "each_ctx", Cycle = "cycle",
         When = "when", Bits = "bits", Default = "default", Computed = "computed", View = "view",
     }
     |found| format!(
@@ -261,6 +261,8 @@ pub struct FieldAttrs {
     pub max_count: Option<Spanned<Expr>>,
     pub ctx: Option<Spanned<Expr>>,
     pub each_ctx: Option<Spanned<EachCtx>>,
+    /// `cycle = <expr>`: the index `each_ctx` gets restarts after this many elements.
+    pub cycle: Option<Spanned<Expr>>,
     pub when: Option<Spanned<Expr>>,
     pub bits: Option<Spanned<()>>,
     pub default: Option<Spanned<()>>,
@@ -282,6 +284,7 @@ impl FieldAttrs {
             && self.max_count.is_none()
             && self.ctx.is_none()
             && self.each_ctx.is_none()
+            && self.cycle.is_none()
             && self.when.is_none()
             && self.bits.is_none()
             && self.computed.is_none()
@@ -427,6 +430,11 @@ pub fn field(attrs: &[Attribute], errors: &mut Errors) -> FieldAttrs {
                 input.parse::<Token![=]>()?;
                 let value = each_ctx(input)?;
                 set(&mut out.each_ctx, key, value, errors);
+            }
+            FieldKey::Cycle => {
+                input.parse::<Token![=]>()?;
+                let value: Expr = input.parse()?;
+                set(&mut out.cycle, key, value, errors);
             }
             FieldKey::When => {
                 input.parse::<Token![=]>()?;

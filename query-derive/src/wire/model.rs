@@ -179,10 +179,11 @@ pub enum NestedCtx {
     Unit,
     /// `ctx = ..`: for a `Vec`, the same for every element.
     Expr(Scoped),
-    /// `each_ctx = |i| ..`.
+    /// `each_ctx = |i| ..`, with `cycle = n` the index modulo `n`.
     Each {
         index: Pat,
         body: Scoped,
+        cycle: Option<Scoped>,
     },
 }
 
@@ -728,6 +729,7 @@ fn value_body(
             ("min_count", attrs.min_count.as_ref().map(|m| m.span)),
             ("max_count", attrs.max_count.as_ref().map(|m| m.span)),
             ("each_ctx", attrs.each_ctx.as_ref().map(|e| e.span)),
+            ("cycle", attrs.cycle.as_ref().map(|c| c.span)),
         ] {
             if let Some(span) = span {
                 let key = match (key, attrs.repeat.as_ref().map(|r| &r.value)) {
@@ -774,6 +776,12 @@ fn value_body(
         RepeatAttr::UntilEnd => Count::UntilEnd,
     };
     check_count_bounds(attrs, errors);
+    if let (Some(cycle), None) = (&attrs.cycle, &attrs.each_ctx) {
+        errors.at(
+            cycle.span,
+            "`cycle` restarts the index `each_ctx` receives: add `each_ctx = |i| ..`",
+        );
+    }
     let ctx = match (&attrs.ctx, &attrs.each_ctx) {
         (Some(_), Some(each)) => {
             errors.at(
@@ -795,6 +803,7 @@ fn value_body(
                     &params,
                     errors,
                 ),
+                cycle: attrs.cycle.as_ref().map(|c| scope.expr(&c.value, errors)),
             }
         }
         (None, None) => NestedCtx::Unit,

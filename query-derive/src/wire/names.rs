@@ -86,6 +86,16 @@ pub fn count() -> Ident {
     local("__count")
 }
 
+/// The length of an `each_ctx` cycle.
+pub fn cycle() -> Ident {
+    local("__cycle")
+}
+
+/// The index within the current `each_ctx` cycle.
+pub fn column() -> Ident {
+    local("__column")
+}
+
 /// How many elements a repeat encodes.
 pub fn element_count() -> Ident {
     local("__element_count")

@@ -139,8 +139,8 @@ fn every_error_of_a_declaration_is_reported() {
             "`tag` applies to enums only",
             "prefix must be one of u8, u16, u32, u64, found `u9`",
             "unknown wire attribute `colour` on a field, expected one of: endian, str, bytes, \
-             len, count, until_end, min_count, max_count, ctx, each_ctx, when, bits, default, \
-             computed, view",
+             len, count, until_end, min_count, max_count, ctx, each_ctx, cycle, when, bits, \
+             default, computed, view",
             "`str` applies to `&'a str`, `String`, `Cow<'a, str>` and `Text<'a>`, not `u32`",
             "`count` applies to `Vec` fields, and `u8` is not one",
         ]

@@ -23,7 +23,11 @@ pub fn cut(text: &str, encoding: TextEncoding, max: usize) -> &str {
 }
 
 /// `text` cut to at most `max` UTF-8 bytes, between characters.
+#[inline]
 pub fn cut_utf8(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
     cut(text, TextEncoding::Utf8, max)
 }
 

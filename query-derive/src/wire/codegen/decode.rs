@@ -299,9 +299,14 @@ fn used_fields(field: &Field) -> Vec<usize> {
             ..
         } => used.extend(&ctx.uses),
         Body::Nested {
-            ctx: NestedCtx::Each { body, .. },
+            ctx: NestedCtx::Each { body, cycle, .. },
             ..
-        } => used.extend(&body.uses),
+        } => {
+            used.extend(&body.uses);
+            if let Some(cycle) = cycle {
+                used.extend(&cycle.uses);
+            }
+        }
         _ => {}
     }
     used
@@ -677,10 +682,39 @@ pub(super) fn element_with_ctx_in(
                 quote!(#element_ctx),
             )
         }
-        NestedCtx::Each { index: pat, body } => {
+        NestedCtx::Each {
+            index: pat,
+            body,
+            cycle: None,
+        } => {
             let value = bind(body, fields, mode);
             let usize = names::usize();
             (None, quote!({ let #pat: #usize = #index; #value }))
+        }
+        NestedCtx::Each {
+            index: pat,
+            body,
+            cycle: Some(cycle),
+        } => {
+            // The index modulo the cycle, kept by counting rather than dividing per element.
+            let value = bind(body, fields, mode);
+            let length = bind(cycle, fields, mode);
+            let (usize, into_count) = (names::usize(), names::into_count());
+            let (cycle, column) = (names::cycle(), names::column());
+            (
+                Some(quote! {
+                    let #cycle: #usize = #into_count(#length);
+                    let mut #column: #usize = 0;
+                }),
+                quote!({
+                    let #pat: #usize = #column;
+                    #column += 1;
+                    if #column == #cycle {
+                        #column = 0;
+                    }
+                    #value
+                }),
+            )
         }
     };
     let rewritten = Body::Nested {

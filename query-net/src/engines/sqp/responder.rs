@@ -347,6 +347,7 @@ impl<'s> PlayerTable<'s> {
     }
 
     /// Cell `col` of row `row`.
+    #[inline]
     fn cell(&self, row: usize, col: usize) -> Value<'s> {
         let player = &self.players[row];
         match col {
@@ -383,7 +384,7 @@ impl<'s> PlayerTable<'s> {
         let width = self.width;
         TableView {
             fields: (rows > 0).then_some(&self.columns[..width]),
-            values: items::from_fn(rows * width, move |i| self.cell(i / width, i % width)),
+            values: items::cells(rows, width, move |row, col| self.cell(row, col)),
         }
     }
 }
@@ -413,6 +414,7 @@ impl<'s> TeamTable<'s> {
         }
     }
 
+    #[inline]
     fn cell(&self, row: usize, col: usize) -> Value<'s> {
         let team = &self.teams[row];
         match col {
@@ -444,7 +446,7 @@ impl<'s> TeamTable<'s> {
     ) -> TableView<&[FieldHeader<'static>], impl Items<Item = Value<'s>> + '_> {
         TableView {
             fields: (rows > 0).then_some(&self.columns[..]),
-            values: items::from_fn(rows * 2, move |i| self.cell(i / 2, i % 2)),
+            values: items::cells(rows, 2, move |row, col| self.cell(row, col)),
         }
     }
 }
@@ -489,26 +491,20 @@ struct NumberTexts {
 }
 
 impl NumberTexts {
-    /// Writes the texts `state` needs, in the order of its rules, players and teams.
+    /// Writes the texts `state` needs, in the order of its rules, players and teams. Most
+    /// states need none, and then nothing is written.
     fn fill(&mut self, state: &ServerState) {
-        self.rules.clear();
-        for value in state.rules.values() {
-            let negative = match value {
+        self.rules
+            .fill(state.rules.values().map(|value| match value {
                 RuleValue::Integer(i) if *i < 0 => Some(*i),
                 _ => None,
-            };
-            self.rules.push(negative);
-        }
+            }));
         let player_text = scores_need_text(state.players.iter().map(|p| p.score));
-        self.player_scores.clear();
-        for player in &state.players {
-            self.player_scores.push(player_text.then_some(player.score));
-        }
+        self.player_scores
+            .fill(state.players.iter().map(|p| player_text.then_some(p.score)));
         let team_text = scores_need_text(state.teams.iter().map(|t| t.score));
-        self.team_scores.clear();
-        for team in &state.teams {
-            self.team_scores.push(team_text.then_some(team.score));
-        }
+        self.team_scores
+            .fill(state.teams.iter().map(|t| team_text.then_some(t.score)));
     }
 }
 
@@ -524,6 +520,16 @@ impl Digits {
     fn clear(&mut self) {
         self.text.clear();
         self.ends.clear();
+    }
+
+    /// Replaces the numbers with `values`' texts; when none has one, nothing is stored.
+    fn fill(&mut self, values: impl Iterator<Item = Option<i64>> + Clone) {
+        self.clear();
+        if values.clone().any(|v| v.is_some()) {
+            for value in values {
+                self.push(value);
+            }
+        }
     }
 
     /// Appends `value`'s text (nothing for `None`).
