@@ -174,6 +174,8 @@ pub enum Count {
 }
 
 /// The context a nested type gets.
+// Built once per field at compile time: the size of the variants does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone)]
 pub enum NestedCtx {
     Unit,
