@@ -10,7 +10,7 @@
 //! | `00` | 5 | SQP challenge request |
 //! | `01` | 8 | SQP query request |
 //!
-//! Anything else is dropped as malformed without reaching any protocol's decoder.
+//! Anything else is dropped as malformed without reaching any protocol's responder.
 
 use std::net::SocketAddr;
 
@@ -39,8 +39,15 @@ use crate::state::SharedState;
 /// assert_eq!(route(&[0, 0, 0, 0]), None);
 /// ```
 pub fn route(datagram: &[u8]) -> Option<Protocol> {
-    let family = datagram.get(..8).map(onequery::Family::from_bytes);
-    if matches!(family, Some(Ok(_))) {
+    // Compared as constants rather than decoded: a failed decode builds an error, and most
+    // datagrams are not OneQuery.
+    let magic = datagram
+        .first_chunk::<8>()
+        .map(|first| u64::from_be_bytes(*first));
+    if matches!(
+        magic,
+        Some(onequery::MAGIC_ONEQUERY | onequery::MAGIC_HYQUERY2)
+    ) {
         Some(Protocol::OneQuery)
     } else if datagram.starts_with(samp::MAGIC) {
         Some(Protocol::Samp)
