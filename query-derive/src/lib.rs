@@ -5,6 +5,7 @@
 
 use proc_macro::TokenStream;
 
+mod errors;
 mod kv;
 mod wire;
 

@@ -4,7 +4,7 @@
 use syn::{Data as SynData, DeriveInput, Fields, Ident, Type};
 
 use super::attr;
-use super::ctxt::Ctxt;
+use crate::errors::Errors;
 
 pub struct Container<'a> {
     pub ident: &'a Ident,
@@ -58,19 +58,19 @@ pub enum Style {
 
 impl<'a> Container<'a> {
     /// The model, or `None` (with an error recorded) for shapes the derive does not support.
-    pub fn from_ast(cx: &mut Ctxt, input: &'a DeriveInput) -> Option<Self> {
-        let attrs = attr::Container::from_attrs(cx, &input.attrs);
+    pub fn from_ast(errors: &mut Errors, input: &'a DeriveInput) -> Option<Self> {
+        let attrs = attr::Container::from_attrs(errors, &input.attrs);
         let data = match &input.data {
             SynData::Struct(data) => match &data.fields {
                 Fields::Named(named) => Data::Struct(
                     named
                         .named
                         .iter()
-                        .map(|field| Field::from_ast(cx, field))
+                        .map(|field| Field::from_ast(errors, field))
                         .collect(),
                 ),
                 _ => {
-                    cx.error_spanned_by(
+                    errors.spanning(
                         &input.ident,
                         "`KeyValues` needs a struct with named fields (each field is a key) or an enum",
                     );
@@ -80,11 +80,11 @@ impl<'a> Container<'a> {
             SynData::Enum(data) => Data::Enum(
                 data.variants
                     .iter()
-                    .map(|variant| Variant::from_ast(cx, variant))
+                    .map(|variant| Variant::from_ast(errors, variant))
                     .collect(),
             ),
             SynData::Union(_) => {
-                cx.error_spanned_by(&input.ident, "`KeyValues` cannot be derived for a union");
+                errors.spanning(&input.ident, "`KeyValues` cannot be derived for a union");
                 return None;
             }
         };
@@ -103,11 +103,11 @@ impl<'a> Container<'a> {
 }
 
 impl<'a> Field<'a> {
-    fn from_ast(cx: &mut Ctxt, field: &'a syn::Field) -> Self {
+    fn from_ast(errors: &mut Errors, field: &'a syn::Field) -> Self {
         Field {
             ident: field.ident.as_ref().expect("named fields have identifiers"),
             ty: &field.ty,
-            attrs: attr::Field::from_attrs(cx, &field.attrs),
+            attrs: attr::Field::from_attrs(errors, &field.attrs),
         }
     }
 
@@ -155,7 +155,7 @@ impl<'a> Field<'a> {
 }
 
 impl<'a> Variant<'a> {
-    fn from_ast(cx: &mut Ctxt, variant: &'a syn::Variant) -> Self {
+    fn from_ast(errors: &mut Errors, variant: &'a syn::Variant) -> Self {
         let style = match &variant.fields {
             Fields::Unit => Style::Unit,
             Fields::Unnamed(fields) => Style::Tuple(fields.unnamed.len()),
@@ -163,7 +163,7 @@ impl<'a> Variant<'a> {
         };
         Variant {
             ident: &variant.ident,
-            attrs: attr::Variant::from_attrs(cx, &variant.attrs),
+            attrs: attr::Variant::from_attrs(errors, &variant.attrs),
             style,
             original: variant,
         }

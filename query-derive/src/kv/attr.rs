@@ -8,8 +8,8 @@ use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 use syn::{Attribute, LitStr, Token};
 
-use super::ctxt::Ctxt;
 use super::names::*;
+use crate::errors::Errors;
 
 /// A string argument with the span it was written at.
 #[derive(Clone)]
@@ -98,7 +98,7 @@ pub struct Variant {
 /// Calls `each` for every keyword in every `#[kv(...)]` among `attrs`; errors are recorded,
 /// not returned, so one bad keyword does not hide the next.
 fn for_each_keyword(
-    cx: &mut Ctxt,
+    errors: &mut Errors,
     attrs: &[Attribute],
     mut each: impl FnMut(&ParseNestedMeta<'_>) -> syn::Result<()>,
 ) {
@@ -112,10 +112,10 @@ fn for_each_keyword(
             Ok(())
         });
         if let Err(e) = parsed {
-            cx.syn_error(e);
+            errors.push(e);
         }
         for e in found {
-            cx.syn_error(e);
+            errors.push(e);
         }
     }
 }
@@ -172,9 +172,9 @@ fn unknown(meta: &ParseNestedMeta<'_>, expected: &str) -> syn::Error {
 }
 
 impl Container {
-    pub fn from_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Self {
+    pub fn from_attrs(errors: &mut Errors, attrs: &[Attribute]) -> Self {
         let mut out = Container::default();
-        for_each_keyword(cx, attrs, |meta| {
+        for_each_keyword(errors, attrs, |meta| {
             if meta.path.is_ident(ENCODING) {
                 let name = string(meta)?;
                 let encoding = Encoding::parse(&name.value).ok_or_else(|| {
@@ -200,9 +200,9 @@ impl Container {
 }
 
 impl Field {
-    pub fn from_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Self {
+    pub fn from_attrs(errors: &mut Errors, attrs: &[Attribute]) -> Self {
         let mut out = Field::default();
-        for_each_keyword(cx, attrs, |meta| {
+        for_each_keyword(errors, attrs, |meta| {
             let path = &meta.path;
             if path.is_ident(KEY) {
                 let key = string(meta)?;
@@ -241,9 +241,9 @@ impl Field {
 }
 
 impl Variant {
-    pub fn from_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Self {
+    pub fn from_attrs(errors: &mut Errors, attrs: &[Attribute]) -> Self {
         let mut out = Variant::default();
-        for_each_keyword(cx, attrs, |meta| {
+        for_each_keyword(errors, attrs, |meta| {
             if meta.path.is_ident(KEY) {
                 let key = string(meta)?;
                 set_once(&mut out.key, key, meta, KEY)

@@ -3,67 +3,61 @@
 
 use std::collections::HashMap;
 
-use proc_macro2::Span;
 use syn::GenericParam;
 
 use super::ast::{is_bool, is_usize, Container, Data, Field, Role, Style, Variant};
 use super::attr::StrArg;
-use super::ctxt::Ctxt;
 use super::names::*;
+use crate::errors::Errors;
 
-pub fn check(cx: &mut Ctxt, cont: &Container<'_>) {
-    check_generics(cx, cont);
+pub fn check(errors: &mut Errors, cont: &Container<'_>) {
+    check_generics(errors, cont);
     match &cont.data {
-        Data::Struct(fields) => check_struct(cx, cont, fields),
-        Data::Enum(variants) => check_enum(cx, cont, variants),
+        Data::Struct(fields) => check_struct(errors, cont, fields),
+        Data::Enum(variants) => check_enum(errors, cont, variants),
     }
 }
 
-fn check_generics(cx: &mut Ctxt, cont: &Container<'_>) {
+fn check_generics(errors: &mut Errors, cont: &Container<'_>) {
     for param in &cont.input.generics.params {
         match param {
             GenericParam::Lifetime(_) => {}
-            GenericParam::Type(ty) => cx.error_spanned_by(
+            GenericParam::Type(ty) => errors.spanning(
                 ty,
                 "`KeyValues` does not support type parameters: declare the concrete types",
             ),
             GenericParam::Const(c) => {
-                cx.error_spanned_by(c, "`KeyValues` does not support const parameters")
+                errors.spanning(c, "`KeyValues` does not support const parameters")
             }
         }
     }
 }
 
-fn error_at(cx: &mut Ctxt, span: Span, message: impl std::fmt::Display) {
-    cx.syn_error(syn::Error::new(span, message));
-}
-
 /// A key must be writable: not empty and free of the delimiter.
-fn check_key_text(cx: &mut Ctxt, arg: &StrArg, what: &str) {
+fn check_key_text(errors: &mut Errors, arg: &StrArg, what: &str) {
     if arg.value.is_empty() {
-        error_at(cx, arg.span, format!("{what} cannot be empty"));
+        errors.at(arg.span, format!("{what} cannot be empty"));
     } else if arg.value.contains('\\') {
-        error_at(
-            cx,
+        errors.at(
             arg.span,
             format!("{what} cannot contain a backslash: it separates keys and values"),
         );
     }
 }
 
-fn check_struct(cx: &mut Ctxt, cont: &Container<'_>, fields: &[Field<'_>]) {
+fn check_struct(errors: &mut Errors, cont: &Container<'_>, fields: &[Field<'_>]) {
     let mut rest: Option<&Field<'_>> = None;
     let mut index: Option<&Field<'_>> = None;
     // Key → the field that claimed it first.
     let mut keys: HashMap<String, String> = HashMap::new();
 
     for field in fields {
-        check_role_conflicts(cx, field);
-        check_keywords_fit_role(cx, field);
+        check_role_conflicts(errors, field);
+        check_keywords_fit_role(errors, field);
         match field.role() {
             Role::Rest => {
                 if let Some(first) = rest {
-                    cx.error_spanned_by(
+                    errors.spanning(
                         field.ident,
                         format!(
                             "only one `rest` field is allowed; `{}` is one already",
@@ -76,7 +70,7 @@ fn check_struct(cx: &mut Ctxt, cont: &Container<'_>, fields: &[Field<'_>]) {
             }
             Role::Index => {
                 if let Some(first) = index {
-                    cx.error_spanned_by(
+                    errors.spanning(
                         field.ident,
                         format!(
                             "only one `index` field is allowed; `{}` is one already",
@@ -87,22 +81,22 @@ fn check_struct(cx: &mut Ctxt, cont: &Container<'_>, fields: &[Field<'_>]) {
                     index = Some(field);
                 }
                 if !is_usize(field.ty) {
-                    cx.error_spanned_by(field.ty, "an `index` field must be a `usize`");
+                    errors.spanning(field.ty, "an `index` field must be a `usize`");
                 }
             }
             Role::Flag => {
                 if !is_bool(field.ty) {
-                    cx.error_spanned_by(field.ty, "a `flag` field must be a `bool`");
+                    errors.spanning(field.ty, "a `flag` field must be a `bool`");
                 }
             }
             Role::Plain | Role::Indexed | Role::Skip => {}
         }
         if matches!(field.role(), Role::Plain | Role::Flag) {
             if let Some(key) = &field.attrs.key {
-                check_key_text(cx, key, "a key");
+                check_key_text(errors, key, "a key");
             }
             for alias in &field.attrs.aliases {
-                check_key_text(cx, alias, "an alias");
+                check_key_text(errors, alias, "an alias");
             }
             let spans = std::iter::once(
                 field
@@ -114,8 +108,7 @@ fn check_struct(cx: &mut Ctxt, cont: &Container<'_>, fields: &[Field<'_>]) {
             .chain(field.attrs.aliases.iter().map(|a| a.span));
             for (key, span) in field.accepted_keys().into_iter().zip(spans) {
                 match keys.get(&key) {
-                    Some(owner) => error_at(
-                        cx,
+                    Some(owner) => errors.at(
                         span,
                         format!("key `{key}` is already used by field `{owner}`"),
                     ),
@@ -128,10 +121,9 @@ fn check_struct(cx: &mut Ctxt, cont: &Container<'_>, fields: &[Field<'_>]) {
     }
 
     if let Some(prefix) = &cont.attrs.unknown_prefix {
-        check_key_text(cx, prefix, "`unknown_prefix`");
+        check_key_text(errors, prefix, "`unknown_prefix`");
         if rest.is_none() {
-            error_at(
-                cx,
+            errors.at(
                 prefix.span,
                 "`unknown_prefix` needs a `#[kv(rest)]` field to keep the keys it claims",
             );
@@ -140,7 +132,7 @@ fn check_struct(cx: &mut Ctxt, cont: &Container<'_>, fields: &[Field<'_>]) {
 }
 
 /// The role keywords exclude each other.
-fn check_role_conflicts(cx: &mut Ctxt, field: &Field<'_>) {
+fn check_role_conflicts(errors: &mut Errors, field: &Field<'_>) {
     let a = &field.attrs;
     let roles = [
         (INDEXED, a.indexed),
@@ -155,17 +147,13 @@ fn check_role_conflicts(cx: &mut Ctxt, field: &Field<'_>) {
         .collect();
     if let Some(((first, _), others)) = present.split_first() {
         for (name, span) in others {
-            error_at(
-                cx,
-                *span,
-                format!("`{name}` cannot be combined with `{first}`"),
-            );
+            errors.at(*span, format!("`{name}` cannot be combined with `{first}`"));
         }
     }
 }
 
 /// `key`, `alias`, `default` and `parse` only make sense on some roles.
-fn check_keywords_fit_role(cx: &mut Ctxt, field: &Field<'_>) {
+fn check_keywords_fit_role(errors: &mut Errors, field: &Field<'_>) {
     let a = &field.attrs;
     let role = field.role();
     let role_name = match role {
@@ -182,15 +170,13 @@ fn check_keywords_fit_role(cx: &mut Ctxt, field: &Field<'_>) {
             } else {
                 "it has no key of its own"
             };
-            error_at(
-                cx,
+            errors.at(
                 key.span,
                 format!("`key` does not apply to `{role_name}` fields: {why}"),
             );
         }
         for alias in &a.aliases {
-            error_at(
-                cx,
+            errors.at(
                 alias.span,
                 format!("`alias` does not apply to `{role_name}` fields"),
             );
@@ -199,35 +185,31 @@ fn check_keywords_fit_role(cx: &mut Ctxt, field: &Field<'_>) {
     if role != Role::Plain {
         let role_name = role_name.unwrap_or(FLAG);
         if let Some(span) = a.default {
-            error_at(
-                cx,
+            errors.at(
                 span,
                 format!("`default` does not apply to `{role_name}` fields"),
             );
         }
         if let Some(span) = a.parse {
-            error_at(
-                cx,
+            errors.at(
                 span,
                 format!("`parse` does not apply to `{role_name}` fields"),
             );
         }
     } else if let (Some(span), Some(_)) = (a.default, field.option_inner()) {
-        error_at(
-            cx,
+        errors.at(
             span,
             "`default` is redundant on an `Option` field: an absent key is `None`",
         );
     }
 }
 
-fn check_enum(cx: &mut Ctxt, cont: &Container<'_>, variants: &[Variant<'_>]) {
+fn check_enum(errors: &mut Errors, cont: &Container<'_>, variants: &[Variant<'_>]) {
     if variants.is_empty() {
-        cx.error_spanned_by(cont.ident, "an enum needs at least one variant to be a key");
+        errors.spanning(cont.ident, "an enum needs at least one variant to be a key");
     }
     if let Some(prefix) = &cont.attrs.unknown_prefix {
-        error_at(
-            cx,
+        errors.at(
             prefix.span,
             "`unknown_prefix` applies to structs (indexed elements), not enums",
         );
@@ -239,7 +221,7 @@ fn check_enum(cx: &mut Ctxt, cont: &Container<'_>, variants: &[Variant<'_>]) {
     for variant in variants {
         for field in &variant.original.fields {
             if field.attrs.iter().any(|a| a.path().is_ident(KV)) {
-                cx.error_spanned_by(
+                errors.spanning(
                     field,
                     "`#[kv]` is not supported on a variant's fields; put it on the variant",
                 );
@@ -247,11 +229,11 @@ fn check_enum(cx: &mut Ctxt, cont: &Container<'_>, variants: &[Variant<'_>]) {
         }
         let a = &variant.attrs;
         if let Some(key) = &a.key {
-            check_key_text(cx, key, "a key");
+            check_key_text(errors, key, "a key");
         }
         match variant.style {
             Style::Struct => {
-                cx.error_spanned_by(
+                errors.spanning(
                     variant.original,
                     "a variant is one pair: use a unit variant (key only) or a tuple variant with one field (the value)",
                 );
@@ -259,8 +241,7 @@ fn check_enum(cx: &mut Ctxt, cont: &Container<'_>, variants: &[Variant<'_>]) {
             }
             Style::Unit => {
                 if let Some(span) = a.other {
-                    error_at(
-                        cx,
+                    errors.at(
                         span,
                         "`other` needs a tuple variant with two fields: `Other(key, value)`",
                     );
@@ -268,20 +249,18 @@ fn check_enum(cx: &mut Ctxt, cont: &Container<'_>, variants: &[Variant<'_>]) {
             }
             Style::Tuple(n) => {
                 if let Some(value) = &a.value {
-                    error_at(
-                        cx,
+                    errors.at(
                         value.span,
                         "`value` applies to unit variants only: this variant holds the value",
                     );
                 }
                 match (n, a.other) {
                     (1, None) | (2, Some(_)) => {}
-                    (_, Some(span)) => error_at(
-                        cx,
+                    (_, Some(span)) => errors.at(
                         span,
                         "`other` needs a tuple variant with two fields: `Other(key, value)`",
                     ),
-                    (_, None) => cx.error_spanned_by(
+                    (_, None) => errors.spanning(
                         variant.original,
                         "a tuple variant holds one field, the value (or two with `#[kv(other)]`)",
                     ),
@@ -290,15 +269,13 @@ fn check_enum(cx: &mut Ctxt, cont: &Container<'_>, variants: &[Variant<'_>]) {
         }
         if let Some(span) = a.other {
             if let Some(key) = &a.key {
-                error_at(
-                    cx,
+                errors.at(
                     key.span,
                     "an `other` variant takes every undeclared key; it has no `key`",
                 );
             }
             if let Some(first) = other {
-                error_at(
-                    cx,
+                errors.at(
                     span,
                     format!(
                         "only one `other` variant is allowed; `{}` is one already",
@@ -318,8 +295,7 @@ fn check_enum(cx: &mut Ctxt, cont: &Container<'_>, variants: &[Variant<'_>]) {
             .or(a.key.as_ref().map(|k| k.span))
             .unwrap_or(variant.ident.span());
         match matchers.get(&matcher) {
-            Some(owner) => error_at(
-                cx,
+            Some(owner) => errors.at(
                 span,
                 format!(
                     "variant `{owner}` already matches key `{}` with this value",

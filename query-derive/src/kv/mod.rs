@@ -2,15 +2,15 @@
 //!
 //! Built like serde_derive: `attr` parses each `#[kv(...)]` keyword, `ast` assembles the typed
 //! model, `check` applies the rules across attributes, and only then `de` and `ser` generate
-//! `FromKeyValues` and `ToKeyValues`. Every error is collected in `ctxt` with its span and all
-//! are reported together. `names` holds every path and identifier the generated code uses.
+//! `FromKeyValues` and `ToKeyValues`. Every error is collected with its span (the crate's
+//! `errors`, shared with `wire`) and all are reported together. `names` holds every path and
+//! identifier the generated code uses.
 //!
 //! The vocabulary is documented on `query_wire::kv`.
 
 mod ast;
 mod attr;
 mod check;
-mod ctxt;
 mod de;
 mod names;
 mod ser;
@@ -19,27 +19,28 @@ use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{DeriveInput, Lifetime, LifetimeParam};
 
+use crate::errors::Errors;
 use ast::Container;
-use ctxt::Ctxt;
 
+/// The derive's entry point: the impls, or the errors as `compile_error!`s.
 pub fn derive(input: TokenStream) -> TokenStream {
-    let input: DeriveInput = match syn::parse2(input) {
-        Ok(input) => input,
-        Err(e) => return e.to_compile_error(),
-    };
-    match expand(&input) {
-        Ok(tokens) => tokens,
-        Err(errors) => errors,
+    match syn::parse2::<DeriveInput>(input) {
+        Ok(input) => expand(&input).unwrap_or_else(syn::Error::into_compile_error),
+        Err(error) => error.into_compile_error(),
     }
 }
 
-fn expand(input: &DeriveInput) -> Result<TokenStream, TokenStream> {
-    let mut cx = Ctxt::default();
-    let Some(cont) = Container::from_ast(&mut cx, input) else {
-        return Err(cx.check().err().unwrap_or_default());
+/// Builds and checks the model, then generates. Nothing is generated when any error was found.
+fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
+    let mut errors = Errors::default();
+    let container = Container::from_ast(&mut errors, input);
+    if let Some(container) = &container {
+        check::check(&mut errors, container);
+    }
+    errors.finish()?;
+    let Some(cont) = container else {
+        return Ok(TokenStream::new());
     };
-    check::check(&mut cx, &cont);
-    cx.check()?;
 
     let common = common_consts(&cont);
     let de = de::expand(&cont, &common);

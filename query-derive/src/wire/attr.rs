@@ -2,7 +2,7 @@
 //! variant, field, and the options inside `str(...)`, `bytes(...)`, `len(...)`, `count(...)`),
 //! one value type per choice (byte order, prefix type, encoding, surplus policy).
 //!
-//! Nothing here knows about field types or other attributes; `model` checks how they combine.
+//! Nothing here knows about field types or other attributes; `check` checks how they combine.
 //! A malformed directive is reported at its own span and parsing goes on with the next one.
 
 use proc_macro2::{Span, TokenTree};
@@ -11,7 +11,7 @@ use syn::parse::ParseStream;
 use syn::punctuated::Punctuated;
 use syn::{Attribute, Expr, Ident, LitStr, Pat, Token, Type};
 
-use super::errors::Errors;
+use crate::errors::Errors;
 
 /// A parsed value and the span of the key that introduced it, for errors about the directive
 /// as a whole (duplicates, misplaced keys).
@@ -191,6 +191,7 @@ impl TagType {
 }
 
 /// `name: Type` inside a container's `ctx(...)`.
+#[derive(Clone)]
 pub struct CtxBinding {
     pub name: Ident,
     pub ty: Type,

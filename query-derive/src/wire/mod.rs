@@ -1,13 +1,15 @@
-//! `#[derive(Wire)]`: parse the attributes into a typed model (`attr`, `types`, `scope`,
-//! `model`), report every error together (`errors`), then generate (`codegen`, with every
-//! generated name in `names`).
+//! `#[derive(Wire)]`, built like the `kv` derive beside it: `attr` parses each `#[wire(...)]`
+//! key, `ast` assembles the typed model (with `types` for the Rust types and `scope` for the
+//! names expressions use), `check` applies the rules across attributes, and only then
+//! `codegen` generates, with every generated name in `names`. Every error is collected with
+//! its span and all are reported together.
 //!
 //! The vocabulary is documented on the `query-wire` crate.
 
+mod ast;
 mod attr;
+mod check;
 mod codegen;
-mod errors;
-mod model;
 mod names;
 mod scope;
 mod types;
@@ -27,8 +29,11 @@ pub fn derive(input: TokenStream) -> TokenStream {
 
 /// Builds and checks the model, then generates. Nothing is generated when any error was found.
 pub fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
-    let mut errors = errors::Errors::default();
-    let container = model::build(input, &mut errors);
+    let mut errors = crate::errors::Errors::default();
+    let container = ast::build(input, &mut errors);
+    if let Some(container) = &container {
+        check::check(container, &mut errors);
+    }
     errors.finish()?;
     Ok(container.map(|c| codegen::expand(&c)).unwrap_or_default())
 }

@@ -15,7 +15,7 @@ use syn::punctuated::Punctuated;
 use syn::visit::{self, Visit};
 use syn::{Expr, Ident, Pat, Token};
 
-use super::errors::Errors;
+use crate::errors::Errors;
 
 /// An attribute expression and the fields it uses (indices into its field list).
 #[derive(Clone)]

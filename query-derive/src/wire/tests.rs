@@ -120,6 +120,25 @@ fn tlv_enum_whose_bodies_must_fill_their_frames() {
 }
 
 #[test]
+fn view_with_computed_count_and_cycled_element_context() {
+    insta::assert_snapshot!(expand(
+        r#"
+        #[wire(endian = "little", view = TableView)]
+        pub struct Table<'a> {
+            #[wire(computed = columns.count())]
+            pub column_count: u8,
+            #[wire(count = *column_count)]
+            pub columns: Vec<Column<'a>>,
+            #[wire(count(prefix = u16), each_ctx = |column| column, cycle = *column_count)]
+            pub cells: Vec<Cell<'a>>,
+            #[wire(view)]
+            pub footer: Footer<'a>,
+        }
+        "#
+    ));
+}
+
+#[test]
 fn every_error_of_a_declaration_is_reported() {
     let found = errors(
         r#"
@@ -135,13 +154,14 @@ fn every_error_of_a_declaration_is_reported() {
     assert_eq!(
         found,
         [
+            // Parsing and building first, then the rules across attributes.
             "unknown byte order \"middle\", expected one of: \"big\", \"little\"",
-            "`tag` applies to enums only",
             "prefix must be one of u8, u16, u32, u64, found `u9`",
             "unknown wire attribute `colour` on a field, expected one of: endian, str, bytes, \
              len, count, until_end, min_count, max_count, ctx, each_ctx, cycle, when, bits, \
              default, computed, view",
             "`str` applies to `&'a str`, `String`, `Cow<'a, str>` and `Text<'a>`, not `u32`",
+            "`tag` applies to enums only",
             "`count` applies to `Vec` fields, and `u8` is not one",
         ]
     );

@@ -5,11 +5,11 @@ use quote::quote;
 use syn::{Expr, Lifetime};
 
 use super::{bind, optional, prefix_type, size, tag_type, ErrorPath, Mode};
-use crate::wire::attr::Surplus;
-use crate::wire::model::{
+use crate::wire::ast::{
     Body, Container, Count, Data, Enum, Field, FieldKind, Framing, Len, NestedCtx, Repeat,
     VariantTag,
 };
+use crate::wire::attr::Surplus;
 use crate::wire::names;
 use crate::wire::types::{BytesKind, StrKind};
 

@@ -7,11 +7,11 @@ use super::decode::element_with_ctx_in;
 use super::{
     bind, computed_locals, encoded_pattern, optional, prefix_type, tag_type, ErrorPath, Mode,
 };
-use crate::wire::attr::Encoding;
-use crate::wire::model::{
+use crate::wire::ast::{
     Body, Container, Count, Data, Enum, Field, FieldKind, Framing, Len, NestedCtx, Repeat,
     VariantTag,
 };
+use crate::wire::attr::Encoding;
 use crate::wire::names;
 use crate::wire::types::StrKind;
 

@@ -5,10 +5,10 @@ use quote::quote;
 
 use super::decode::element_with_ctx_in;
 use super::{bind, computed_locals, encoded_pattern, size, Mode};
-use crate::wire::attr::Encoding;
-use crate::wire::model::{
+use crate::wire::ast::{
     Body, Container, Count, Data, Field, FieldKind, Framing, NestedCtx, Repeat, VariantTag,
 };
+use crate::wire::attr::Encoding;
 use crate::wire::names;
 use crate::wire::types::StrKind;
 

@@ -13,8 +13,8 @@ use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 use syn::{Expr, GenericParam, LifetimeParam};
 
+use super::ast::{Container, ContainerCtx, Data, Field};
 use super::attr::{Prefix, TagType};
-use super::model::{Container, ContainerCtx, Data, Field};
 use super::names;
 use super::scope::Scoped;
 

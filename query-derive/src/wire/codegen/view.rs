@@ -9,7 +9,7 @@ use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::{quote, ToTokens};
 use syn::{GenericParam, Lifetime, Member, Type, WherePredicate};
 
-use crate::wire::model::{Body, Container, Data, Field, Variant, VariantTag};
+use crate::wire::ast::{Body, Container, Data, Field, Variant, VariantTag};
 use crate::wire::names;
 use crate::wire::types::{self, Shape};
 

@@ -1,0 +1,688 @@
+//! The typed model of a `#[derive(Wire)]` input: what each field is on the wire, built from
+//! its Rust type and its attributes. Code generation reads only this model.
+//!
+//! Building reports only what leaves a field without a wire description (an `Option` without
+//! `when`, a `Vec` without a count, `str` on a type that is not a string); the rules across
+//! attributes are `check`'s, which runs on the finished model. Building goes on after an
+//! error, so that all mistakes of a declaration are reported together.
+
+use proc_macro2::Span;
+use syn::ext::IdentExt;
+use syn::spanned::Spanned as _;
+use syn::{DeriveInput, Expr, Generics, Ident, Index, Lifetime, Member, Pat, Type};
+
+use super::attr::{
+    self, ContainerAttrs, CtxBinding, Encoding, Endian, FieldAttrs, Prefix, RepeatAttr, Surplus,
+    TagType, TextAttr, VariantAttrs,
+};
+use super::names;
+use super::scope::{self, Reach, Scoped};
+use super::types::{self, BytesKind, Shape, StrKind};
+use crate::errors::Errors;
+
+/// A struct or enum to derive for.
+pub struct Container {
+    pub ident: Ident,
+    pub vis: syn::Visibility,
+    /// `view = Name`: the encode-side type to generate beside this one.
+    pub view: Option<Ident>,
+    pub generics: Generics,
+    /// The type's own lifetime parameter, which is the input's lifetime.
+    pub lifetime: Option<Lifetime>,
+    pub magic: Option<Expr>,
+    pub ctx: ContainerCtx,
+    pub data: Data,
+    /// The attributes as written, for `check`.
+    pub attrs: ContainerAttrs,
+}
+
+/// What the outer packet passes in (`type Ctx`).
+pub enum ContainerCtx {
+    /// `type Ctx = ()`.
+    Unit,
+    /// `ctx(name: Type, ...)`: one type, or a tuple of several.
+    Bindings(Vec<CtxBinding>),
+    /// `external`: the enum's tag is the context.
+    ExternalTag(TagType),
+}
+
+pub enum Data {
+    Struct(Vec<Field>),
+    Enum(Enum),
+}
+
+/// A struct field or a variant field.
+pub struct Field {
+    /// How the field is named in `Self { .. }` (a name or a tuple index).
+    pub member: Member,
+    /// The generated local holding its value.
+    pub local: Ident,
+    /// The name attribute expressions use for it (`count`, or `_0` in a tuple).
+    pub binding: Ident,
+    /// The path segment errors inside it get; `None` for the only field of a tuple.
+    pub path: Option<String>,
+    pub ty: Type,
+    pub vis: syn::Visibility,
+    /// The field's doc comments, repeated on the view's field.
+    pub docs: Vec<syn::Attribute>,
+    pub kind: FieldKind,
+    /// The attributes as written, for `check`.
+    pub attrs: FieldAttrs,
+}
+
+impl Field {
+    /// The field's wire description, unless it is not on the wire.
+    pub fn wire(&self) -> Option<&Wire> {
+        match &self.kind {
+            FieldKind::Wire(wire) => Some(wire),
+            FieldKind::Default => None,
+        }
+    }
+
+    /// Whether the field is written from an expression rather than from its value.
+    pub fn is_computed(&self) -> bool {
+        self.wire().is_some_and(|w| w.computed.is_some())
+    }
+
+    /// The type of the value on the wire: the `Some` content of an `Option`.
+    pub fn value_ty(&self) -> &Type {
+        match types::shape(&self.ty) {
+            Shape::Option(inner) => inner,
+            _ => &self.ty,
+        }
+    }
+}
+
+pub enum FieldKind {
+    /// `default`: not on the wire.
+    Default,
+    Wire(Box<Wire>),
+}
+
+/// How a field is read and written.
+pub struct Wire {
+    /// `when = ..` on an `Option`: the rest describes the `Some` content.
+    pub when: Option<Scoped>,
+    /// `len(..)`: a length prefix around the value.
+    pub len: Option<Len>,
+    pub body: Body,
+    /// `computed = ..`: the value written, and checked after decoding.
+    pub computed: Option<Scoped>,
+    /// `view`: in the view, any type (for a repeat, any elements) that encodes like this one.
+    pub view: bool,
+}
+
+/// A length prefix written after the fact and bounding the decode.
+#[derive(Clone, Copy)]
+pub struct Len {
+    pub prefix: Prefix,
+    pub endian: Endian,
+    pub surplus: Surplus,
+}
+
+// Built once per field at compile time: the size of the variants does not matter.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone)]
+pub enum Body {
+    /// A fixed-width number of `size` bytes.
+    Number {
+        ty: Type,
+        endian: Endian,
+        size: usize,
+    },
+    Bool,
+    ByteArray,
+    Uuid {
+        endian: Endian,
+    },
+    /// A `bitflags` type as its bits.
+    Bits {
+        ty: Type,
+        endian: Endian,
+    },
+    Str {
+        kind: StrKind,
+        framing: Box<Framing>,
+        encoding: Encoding,
+    },
+    Bytes {
+        kind: BytesKind,
+        framing: Box<Framing>,
+    },
+    Repeat(Box<Repeat>),
+    /// Through the type's own `Decode` / `Encode`.
+    Nested {
+        ty: Type,
+        ctx: NestedCtx,
+    },
+}
+
+/// Where a string or byte string ends.
+#[derive(Clone)]
+pub enum Framing {
+    Prefix {
+        prefix: Prefix,
+        endian: Endian,
+        max: Option<Expr>,
+    },
+    Rest {
+        max: Option<Expr>,
+    },
+}
+
+/// A `Vec` field.
+#[derive(Clone)]
+pub struct Repeat {
+    pub vec_ty: Type,
+    pub count: Count,
+    pub min_count: Option<Expr>,
+    pub max_count: Option<Expr>,
+    pub element: Body,
+}
+
+#[derive(Clone)]
+pub enum Count {
+    Prefix { prefix: Prefix, endian: Endian },
+    Expr(Scoped),
+    UntilEnd,
+}
+
+/// The context a nested type gets.
+// Built once per field at compile time: the size of the variants does not matter.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone)]
+pub enum NestedCtx {
+    Unit,
+    /// `ctx = ..`: for a `Vec`, the same for every element.
+    Expr(Scoped),
+    /// `each_ctx = |i| ..`, with `cycle = n` the index modulo `n`.
+    Each {
+        index: Pat,
+        body: Scoped,
+        cycle: Option<Scoped>,
+    },
+}
+
+pub struct Enum {
+    pub tag_ty: TagType,
+    pub endian: Endian,
+    /// False for an `external` tag.
+    pub tag_on_wire: bool,
+    /// TLV: a length prefix after the tag.
+    pub len: Option<Len>,
+    pub variants: Vec<Variant>,
+}
+
+pub struct Variant {
+    pub ident: Ident,
+    pub tag: VariantTag,
+    pub fields: Vec<Field>,
+    /// The variant's fields as declared, which a view repeats for an `other` variant.
+    pub declared: syn::Fields,
+    /// The variant's doc comments, repeated on the view's variant.
+    pub docs: Vec<syn::Attribute>,
+    /// The attributes as written, for `check`.
+    pub attrs: VariantAttrs,
+}
+
+pub enum VariantTag {
+    /// `#[wire(tag = ..)]` or the discriminant.
+    Value(Expr),
+    /// `#[wire(other)]`: the tag and the raw body are its two fields.
+    Other {
+        tag: Member,
+        body: Member,
+        body_kind: BytesKind,
+    },
+}
+
+/// Builds the model, recording in `errors` what leaves a part without a description. `None`
+/// only when the input is not something the derive can describe at all (a union).
+pub fn build(input: &DeriveInput, errors: &mut Errors) -> Option<Container> {
+    let attrs = attr::container(&input.attrs, errors);
+    let endian = attrs.endian.as_ref().map_or(Endian::Big, |e| e.value);
+    let lifetime = input
+        .generics
+        .lifetimes()
+        .next()
+        .map(|l| l.lifetime.clone());
+    let bindings = attrs.ctx.as_ref().map(|c| &c.value[..]).unwrap_or(&[]);
+    let env = Env { endian };
+
+    let data = match &input.data {
+        syn::Data::Struct(data) => Data::Struct(fields(&data.fields, &env, errors)),
+        syn::Data::Enum(data) => Data::Enum(enumeration(data, &attrs, &env, errors)),
+        syn::Data::Union(union) => {
+            errors.at(
+                union.union_token.span,
+                "`Wire` can be derived for structs and enums, not unions",
+            );
+            return None;
+        }
+    };
+
+    let ctx = match (&attrs.external, &attrs.tag) {
+        (Some(_), Some(tag)) => ContainerCtx::ExternalTag(tag.value),
+        _ if attrs.ctx.is_some() => ContainerCtx::Bindings(bindings.to_vec()),
+        _ => ContainerCtx::Unit,
+    };
+
+    Some(Container {
+        ident: input.ident.clone(),
+        vis: input.vis.clone(),
+        view: attrs.view.as_ref().map(|v| v.value.clone()),
+        generics: input.generics.clone(),
+        lifetime,
+        magic: attrs.magic.as_ref().map(|m| m.value.clone()),
+        ctx,
+        data,
+        attrs,
+    })
+}
+
+/// What every field of the container shares.
+struct Env {
+    endian: Endian,
+}
+
+fn enumeration(
+    data: &syn::DataEnum,
+    attrs: &ContainerAttrs,
+    env: &Env,
+    errors: &mut Errors,
+) -> Enum {
+    // A missing tag type is `check`'s to report; u8 lets the variants be built meanwhile.
+    let tag_ty = attrs.tag.as_ref().map_or(TagType::U8, |tag| tag.value);
+    let len = attrs.len.as_ref().map(|len| Len {
+        prefix: len.value,
+        endian: env.endian,
+        surplus: attrs.surplus.as_ref().map_or(Surplus::Error, |s| s.value),
+    });
+
+    let mut variants = Vec::new();
+    for variant in &data.variants {
+        let vattrs = attr::variant(&variant.attrs, errors);
+        let (tag, fields) = if vattrs.other.is_some() {
+            let Some(tag) = other_variant(variant, errors) else {
+                continue;
+            };
+            (tag, Vec::new())
+        } else {
+            let tag = match (&vattrs.tag, &variant.discriminant) {
+                (Some(tag), _) => tag.value.clone(),
+                (None, Some((_, discriminant))) if variant.fields.is_empty() => {
+                    discriminant.clone()
+                }
+                (None, _) => {
+                    errors.at(
+                        variant.ident.span(),
+                        format!(
+                            "variant `{}` needs `#[wire(tag = ..)]`: the tag value that selects \
+                             it",
+                            variant.ident
+                        ),
+                    );
+                    continue;
+                }
+            };
+            (VariantTag::Value(tag), fields(&variant.fields, env, errors))
+        };
+        variants.push(Variant {
+            ident: variant.ident.clone(),
+            tag,
+            fields,
+            declared: without_wire_attrs(&variant.fields),
+            docs: docs(&variant.attrs),
+            attrs: vattrs,
+        });
+    }
+
+    Enum {
+        tag_ty,
+        endian: env.endian,
+        tag_on_wire: attrs.external.is_none(),
+        len,
+        variants,
+    }
+}
+
+fn other_variant(variant: &syn::Variant, errors: &mut Errors) -> Option<VariantTag> {
+    const SHAPE: &str = "an `other` variant holds the tag, then the raw body: \
+                         `Unknown(u8, &'a [u8])` (or `Vec<u8>`, `Cow<'a, [u8]>`)";
+    let fields: Vec<&syn::Field> = variant.fields.iter().collect();
+    for field in &fields {
+        let attrs = attr::field(&field.attrs, errors);
+        if !attrs.is_empty() || attrs.default.is_some() {
+            errors.spanning(
+                field,
+                "the fields of an `other` variant take no wire attributes",
+            );
+        }
+    }
+    let [tag, body] = fields[..] else {
+        errors.spanning(&variant.fields, SHAPE);
+        if variant.fields.is_empty() {
+            errors.at(variant.ident.span(), SHAPE);
+        }
+        return None;
+    };
+    let Some(body_kind) = types::bytes_kind(&body.ty) else {
+        errors.spanning(&body.ty, SHAPE);
+        return None;
+    };
+    Some(VariantTag::Other {
+        tag: member(tag, 0),
+        body: member(body, 1),
+        body_kind,
+    })
+}
+
+fn member(field: &syn::Field, index: usize) -> Member {
+    match &field.ident {
+        Some(ident) => Member::Named(ident.clone()),
+        None => Member::Unnamed(Index {
+            index: u32::try_from(index).unwrap_or(u32::MAX),
+            span: field.ty.span(),
+        }),
+    }
+}
+
+fn fields(fields: &syn::Fields, env: &Env, errors: &mut Errors) -> Vec<Field> {
+    let several = fields.len() > 1;
+    let names: Vec<String> = fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match &f.ident {
+            Some(ident) => ident.to_string(),
+            None => format!("_{i}"),
+        })
+        .collect();
+    let attrs: Vec<FieldAttrs> = fields
+        .iter()
+        .map(|field| attr::field(&field.attrs, errors))
+        .collect();
+    let computed: Vec<bool> = attrs.iter().map(|a| a.computed.is_some()).collect();
+    fields
+        .iter()
+        .zip(attrs)
+        .enumerate()
+        .map(|(index, (field, attrs))| {
+            let (binding, path) = match &field.ident {
+                Some(ident) => (ident.clone(), Some(ident.unraw().to_string())),
+                None => (
+                    Ident::new(&format!("_{index}"), Span::call_site()),
+                    several.then(|| index.to_string()),
+                ),
+            };
+            let local_name = match &field.ident {
+                Some(ident) => ident.unraw().to_string(),
+                None => index.to_string(),
+            };
+            let scope = Scope {
+                names: &names,
+                current: index,
+                computed: &computed,
+            };
+            let kind = field_kind(field, &attrs, env, &scope, errors);
+            Field {
+                member: member(field, index),
+                local: names::field(&local_name),
+                binding,
+                path,
+                ty: field.ty.clone(),
+                vis: field.vis.clone(),
+                docs: docs(&field.attrs),
+                kind,
+                attrs,
+            }
+        })
+        .collect()
+}
+
+/// The doc comments among `attrs`.
+fn docs(attrs: &[syn::Attribute]) -> Vec<syn::Attribute> {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .cloned()
+        .collect()
+}
+
+/// `fields` with only their doc comments left among their attributes.
+fn without_wire_attrs(fields: &syn::Fields) -> syn::Fields {
+    let mut fields = fields.clone();
+    for field in fields.iter_mut() {
+        field.attrs = docs(&field.attrs);
+    }
+    fields
+}
+
+/// The fields an expression on field `current` may name.
+struct Scope<'n> {
+    names: &'n [String],
+    current: usize,
+    /// Which fields are computed.
+    computed: &'n [bool],
+}
+
+impl Scope<'_> {
+    /// A `when`, `count`, `ctx` or `each_ctx` expression: it sees the earlier fields.
+    fn expr(&self, expr: &Expr, errors: &mut Errors) -> Scoped {
+        scope::scoped(expr, self.names, self.current, Reach::Earlier, &[], errors)
+    }
+
+    /// A `computed` expression: it sees every field that is not computed.
+    fn computed(&self, expr: &Expr, errors: &mut Errors) -> Scoped {
+        let reach = Reach::NotComputed(self.computed);
+        scope::scoped(expr, self.names, self.current, reach, &[], errors)
+    }
+}
+
+fn field_kind(
+    field: &syn::Field,
+    attrs: &FieldAttrs,
+    env: &Env,
+    scope: &Scope<'_>,
+    errors: &mut Errors,
+) -> FieldKind {
+    if attrs.default.is_some() {
+        return FieldKind::Default;
+    }
+    let endian = attrs.endian.as_ref().map_or(env.endian, |e| e.value);
+
+    let (when, value_ty) = match (types::shape(&field.ty), &attrs.when) {
+        (Shape::Option(inner), Some(when)) => (Some(scope.expr(&when.value, errors)), inner),
+        (Shape::Option(_), None) => {
+            errors.spanning(
+                &field.ty,
+                "an `Option` field needs `#[wire(when = <condition>)]`: it is read only when \
+                 the condition on earlier fields or the context holds",
+            );
+            return FieldKind::Default;
+        }
+        (_, _) => (None, &field.ty),
+    };
+
+    let len = attrs.len.as_ref().map(|len| Len {
+        prefix: len.value.prefix,
+        endian,
+        surplus: len.value.surplus,
+    });
+    let body = value_body(value_ty, attrs, endian, scope, errors);
+    let computed = attrs
+        .computed
+        .as_ref()
+        .map(|computed| scope.computed(&computed.value, errors));
+    FieldKind::Wire(Box::new(Wire {
+        when,
+        len,
+        body,
+        computed,
+        view: attrs.view.is_some(),
+    }))
+}
+
+/// Whether a field of type `ty` (the `Some` content for an `Option`) is a repeat: a `Vec`,
+/// unless it is a `Vec<u8>` described with `bytes` and no count.
+pub fn is_repeat(ty: &Type, attrs: &FieldAttrs) -> bool {
+    matches!(types::shape(ty), Shape::Vec(_)) && (attrs.bytes.is_none() || attrs.repeat.is_some())
+}
+
+/// The body of a field's value (the `Some` content for an `Option`).
+fn value_body(
+    ty: &Type,
+    attrs: &FieldAttrs,
+    endian: Endian,
+    scope: &Scope<'_>,
+    errors: &mut Errors,
+) -> Body {
+    let element_ty = match types::shape(ty) {
+        Shape::Vec(element) if is_repeat(ty, attrs) => element,
+        _ => {
+            let ctx = match &attrs.ctx {
+                Some(ctx) => NestedCtx::Expr(scope.expr(&ctx.value, errors)),
+                None => NestedCtx::Unit,
+            };
+            return single_body(ty, attrs, endian, ctx, errors);
+        }
+    };
+
+    let Some(repeat) = &attrs.repeat else {
+        errors.spanning(
+            ty,
+            "a `Vec` field needs its length: `count(prefix = u8|u16|u32|u64)`, \
+             `count = <expression>` or `until_end`",
+        );
+        return Body::Bool;
+    };
+    let count = match &repeat.value {
+        RepeatAttr::Prefix(prefix) => Count::Prefix {
+            prefix: *prefix,
+            endian,
+        },
+        RepeatAttr::Expr(expr) => Count::Expr(scope.expr(expr, errors)),
+        RepeatAttr::UntilEnd => Count::UntilEnd,
+    };
+    let ctx = match (&attrs.ctx, &attrs.each_ctx) {
+        // Both given is `check`'s to report.
+        (Some(_), Some(_)) => NestedCtx::Unit,
+        (Some(ctx), None) => NestedCtx::Expr(scope.expr(&ctx.value, errors)),
+        (None, Some(each)) => {
+            let params = scope::pattern_names(&each.value.index);
+            NestedCtx::Each {
+                index: each.value.index.clone(),
+                body: scope::scoped(
+                    &each.value.body,
+                    scope.names,
+                    scope.current,
+                    Reach::Earlier,
+                    &params,
+                    errors,
+                ),
+                cycle: attrs.cycle.as_ref().map(|c| scope.expr(&c.value, errors)),
+            }
+        }
+        (None, None) => NestedCtx::Unit,
+    };
+    let element = match types::shape(element_ty) {
+        Shape::Vec(_) | Shape::Option(_) => {
+            errors.spanning(
+                element_ty,
+                "elements of a repeat cannot be `Vec` or `Option`: declare a type for the \
+                 element",
+            );
+            Body::Bool
+        }
+        _ => single_body(element_ty, attrs, endian, ctx, errors),
+    };
+    Body::Repeat(Box::new(Repeat {
+        vec_ty: ty.clone(),
+        count,
+        min_count: attrs.min_count.as_ref().map(|m| m.value.clone()),
+        max_count: attrs.max_count.as_ref().map(|m| m.value.clone()),
+        element,
+    }))
+}
+
+/// A value that is not a repeat (or one element of a repeat).
+fn single_body(
+    ty: &Type,
+    attrs: &FieldAttrs,
+    endian: Endian,
+    ctx: NestedCtx,
+    errors: &mut Errors,
+) -> Body {
+    let shown = types::show(ty);
+    if let Some(text) = &attrs.str_ {
+        let Some(kind) = types::str_kind(ty) else {
+            errors.at(
+                text.span,
+                format!(
+                    "`str` applies to `&'a str`, `String`, `Cow<'a, str>` and `Text<'a>`, not \
+                     `{shown}`"
+                ),
+            );
+            return Body::Bool;
+        };
+        return Body::Str {
+            kind,
+            framing: Box::new(framing(&text.value, endian)),
+            encoding: text
+                .value
+                .encoding
+                .as_ref()
+                .map_or(Encoding::Utf8, |e| e.value),
+        };
+    }
+    if let Some(bytes) = &attrs.bytes {
+        let Some(kind) = types::bytes_kind(ty) else {
+            errors.at(
+                bytes.span,
+                format!(
+                    "`bytes` applies to `&'a [u8]`, `Vec<u8>` and `Cow<'a, [u8]>`, not `{shown}`"
+                ),
+            );
+            return Body::Bool;
+        };
+        return Body::Bytes {
+            kind,
+            framing: Box::new(framing(&bytes.value, endian)),
+        };
+    }
+    if attrs.bits.is_some() {
+        return Body::Bits {
+            ty: ty.clone(),
+            endian,
+        };
+    }
+    match types::shape(ty) {
+        Shape::Number(size) => Body::Number {
+            ty: ty.clone(),
+            endian,
+            size,
+        },
+        Shape::Bool => Body::Bool,
+        Shape::ByteArray => Body::ByteArray,
+        Shape::Uuid => Body::Uuid { endian },
+        Shape::Option(_) => {
+            errors.spanning(ty, "an `Option` cannot hold another `Option`");
+            Body::Bool
+        }
+        Shape::Vec(_) | Shape::Other => Body::Nested {
+            ty: ty.clone(),
+            ctx,
+        },
+    }
+}
+
+fn framing(text: &TextAttr, endian: Endian) -> Framing {
+    let max = text.max.as_ref().map(|m| m.value.clone());
+    match &text.prefix {
+        Some(prefix) => Framing::Prefix {
+            prefix: prefix.value,
+            endian,
+            max,
+        },
+        None => Framing::Rest { max },
+    }
+}

@@ -1,0 +1,368 @@
+//! The rules across attributes, applied to the finished model: keys that do not fit the
+//! container, the field's type or each other. Each records an error at the attribute that
+//! breaks it; code generation runs only when none did.
+
+use proc_macro2::Span;
+use syn::{Expr, Member};
+
+use super::ast::{self, Body, Container, Data, Field, FieldKind, Variant, VariantTag};
+use super::attr::{ContainerAttrs, Encoding, FieldAttrs, RepeatAttr};
+use super::types::{self, Shape, StrKind};
+use crate::errors::Errors;
+
+/// Checks `container` as a whole.
+pub fn check(container: &Container, errors: &mut Errors) {
+    let attrs = &container.attrs;
+    for extra in container.generics.lifetimes().skip(1) {
+        errors.spanning(
+            &extra.lifetime,
+            "a Wire type borrows from one input, so it declares at most one lifetime",
+        );
+    }
+    check_binding_names(attrs, errors);
+    match &container.data {
+        Data::Struct(fields) => {
+            for (key, span) in enum_only_keys(attrs) {
+                errors.at(span, format!("`{key}` applies to enums only"));
+            }
+            check_fields(container, fields, errors);
+        }
+        Data::Enum(data) => {
+            check_enum_keys(container, errors);
+            check_variants(&data.variants, errors);
+            for variant in &data.variants {
+                check_fields(container, &variant.fields, errors);
+            }
+        }
+    }
+    if let Some(view) = &attrs.view {
+        check_view_keeps_positions(&container.data, view.span, errors);
+    }
+}
+
+fn check_binding_names(attrs: &ContainerAttrs, errors: &mut Errors) {
+    let bindings = attrs.ctx.as_ref().map(|c| &c.value[..]).unwrap_or(&[]);
+    for (i, binding) in bindings.iter().enumerate() {
+        if bindings[..i].iter().any(|b| b.name == binding.name) {
+            errors.at(
+                binding.name.span(),
+                format!("duplicate context binding `{}`", binding.name),
+            );
+        }
+    }
+}
+
+fn enum_only_keys(attrs: &ContainerAttrs) -> Vec<(&'static str, Span)> {
+    let mut keys = Vec::new();
+    if let Some(tag) = &attrs.tag {
+        keys.push(("tag", tag.span));
+    }
+    if let Some(len) = &attrs.len {
+        keys.push(("len", len.span));
+    }
+    if let Some(surplus) = &attrs.surplus {
+        keys.push(("surplus", surplus.span));
+    }
+    if let Some(external) = &attrs.external {
+        keys.push(("external", external.span));
+    }
+    keys
+}
+
+fn check_enum_keys(container: &Container, errors: &mut Errors) {
+    let attrs = &container.attrs;
+    if attrs.tag.is_none() {
+        errors.at(
+            container.ident.span(),
+            "an enum needs `#[wire(tag = u8)]` (or another integer type): the type of the tag \
+             that selects the variant",
+        );
+    }
+    if let (Some(surplus), None) = (&attrs.surplus, &attrs.len) {
+        errors.at(
+            surplus.span,
+            "`surplus` applies to a TLV enum's body: add `len = u16` (or another prefix type)",
+        );
+    }
+    if let (Some(_), Some(ctx)) = (&attrs.external, &attrs.ctx) {
+        errors.at(
+            ctx.span,
+            "an `external` tag is the enum's context, so it takes no `ctx(...)`",
+        );
+    }
+}
+
+/// One `other` variant at most, without a tag; no literal tag used twice.
+fn check_variants(variants: &[Variant], errors: &mut Errors) {
+    let mut other_seen: Option<&Variant> = None;
+    let mut literal_tags: Vec<(i128, &Variant)> = Vec::new();
+    for variant in variants {
+        if let Some(other) = &variant.attrs.other {
+            if let Some(tag) = &variant.attrs.tag {
+                errors.at(
+                    tag.span,
+                    "an `other` variant catches every unknown tag, so it takes no `tag`",
+                );
+            }
+            if let Some(first) = other_seen {
+                errors.at(
+                    other.span,
+                    format!(
+                        "a second `other` variant: unknown tags already go to `{}`",
+                        first.ident
+                    ),
+                );
+            }
+            other_seen = Some(variant);
+        }
+        let VariantTag::Value(tag) = &variant.tag else {
+            continue;
+        };
+        let Some(value) = literal_value(tag) else {
+            continue;
+        };
+        match literal_tags.iter().find(|(v, _)| *v == value) {
+            Some((_, first)) => errors.spanning(
+                tag,
+                format!("tag {value} is already used by variant `{}`", first.ident),
+            ),
+            None => literal_tags.push((value, variant)),
+        }
+    }
+}
+
+/// The integer value of a literal (`1`, `0x10`, `-1`), to compare tags and count bounds.
+fn literal_value(expr: &Expr) -> Option<i128> {
+    match expr {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(int),
+            ..
+        }) => int.base10_parse().ok(),
+        Expr::Unary(syn::ExprUnary {
+            op: syn::UnOp::Neg(_),
+            expr,
+            ..
+        }) => literal_value(expr).map(|v| -v),
+        Expr::Paren(paren) => literal_value(&paren.expr),
+        Expr::Group(group) => literal_value(&group.expr),
+        _ => None,
+    }
+}
+
+/// A view of a tuple struct or variant keeps every field in its place, so it cannot leave
+/// out the computed ones or those not on the wire.
+fn check_view_keeps_positions(data: &Data, span: Span, errors: &mut Errors) {
+    let lists: Vec<&[Field]> = match data {
+        Data::Struct(fields) => vec![fields],
+        Data::Enum(data) => data.variants.iter().map(|v| &v.fields[..]).collect(),
+    };
+    for fields in lists {
+        let tuple = fields
+            .iter()
+            .any(|f| matches!(f.member, Member::Unnamed(_)));
+        let left_out = fields.iter().any(|f| f.wire().is_none() || f.is_computed());
+        if tuple && left_out {
+            errors.at(
+                span,
+                "a view leaves out computed fields and fields not on the wire, which a tuple \
+                 struct or variant cannot do: name its fields",
+            );
+        }
+    }
+}
+
+fn check_fields(container: &Container, fields: &[Field], errors: &mut Errors) {
+    let bindings = container.attrs.ctx.as_ref().map(|c| &c.value[..]);
+    for field in fields {
+        if bindings
+            .unwrap_or(&[])
+            .iter()
+            .any(|b| b.name == field.binding)
+        {
+            errors.at(
+                field.binding.span(),
+                format!(
+                    "field `{}` has the same name as a context binding; rename one, \
+                     expressions could not tell them apart",
+                    field.binding
+                ),
+            );
+        }
+        check_field(container, field, errors);
+    }
+}
+
+fn check_field(container: &Container, field: &Field, errors: &mut Errors) {
+    let attrs = &field.attrs;
+    if let Some(default) = &attrs.default {
+        if !attrs.is_empty() {
+            errors.at(
+                default.span,
+                "a `default` field is not on the wire, so it takes no other wire attribute",
+            );
+        }
+        return;
+    }
+    if container.lifetime.is_none() && types::borrows(&field.ty) {
+        let name = &container.ident;
+        errors.spanning(
+            &field.ty,
+            format!(
+                "this field borrows from the input, so `{name}` needs a lifetime parameter: \
+                 declare `{name}<'a>` and use `'a` here"
+            ),
+        );
+    }
+    if let (Some(when), false) = (
+        &attrs.when,
+        matches!(types::shape(&field.ty), Shape::Option(_)),
+    ) {
+        errors.at(
+            when.span,
+            "`when` applies to `Option` fields: the field is present only when the condition \
+             holds",
+        );
+    }
+    let repeat = ast::is_repeat(field.value_ty(), attrs);
+    if !repeat {
+        check_repeat_keys_absent(field, errors);
+    } else if attrs.repeat.is_some() {
+        check_repeat_keys(attrs, errors);
+    }
+    check_text_keys(attrs, errors);
+    let FieldKind::Wire(wire) = &field.kind else {
+        return;
+    };
+    // A repeat's element is what `ctx`, `str` and the rest describe.
+    let described = match &wire.body {
+        Body::Repeat(repeat) => &repeat.element,
+        body => body,
+    };
+    let mut ctx_span = attrs.ctx.as_ref().map(|c| c.span);
+    if repeat {
+        ctx_span = ctx_span.or(attrs.each_ctx.as_ref().map(|e| e.span));
+    }
+    if let (Some(span), false) = (ctx_span, matches!(described, Body::Nested { .. })) {
+        errors.at(
+            span,
+            format!(
+                "`ctx` passes context to a type with its own `Decode` / `Encode`; `{}` is read \
+                 natively",
+                types::show(field.value_ty())
+            ),
+        );
+    }
+    if let (Some(given), Body::Str { kind, .. }) = (
+        attrs.str_.as_ref().and_then(|s| s.value.encoding.as_ref()),
+        described,
+    ) {
+        if *kind == StrKind::Borrowed && given.value != Encoding::Utf8 {
+            errors.at(
+                given.span,
+                "a `&str` field borrows the input, so it must be UTF-8: use `String`, \
+                 `Cow<'a, str>` or `Text<'a>` for other encodings",
+            );
+        }
+    }
+    if let Some(computed) = &attrs.computed {
+        let message =
+            if !matches!(wire.body, Body::Number { .. }) || types::is_float(field.value_ty()) {
+                Some(format!(
+                    "`computed` applies to integer fields, and `{}` is not one",
+                    types::show(&field.ty)
+                ))
+            } else if wire.when.is_some() || wire.len.is_some() {
+                Some("a computed field is always written: it takes no `when` or `len`".to_owned())
+            } else {
+                None
+            };
+        if let Some(message) = message {
+            errors.at(computed.span, message);
+        }
+    }
+    if let Some(view) = &attrs.view {
+        if container.view.is_none() {
+            errors.at(
+                view.span,
+                "`view` describes a field of the container's view: declare one with \
+                 `#[wire(view = Name)]` on the container",
+            );
+        }
+        if !matches!(wire.body, Body::Nested { .. } | Body::Repeat(_)) {
+            errors.at(
+                view.span,
+                format!(
+                    "`view` lets the view take any type that encodes like this field's; it \
+                     applies to nested types and repeats, and `{}` is read natively",
+                    types::show(field.value_ty())
+                ),
+            );
+        }
+    }
+}
+
+/// The keys of a repeat on a field that is not one.
+fn check_repeat_keys_absent(field: &Field, errors: &mut Errors) {
+    let attrs = &field.attrs;
+    for (key, span) in [
+        ("count", attrs.repeat.as_ref().map(|r| r.span)),
+        ("min_count", attrs.min_count.as_ref().map(|m| m.span)),
+        ("max_count", attrs.max_count.as_ref().map(|m| m.span)),
+        ("each_ctx", attrs.each_ctx.as_ref().map(|e| e.span)),
+        ("cycle", attrs.cycle.as_ref().map(|c| c.span)),
+    ] {
+        let Some(span) = span else {
+            continue;
+        };
+        let key = match (key, attrs.repeat.as_ref().map(|r| &r.value)) {
+            ("count", Some(RepeatAttr::UntilEnd)) => "until_end",
+            _ => key,
+        };
+        errors.at(
+            span,
+            format!(
+                "`{key}` applies to `Vec` fields, and `{}` is not one",
+                types::show(field.value_ty())
+            ),
+        );
+    }
+}
+
+/// On a repeat: `min_count` not above `max_count`; `cycle` with `each_ctx`, which not with
+/// `ctx`.
+fn check_repeat_keys(attrs: &FieldAttrs, errors: &mut Errors) {
+    if let (Some(min), Some(max)) = (&attrs.min_count, &attrs.max_count) {
+        if let (Some(low), Some(high)) = (literal_value(&min.value), literal_value(&max.value)) {
+            if low > high {
+                errors.at(
+                    min.span,
+                    format!(
+                        "`min_count = {low}` exceeds `max_count = {high}`: no count satisfies \
+                         both"
+                    ),
+                );
+            }
+        }
+    }
+    if let (Some(cycle), None) = (&attrs.cycle, &attrs.each_ctx) {
+        errors.at(
+            cycle.span,
+            "`cycle` restarts the index `each_ctx` receives: add `each_ctx = |i| ..`",
+        );
+    }
+    if let (Some(_), Some(each)) = (&attrs.ctx, &attrs.each_ctx) {
+        errors.at(
+            each.span,
+            "`ctx` and `each_ctx` both set the elements' context: keep one",
+        );
+    }
+}
+
+fn check_text_keys(attrs: &FieldAttrs, errors: &mut Errors) {
+    if let (Some(_), Some(bytes)) = (&attrs.str_, &attrs.bytes) {
+        errors.at(
+            bytes.span,
+            "`str` and `bytes` cannot both describe one field",
+        );
+    }
+}
