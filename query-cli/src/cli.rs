@@ -582,7 +582,7 @@ fn parse_protocol_choice(text: &str) -> Result<ProtocolChoice, BadValue> {
 /// A server address; [`Category::PortOutOfRange`] or [`Category::BadAddress`] when refused.
 fn parse_host_port(text: &str) -> Result<HostPort, BadValue> {
     text.parse::<HostPort>()
-        .map_err(|e| BadValue::new(e.category(), e.reason()))
+        .map_err(|e| BadValue::new(crate::address::category(&e), e.reason()))
 }
 
 fn parse_listen_arg(text: &str) -> Result<SocketAddr, BadValue> {

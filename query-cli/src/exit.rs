@@ -241,6 +241,7 @@ pub fn classify(error: &QueryError) -> (Category, Option<&'static str>) {
             Category::Malformed,
             Some("the server sent a reply this protocol does not allow; is it the right protocol?"),
         ),
+        QueryError::Address(bad) => (crate::address::category(bad), None),
         QueryError::Resolve { .. } => (
             Category::Resolve,
             Some("check the host name, or give an IP address"),

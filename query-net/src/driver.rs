@@ -15,6 +15,7 @@ use std::time::Instant;
 use tokio::net::UdpSocket;
 use tokio_util::sync::CancellationToken;
 
+use crate::address::HostPort;
 use crate::clock::Clock;
 use crate::engine::{ClientSession, DropReason, Responder, Verdict};
 use crate::engines;
@@ -61,8 +62,8 @@ pub async fn resolve(address: &str) -> Result<SocketAddr, QueryError> {
 /// Where a query goes: a name or an address, with or without a port, or a socket address.
 ///
 /// Anything the query functions take converts into one: `&str` and `String` (`host`,
-/// `host:port`, `1.2.3.4`, `1.2.3.4:port`, `::1`, `[::1]:port`), [`SocketAddr`] and
-/// `(IpAddr, u16)`. Without a port, the protocol's [default port](Protocol::default_port)
+/// `host:port`, `1.2.3.4`, `1.2.3.4:port`, `::1`, `[::1]:port`), [`HostPort`], [`SocketAddr`]
+/// and `(IpAddr, u16)`. Without a port, the protocol's [default port](Protocol::default_port)
 /// is used.
 ///
 /// ```
@@ -78,8 +79,11 @@ pub async fn resolve(address: &str) -> Result<SocketAddr, QueryError> {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Target {
-    /// A host name or an IP address as text, with an optional port: looked up if a name.
+    /// A host name or an IP address as text, with an optional port: parsed as a [`HostPort`]
+    /// (a malformed one is [`QueryError::Address`]), then looked up if a name.
     Name(String),
+    /// A parsed host and optional port: looked up if a name.
+    Host(HostPort),
     /// A socket address, used as it is.
     Addr(SocketAddr),
 }
@@ -87,27 +91,10 @@ pub enum Target {
 impl Target {
     /// The socket address to send to: `default_port` when the target names none.
     pub async fn resolve(&self, default_port: u16) -> Result<SocketAddr, QueryError> {
-        let text = match self {
-            Target::Addr(addr) => return Ok(*addr),
-            Target::Name(text) => text.trim(),
-        };
-        if let Ok(literal) = text.parse::<SocketAddr>() {
-            return Ok(literal);
-        }
-        let bare = text
-            .strip_prefix('[')
-            .and_then(|t| t.strip_suffix(']'))
-            .unwrap_or(text);
-        if let Ok(ip) = bare.parse::<IpAddr>() {
-            return Ok(SocketAddr::new(ip, default_port));
-        }
-        let has_port = text
-            .rsplit_once(':')
-            .is_some_and(|(_, port)| port.parse::<u16>().is_ok());
-        if has_port {
-            resolve(text).await
-        } else {
-            resolve(&format!("{text}:{default_port}")).await
+        match self {
+            Target::Addr(addr) => Ok(*addr),
+            Target::Host(host) => host.resolve(default_port).await,
+            Target::Name(text) => text.parse::<HostPort>()?.resolve(default_port).await,
         }
     }
 }
@@ -127,6 +114,12 @@ impl From<String> for Target {
 impl From<&String> for Target {
     fn from(text: &String) -> Self {
         Target::Name(text.clone())
+    }
+}
+
+impl From<HostPort> for Target {
+    fn from(host: HostPort) -> Self {
+        Target::Host(host)
     }
 }
 

@@ -28,6 +28,9 @@ pub enum QueryError {
     /// A reply that does not decode: the message names the byte offset and the field path.
     #[error("malformed reply: {0}")]
     Malformed(#[from] query_wire::Error),
+    /// The address is not one: a malformed host, or a port that is not a number in 1-65535.
+    #[error("{0}")]
+    Address(#[from] crate::address::BadAddress),
     /// The host name did not resolve.
     #[error("cannot resolve {host}: {source}")]
     Resolve {

@@ -14,6 +14,7 @@
 //! The packets themselves are declared in `query-specs`; this crate maps them to and from the
 //! common [`ServerStatus`] and [`state::ServerState`].
 
+pub mod address;
 pub mod bulk;
 pub mod clock;
 pub mod driver;

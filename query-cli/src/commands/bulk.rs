@@ -391,7 +391,7 @@ fn parse_entry(
 
 fn parse_address(text: &str) -> Result<HostPort, Failure> {
     text.parse::<HostPort>()
-        .map_err(|e| Failure::new(e.category(), e.to_string()))
+        .map_err(|e| Failure::new(crate::address::category(&e), e.to_string()))
 }
 
 /// An answer: the status's fields, then the input's target and line.

@@ -126,19 +126,14 @@ async fn run_rcon(
 
 /// The socket address of `address`, looked up if it is a name.
 pub async fn resolve(address: &HostPort, default_port: u16) -> Outcome<SocketAddr> {
-    if let Some(literal) = address.literal(default_port) {
-        return Ok(literal);
-    }
-    driver::resolve(&address.with_port(default_port))
-        .await
-        .map_err(|e| {
-            let (category, hint) = classify(&e);
-            let failure = Failure::new(category, e.to_string());
-            match hint {
-                Some(hint) => failure.hint(hint),
-                None => failure,
-            }
-        })
+    address.resolve(default_port).await.map_err(|e| {
+        let (category, hint) = classify(&e);
+        let failure = Failure::new(category, e.to_string());
+        match hint {
+            Some(hint) => failure.hint(hint),
+            None => failure,
+        }
+    })
 }
 
 /// Queries `target` in `protocol` with the real client engine.

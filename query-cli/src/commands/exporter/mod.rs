@@ -15,7 +15,7 @@ mod metrics;
 mod poll;
 
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -172,7 +172,8 @@ async fn probe(
             return refuse(StatusCode::BAD_REQUEST, reason);
         }
     };
-    let address = match tokio::time::timeout(deadline, resolve(&target, protocol)).await {
+    let lookup = target.resolve(protocol.default_port());
+    let address = match tokio::time::timeout(deadline, lookup).await {
         Ok(Ok(address)) => address,
         Ok(Err(error)) => return answer(&app, protocol, Err(error), started),
         Err(_) => return answer(&app, protocol, Err(timed_out(deadline)), started),
@@ -213,13 +214,6 @@ fn timed_out(deadline: Duration) -> QueryError {
         waiting_for: "query before the scrape's deadline",
         attempts: 1,
         after: deadline,
-    }
-}
-
-async fn resolve(target: &HostPort, protocol: Protocol) -> Result<SocketAddr, QueryError> {
-    match target.literal(protocol.default_port()) {
-        Some(address) => Ok(address),
-        None => driver::resolve(&target.with_port(protocol.default_port())).await,
     }
 }
 

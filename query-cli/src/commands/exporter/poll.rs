@@ -15,7 +15,7 @@ use query_net::bulk::{bulk, BulkConfig};
 use query_net::{engines, Protocol, QueryError};
 
 use super::metrics::{Outcome, Verdict};
-use super::{resolve, App};
+use super::App;
 use crate::address::HostPort;
 use crate::exit::{Failure, Outcome as CommandOutcome};
 
@@ -107,7 +107,8 @@ async fn round(targets: &[Target], app: &Arc<App>) {
     // Names are looked up every round: a server that moves is followed.
     let mut resolved: Vec<(usize, Result<SocketAddr, QueryError>)> = Vec::new();
     for (index, target) in targets.iter().enumerate() {
-        resolved.push((index, resolve(&target.address, target.protocol).await));
+        let address = target.address.resolve(target.protocol.default_port()).await;
+        resolved.push((index, address));
     }
     let options = app.options.clone();
     let protocols: Vec<Protocol> = targets.iter().map(|t| t.protocol).collect();

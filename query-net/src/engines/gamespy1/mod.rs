@@ -1,0 +1,208 @@
+//! GameSpy v1: the status client and the responder.
+//!
+//! # Client ([`client`], [`GameSpy1Session`])
+//!
+//! Sends [`Options::gamespy_request`] (`\status\` by default) and feeds every datagram from the
+//! server to the specs' [`Reassembly`]: parts in any order, duplicates, `\final\` before or
+//! after `\queryid\`, all work. The query finishes as soon as every part up to the one with
+//! `\final\` is in. The request decides what comes back: [`Options::players`] and
+//! [`Options::rules`] do not apply here (ask `\info\` for the server fields alone).
+//!
+//! - Nothing at all arrived: the request is sent again after each timeout, and when the
+//!   attempts run out the query fails with a timeout (or with the decode error of the last
+//!   datagram that came but made no sense).
+//! - Some parts arrived: the request is not sent again (a new request gets a new query id, whose
+//!   parts cannot complete the first). The rest is waited for until the attempt's timeout, or a
+//!   little longer while parts are still trickling in; then the status is returned with what
+//!   arrived, `complete: false`, and the missing part numbers in `raw.missing_parts`.
+//! - Mapping: `hostname` → name, `mapname` → map, `gametype` → game type, `gamever` → version,
+//!   `numplayers` / `maxplayers`, `password`; every other server key is a rule (`gamename`,
+//!   `hostport` and `gamemode` first, then the rest in arrival order). Players are the first
+//!   `numplayers` entries (BF1942 keeps stale ones after them; `raw.stale_players` counts
+//!   them), with `frags` or `score`, `ping`, and the team's name when the game lists teams
+//!   (numbered from 1 on BF1942; without the team names, the number as sent). A player's keys
+//!   may straddle two parts: in an incomplete reply a player may lack some of them, and an
+//!   entry whose name was in a lost part is left out (`raw.player_fragments` counts them). Text is decoded with [`Options::encoding`], Windows-1252 by
+//!   default (identical to Latin-1 for the bytes real servers send, such as `a0` and `b1`).
+//!
+//! # Responder ([`GameSpy1Responder`])
+//!
+//! Answers `\status\` (= basic, info, rules, players), `\basic\`, `\info\`, `\rules\`,
+//! `\players\`, `\teams\` and `\echo\<text>`, alone or combined (`\info\\rules\`), always in the
+//! order basic, info, rules, players, teams, echo. The reply is split by the specs'
+//! [`ReplyDatagrams`] into datagrams of at most 1400 bytes, each with `\queryid\X.Y`, the last
+//! with `\final\`; `X` counts up per request. Sections are encoded once per state snapshot and
+//! copied into each reply.
+
+mod responder;
+mod status;
+
+pub use responder::{GameSpy1Config, GameSpy1Responder, MAX_REQUEST};
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use query_specs::gamespy1::{Pushed, Reassembly};
+use query_wire::TextEncoding;
+
+use super::StatusSession;
+use crate::engine::{ClientSession, Retry};
+use crate::error::QueryError;
+use crate::options::Options;
+use crate::status::ServerStatus;
+
+/// The encoding GameSpy v1 text is read and written in unless another is chosen. Declared with
+/// the packets, as [`query_specs::gamespy1::ENCODING`].
+pub const DEFAULT_ENCODING: TextEncoding = query_specs::gamespy1::ENCODING;
+
+/// The request sent when [`Options::gamespy_request`] is empty.
+pub const DEFAULT_REQUEST: &str = "\\status\\";
+
+/// Once the attempt's timeout has passed, a reply whose parts are still arriving gets at least
+/// this long after the latest one for the next.
+const MIN_PART_GAP: Duration = Duration::from_millis(50);
+
+/// A status query of `target`.
+pub fn client(target: SocketAddr, options: &Options) -> Result<StatusSession, QueryError> {
+    Ok(Box::new(GameSpy1Session::new(target, options)))
+}
+
+/// A GameSpy v1 status query as a sans-I/O state machine; see the [module](self) docs.
+#[derive(Debug)]
+pub struct GameSpy1Session {
+    target: SocketAddr,
+    encoding: TextEncoding,
+    timeout: Duration,
+    retry: Retry,
+    parts: Reassembly,
+    /// The round trip to the first part; `Some` once anything arrived.
+    first_rtt: Option<Duration>,
+    /// When the attempt that got the first part timed out.
+    attempt_end: Option<Instant>,
+    /// Once a part arrived: when to stop waiting for the rest.
+    rest_until: Option<Instant>,
+    /// The latest datagram from the server that was not a reply part.
+    malformed: Option<query_wire::Error>,
+    result: Option<Result<ServerStatus, QueryError>>,
+    finished: bool,
+}
+
+impl GameSpy1Session {
+    /// A query of `target` with `options` (request, timeout, retries, encoding).
+    pub fn new(target: SocketAddr, options: &Options) -> Self {
+        let encoding = options.encoding_or(DEFAULT_ENCODING);
+        let request = match options.gamespy_request.as_str() {
+            "" => DEFAULT_REQUEST,
+            request => request,
+        };
+        let mut retry = Retry::from_options(options);
+        retry.start("status request", &encoding.encode_lossy(request));
+        GameSpy1Session {
+            target,
+            encoding,
+            timeout: options.timeout,
+            retry,
+            parts: Reassembly::new(),
+            first_rtt: None,
+            attempt_end: None,
+            rest_until: None,
+            malformed: None,
+            result: None,
+            finished: false,
+        }
+    }
+
+    fn finish(&mut self, result: Result<ServerStatus, QueryError>, now: Instant) {
+        self.retry.finish(now);
+        self.result = Some(result);
+        self.finished = true;
+    }
+
+    /// The status from the parts that arrived.
+    fn status(&self) -> Result<ServerStatus, QueryError> {
+        let assembled = self.parts.reply_with(self.encoding)?;
+        Ok(status::from_assembled(
+            self.target,
+            &assembled,
+            &self.parts,
+            self.encoding,
+            self.first_rtt.unwrap_or_default(),
+        ))
+    }
+}
+
+impl ClientSession for GameSpy1Session {
+    type Output = ServerStatus;
+
+    fn target(&self) -> SocketAddr {
+        self.target
+    }
+
+    fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
+        if self.finished {
+            return None;
+        }
+        self.retry.poll_transmit(now)
+    }
+
+    fn on_reply(&mut self, datagram: &[u8], now: Instant) {
+        if self.finished {
+            return;
+        }
+        match self.parts.push(datagram) {
+            Ok(Pushed::New) => {}
+            Ok(Pushed::Duplicate | Pushed::OtherQuery) => return,
+            Err(error) => {
+                self.malformed = Some(error);
+                return;
+            }
+        }
+        if self.first_rtt.is_none() {
+            // The first part: stop resending, a new request would get a new query id.
+            self.attempt_end = self.retry.poll_timeout();
+            self.first_rtt = Some(self.retry.finish(now).unwrap_or_default());
+        }
+        if self.parts.is_complete() {
+            let status = self.status();
+            self.finish(status, now);
+            return;
+        }
+        let gap = self
+            .first_rtt
+            .unwrap_or_default()
+            .saturating_mul(4)
+            .max(MIN_PART_GAP)
+            .min(self.timeout.max(MIN_PART_GAP));
+        let attempt_end = self.attempt_end.unwrap_or(now);
+        self.rest_until = Some(attempt_end.max(now + gap));
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        if self.finished {
+            None
+        } else if self.first_rtt.is_some() {
+            self.rest_until
+        } else {
+            self.retry.poll_timeout()
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        if self.finished {
+            return;
+        }
+        if self.first_rtt.is_none() {
+            if let Err(timeout) = self.retry.handle_timeout(now) {
+                let error = self.malformed.take().map_or(timeout, QueryError::Malformed);
+                self.finish(Err(error), now);
+            }
+        } else if self.rest_until.is_some_and(|until| now >= until) {
+            let status = self.status();
+            self.finish(status, now);
+        }
+    }
+
+    fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
+        self.result.take()
+    }
+}
