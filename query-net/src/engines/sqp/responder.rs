@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 use std::hash::{BuildHasher, RandomState};
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use query_specs::sqp::{
@@ -56,12 +57,44 @@ impl Default for SqpResponderConfig {
 ///   metrics.
 /// - A reply never exceeds the [`ReplySink`]'s datagram size: rules and table rows that do not
 ///   fit are left out (players past the cut are still counted in ServerInfo), keeping room for
-///   every requested chunk.
+///   every requested chunk. How many fit is worked out once per state snapshot and chunk set,
+///   as are the texts of the numbers SQP has no type for.
 #[derive(Debug)]
 pub struct SqpResponder {
     state: SharedState,
     challenges: ChallengeTable,
+    prepared: Prepared,
+}
+
+/// What every reply from one state snapshot shares.
+#[derive(Debug)]
+struct Prepared {
+    snapshot: Arc<ServerState>,
     numbers: NumberTexts,
+    /// How many rules and rows fit, by requested chunk set (its bits), once asked for.
+    fits: [Option<Fit>; 32],
+}
+
+impl Prepared {
+    fn new(snapshot: Arc<ServerState>) -> Self {
+        let mut numbers = NumberTexts::default();
+        numbers.fill(&snapshot);
+        Prepared {
+            snapshot,
+            numbers,
+            fits: [None; 32],
+        }
+    }
+}
+
+/// How many rules and table rows a reply carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Fit {
+    /// The datagram size they were fitted to.
+    limit: usize,
+    rules: usize,
+    player_rows: usize,
+    team_rows: usize,
 }
 
 impl SqpResponder {
@@ -73,10 +106,22 @@ impl SqpResponder {
     /// Answers from `state` with `config`.
     pub fn with_config(state: SharedState, config: SqpResponderConfig) -> Self {
         SqpResponder {
-            state,
             challenges: ChallengeTable::new(config),
-            numbers: NumberTexts::default(),
+            prepared: Prepared::new(state.snapshot()),
+            state,
         }
+    }
+
+    /// Brings what replies share up to date with the state.
+    fn prepare(&mut self) -> &mut Prepared {
+        let current = self.state.load();
+        let prepared = &mut self.prepared;
+        if !Arc::ptr_eq(&prepared.snapshot, &current) {
+            prepared.snapshot = Arc::clone(&current);
+            prepared.numbers.fill(&current);
+            prepared.fits = [None; 32];
+        }
+        prepared
     }
 
     /// The state it answers from.
@@ -111,12 +156,27 @@ impl Responder for SqpResponder {
                 if !self.challenges.redeem(from, query.challenge, now.instant) {
                     return Verdict::Dropped(DropReason::BadChallenge);
                 }
-                let state = self.state.load();
                 let chunks = query.requested & ChunkSet::all();
-                self.numbers.fill(&state);
-                let numbers = &self.numbers;
+                let prepared = self.prepare();
                 replies.push_with(|buf| {
-                    encode_query_response(buf, &state, numbers, query.challenge, chunks)
+                    let slot = &mut prepared.fits[usize::from(chunks.bits())];
+                    let fit = match *slot {
+                        Some(fit) if fit.limit == buf.len() => fit,
+                        _ => *slot.insert(fit(
+                            &prepared.snapshot,
+                            &prepared.numbers,
+                            chunks,
+                            buf.len(),
+                        )),
+                    };
+                    encode_query_response(
+                        buf,
+                        &prepared.snapshot,
+                        &prepared.numbers,
+                        query.challenge,
+                        chunks,
+                        fit,
+                    )
                 })
             }
         };
@@ -138,22 +198,14 @@ fn empty_table<'a>() -> EmptyTable<'a> {
     }
 }
 
-/// Encodes the whole query response into `buf`: every requested chunk, with as many rules and
-/// rows as fit in `buf` (and in the packet's u16 length) after the room every chunk needs
-/// empty.
-fn encode_query_response(
-    buf: &mut [u8],
-    state: &ServerState,
-    numbers: &NumberTexts,
-    challenge: u32,
-    chunks: ChunkSet,
-) -> Result<usize, query_wire::Error> {
+/// How many rules and rows fit in a datagram of `datagram` bytes (and in the packet's u16
+/// length) after the room every requested chunk needs empty.
+fn fit(state: &ServerState, numbers: &NumberTexts, chunks: ChunkSet, datagram: usize) -> Fit {
     let wants = |chunk| chunks.contains(chunk);
-    let server_info = wants(ChunkSet::SERVER_INFO).then(|| server_info(state));
     let skeleton = query_reply(
-        challenge,
+        0,
         ChunksView {
-            server_info: server_info.clone(),
+            server_info: wants(ChunkSet::SERVER_INFO).then(|| server_info(state)),
             server_rules: wants(ChunkSet::SERVER_RULES).then_some(&[] as &[RuleView<'_>]),
             player_info: wants(ChunkSet::PLAYER_INFO).then(empty_table),
             team_info: wants(ChunkSet::TEAM_INFO).then(empty_table),
@@ -161,7 +213,7 @@ fn encode_query_response(
         },
     );
     let header = query_reply(
-        challenge,
+        0,
         ChunksView {
             server_info: None,
             server_rules: None::<&[RuleView<'_>]>,
@@ -171,45 +223,62 @@ fn encode_query_response(
         },
     )
     .encoded_len(ChunkSet::empty());
-    let limit = buf.len().min(header + usize::from(u16::MAX));
+    let limit = datagram.min(header + usize::from(u16::MAX));
     let mut budget = Budget {
         left: limit.saturating_sub(skeleton.encoded_len(chunks)),
     };
-
-    let rule_count = if wants(ChunkSet::SERVER_RULES) {
+    let rules = if wants(ChunkSet::SERVER_RULES) {
         budget.take_leading(state.rules.len(), |i| {
             rule(state, numbers, i).map_or(0, |r| r.encoded_len(()))
         })
     } else {
         0
     };
-    let players = PlayerTable::new(&state.players, numbers);
     let player_rows = if wants(ChunkSet::PLAYER_INFO) {
-        players.fitting(&mut budget)
+        PlayerTable::new(&state.players, numbers).fitting(&mut budget)
     } else {
         0
     };
-    let teams = TeamTable::new(&state.teams, numbers);
     let team_rows = if wants(ChunkSet::TEAM_INFO) {
-        teams.fitting(&mut budget)
+        TeamTable::new(&state.teams, numbers).fitting(&mut budget)
     } else {
         0
     };
+    Fit {
+        limit: datagram,
+        rules,
+        player_rows,
+        team_rows,
+    }
+}
 
+/// Encodes the query response into `buf`: every requested chunk, with the rules and rows
+/// `fit` found room for.
+fn encode_query_response(
+    buf: &mut [u8],
+    state: &ServerState,
+    numbers: &NumberTexts,
+    challenge: u32,
+    chunks: ChunkSet,
+    fit: Fit,
+) -> Result<usize, query_wire::Error> {
+    let wants = |chunk| chunks.contains(chunk);
+    let players = PlayerTable::new(&state.players, numbers);
+    let teams = TeamTable::new(&state.teams, numbers);
     let response = query_reply(
         challenge,
         ChunksView {
-            server_info,
+            server_info: wants(ChunkSet::SERVER_INFO).then(|| server_info(state)),
             server_rules: wants(ChunkSet::SERVER_RULES).then(|| {
-                items::from_fn(rule_count, |i| {
+                items::from_fn(fit.rules, |i| {
                     rule(state, numbers, i).unwrap_or(RuleView {
                         key: "",
                         value: Value::Byte(0),
                     })
                 })
             }),
-            player_info: wants(ChunkSet::PLAYER_INFO).then(|| players.view(player_rows)),
-            team_info: wants(ChunkSet::TEAM_INFO).then(|| teams.view(team_rows)),
+            player_info: wants(ChunkSet::PLAYER_INFO).then(|| players.view(fit.player_rows)),
+            team_info: wants(ChunkSet::TEAM_INFO).then(|| teams.view(fit.team_rows)),
             metrics: wants(ChunkSet::METRICS).then(Metrics::default),
         },
     );
@@ -270,6 +339,7 @@ fn server_info(state: &ServerState) -> ServerInfo<'_> {
 }
 
 /// Rule `index` of the state, typed.
+#[inline]
 fn rule<'s>(
     state: &'s ServerState,
     numbers: &'s NumberTexts,
@@ -278,18 +348,19 @@ fn rule<'s>(
     let (key, value) = state.rules.get_index(index)?;
     Some(RuleView {
         key: short(key),
-        value: rule_value(value, numbers.rules.get(index)),
+        value: rule_value(value, || numbers.rules.get(index)),
     })
 }
 
-/// A rule's value; `digits` is its text when it is a negative integer.
-fn rule_value<'s>(value: &'s RuleValue, digits: &'s str) -> Value<'s> {
+/// A rule's value; `digits` gives its text when it is a negative integer (looked up only then).
+#[inline]
+fn rule_value<'s>(value: &'s RuleValue, digits: impl FnOnce() -> &'s str) -> Value<'s> {
     match value {
         RuleValue::Bool(b) => Value::Byte(u8::from(*b)),
         RuleValue::Integer(i) => match (u32::try_from(*i), u64::try_from(*i)) {
             (Ok(small), _) => Value::U32(small),
             (_, Ok(large)) => Value::U64(large),
-            _ => Value::Str(digits),
+            _ => Value::Str(digits()),
         },
         // SQP's only float is f32: the nearest f32 is sent.
         RuleValue::Float(x) => Value::F32(*x as f32),
@@ -297,12 +368,13 @@ fn rule_value<'s>(value: &'s RuleValue, digits: &'s str) -> Value<'s> {
     }
 }
 
-/// A score as a table's score column carries it: u32, or text when any score of the table
-/// does not fit a u32.
-fn score_value(score: i64, as_text: bool, digits: &str) -> Value<'_> {
+/// A score as a table's score column carries it: u32, or text (from `digits`, looked up only
+/// then) when any score of the table does not fit a u32.
+#[inline]
+fn score_value<'s>(score: i64, as_text: bool, digits: impl FnOnce() -> &'s str) -> Value<'s> {
     match u32::try_from(score) {
         Ok(score) if !as_text => Value::U32(score),
-        _ => Value::Str(digits),
+        _ => Value::Str(digits()),
     }
 }
 
@@ -326,9 +398,9 @@ struct PlayerTable<'s> {
 
 impl<'s> PlayerTable<'s> {
     fn new(players: &'s [PlayerState], numbers: &'s NumberTexts) -> Self {
-        let score_as_text = scores_need_text(players.iter().map(|p| p.score));
+        let score_as_text = numbers.player_scores_as_text;
         let with_team = players.iter().any(|p| p.team.is_some());
-        let score_kind = score_value(0, score_as_text, "").tag();
+        let score_kind = score_value(0, score_as_text, || "").tag();
         PlayerTable {
             players,
             numbers,
@@ -352,11 +424,9 @@ impl<'s> PlayerTable<'s> {
         let player = &self.players[row];
         match col {
             0 => Value::Str(short(&player.name)),
-            1 => score_value(
-                player.score,
-                self.score_as_text,
-                self.numbers.player_scores.get(row),
-            ),
+            1 => score_value(player.score, self.score_as_text, || {
+                self.numbers.player_scores.get(row)
+            }),
             2 => Value::U16(fit::saturate_u16(player.ping)),
             _ => Value::Str(short(player.team.as_deref().unwrap_or(""))),
         }
@@ -399,7 +469,7 @@ struct TeamTable<'s> {
 
 impl<'s> TeamTable<'s> {
     fn new(teams: &'s [TeamState], numbers: &'s NumberTexts) -> Self {
-        let score_as_text = scores_need_text(teams.iter().map(|t| t.score));
+        let score_as_text = numbers.team_scores_as_text;
         TeamTable {
             teams,
             numbers,
@@ -408,7 +478,7 @@ impl<'s> TeamTable<'s> {
                 column("name", Value::Str("")),
                 FieldHeader {
                     name: "score",
-                    kind: score_value(0, score_as_text, "").tag(),
+                    kind: score_value(0, score_as_text, || "").tag(),
                 },
             ],
         }
@@ -419,11 +489,9 @@ impl<'s> TeamTable<'s> {
         let team = &self.teams[row];
         match col {
             0 => Value::Str(short(&team.name)),
-            _ => score_value(
-                team.score,
-                self.score_as_text,
-                self.numbers.team_scores.get(row),
-            ),
+            _ => score_value(team.score, self.score_as_text, || {
+                self.numbers.team_scores.get(row)
+            }),
         }
     }
 
@@ -488,6 +556,10 @@ struct NumberTexts {
     rules: Digits,
     player_scores: Digits,
     team_scores: Digits,
+    /// Whether some player's score does not fit a u32, so the column is text.
+    player_scores_as_text: bool,
+    /// The same for teams.
+    team_scores_as_text: bool,
 }
 
 impl NumberTexts {
@@ -500,9 +572,11 @@ impl NumberTexts {
                 _ => None,
             }));
         let player_text = scores_need_text(state.players.iter().map(|p| p.score));
+        self.player_scores_as_text = player_text;
         self.player_scores
             .fill(state.players.iter().map(|p| player_text.then_some(p.score)));
         let team_text = scores_need_text(state.teams.iter().map(|t| t.score));
+        self.team_scores_as_text = team_text;
         self.team_scores
             .fill(state.teams.iter().map(|t| team_text.then_some(t.score)));
     }
@@ -661,14 +735,17 @@ mod tests {
 
     #[test]
     fn rule_values_are_typed() {
-        assert_eq!(rule_value(&RuleValue::Bool(true), ""), Value::Byte(1));
-        assert_eq!(rule_value(&RuleValue::Integer(7), ""), Value::U32(7));
+        assert_eq!(rule_value(&RuleValue::Bool(true), || ""), Value::Byte(1));
+        assert_eq!(rule_value(&RuleValue::Integer(7), || ""), Value::U32(7));
         assert_eq!(
-            rule_value(&RuleValue::Integer(1 << 40), ""),
+            rule_value(&RuleValue::Integer(1 << 40), || ""),
             Value::U64(1 << 40)
         );
-        assert_eq!(rule_value(&RuleValue::Integer(-5), "-5"), Value::Str("-5"));
-        assert_eq!(rule_value(&RuleValue::Float(0.5), ""), Value::F32(0.5));
+        assert_eq!(
+            rule_value(&RuleValue::Integer(-5), || "-5"),
+            Value::Str("-5")
+        );
+        assert_eq!(rule_value(&RuleValue::Float(0.5), || ""), Value::F32(0.5));
     }
 
     #[test]
