@@ -718,6 +718,8 @@ fn canonical(addr: SocketAddr) -> SocketAddr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::service::Service;
+    use query_specs::sqp::QueryRequest;
 
     #[test]
     fn digits_keep_each_number_apart() {
@@ -746,6 +748,52 @@ mod tests {
             Value::Str("-5")
         );
         assert_eq!(rule_value(&RuleValue::Float(0.5), || ""), Value::F32(0.5));
+    }
+
+    /// The player table of a full query answered from `service`'s state.
+    fn players_answered(service: &mut Service<SqpResponder>) -> (u16, Vec<String>) {
+        let from = SocketAddr::from(([192, 0, 2, 1], 5000));
+        let challenge = service.handle(from, &[0; 5]).next().map(<[u8]>::to_vec);
+        let challenge = match Response::from_bytes_with(&challenge.unwrap(), ChunkSet::empty()) {
+            Ok(Response::Challenge(c)) => c.challenge,
+            other => panic!("not a challenge: {other:?}"),
+        };
+        let request = Request::Query(QueryRequest {
+            challenge,
+            version: VERSION,
+            requested: ChunkSet::PLAYER_INFO,
+        })
+        .to_vec()
+        .unwrap();
+        let reply: Vec<u8> = service.handle(from, &request).next().unwrap().to_vec();
+        let Ok(Response::Query(query)) = Response::from_bytes_with(&reply, ChunkSet::PLAYER_INFO)
+        else {
+            panic!("not a query response");
+        };
+        let table = query.chunks.player_info.unwrap();
+        let scores = table.rows().map(|row| format!("{:?}", row[1].1)).collect();
+        (table.count, scores)
+    }
+
+    #[test]
+    fn a_new_state_snapshot_is_fitted_and_numbered_again() {
+        let player = |score| PlayerState {
+            name: "p".into(),
+            score,
+            ..PlayerState::default()
+        };
+        let state = SharedState::new(ServerState {
+            players: vec![player(3)],
+            ..ServerState::default()
+        });
+        let mut service = Service::new(SqpResponder::new(state.clone())).rate_limit(None);
+        assert_eq!(players_answered(&mut service), (1, vec!["U32(3)".into()]));
+        state.store(ServerState {
+            players: vec![player(1), player(-2)],
+            ..ServerState::default()
+        });
+        let texts = vec![r#"Str("1")"#.to_owned(), r#"Str("-2")"#.to_owned()];
+        assert_eq!(players_answered(&mut service), (2, texts));
     }
 
     #[test]
