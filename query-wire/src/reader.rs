@@ -264,6 +264,48 @@ impl<'a> Reader<'a> {
         self.text(self.remaining(), encoding)
     }
 
+    /// Takes the bytes before the next NUL and the NUL itself, returning the bytes. Without a
+    /// NUL the input ends too soon ([`ErrorKind::UnexpectedEnd`] at its end, as for any cut
+    /// datagram); more than `max` bytes before it is [`ErrorKind::TooLong`].
+    #[inline]
+    pub fn nul_bytes(&mut self, max: Option<usize>) -> Result<&'a [u8]> {
+        let len = self.nul_position(max)?;
+        let bytes = self.bytes(len)?;
+        self.skip(1)?;
+        Ok(bytes)
+    }
+
+    /// [`nul_bytes`](Reader::nul_bytes) as strict UTF-8.
+    #[inline]
+    pub fn nul_str(&mut self, max: Option<usize>) -> Result<&'a str> {
+        let len = self.nul_position(max)?;
+        let text = self.str_utf8(len)?;
+        self.skip(1)?;
+        Ok(text)
+    }
+
+    /// [`nul_bytes`](Reader::nul_bytes) as text in `encoding`.
+    #[inline]
+    pub fn nul_text(&mut self, max: Option<usize>, encoding: TextEncoding) -> Result<Cow<'a, str>> {
+        let len = self.nul_position(max)?;
+        let text = self.text(len, encoding)?;
+        self.skip(1)?;
+        Ok(text)
+    }
+
+    /// How many bytes come before the next NUL, at most `max`.
+    #[inline]
+    fn nul_position(&self, max: Option<usize>) -> Result<usize> {
+        let Some(len) = self.rest.iter().position(|&b| b == 0) else {
+            let kind = ErrorKind::UnexpectedEnd { need: 1, have: 0 };
+            return Err(Error::new(kind, self.offset + self.rest.len()));
+        };
+        match max {
+            Some(max) if len > max => Err(self.error(ErrorKind::TooLong { len, max })),
+            _ => Ok(len),
+        }
+    }
+
     #[inline]
     fn check_rest(&self, max: Option<usize>) -> Result<()> {
         match max {

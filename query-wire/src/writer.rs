@@ -179,6 +179,41 @@ impl<'b> Writer<'b> {
         self.put_bytes(bytes)
     }
 
+    /// Writes `bytes` and a NUL after them, failing with [`ErrorKind::TooLong`] when there are
+    /// more than `max`, and with [`ErrorKind::Invalid`] at the byte when they hold a NUL,
+    /// which would end them early on the wire.
+    #[inline]
+    pub fn put_nul_bytes(&mut self, bytes: &[u8], max: Option<usize>) -> Result<()> {
+        check_max(bytes.len(), max).map_err(|kind| self.error(kind))?;
+        if let Some(at) = bytes.iter().position(|&b| b == 0) {
+            return Err(Error::new(ErrorKind::Invalid(NUL_INSIDE), self.pos + at));
+        }
+        self.put_bytes(bytes)?;
+        self.put_u8(0)
+    }
+
+    /// Writes `text` in `encoding` and a NUL after it; see
+    /// [`put_nul_bytes`](Writer::put_nul_bytes).
+    #[inline]
+    pub fn put_nul_text(
+        &mut self,
+        text: &str,
+        max: Option<usize>,
+        encoding: TextEncoding,
+    ) -> Result<()> {
+        if encoding == TextEncoding::Utf8 {
+            return self.put_nul_bytes(text.as_bytes(), max);
+        }
+        if let Some(at) = text.find('\0') {
+            let at = self.pos + encoding.encoded_len(&text[..at]);
+            return Err(Error::new(ErrorKind::Invalid(NUL_INSIDE), at));
+        }
+        let len = encoding.encoded_len(text);
+        check_max(len, max).map_err(|kind| self.error(kind))?;
+        self.put_encoded(text, len, encoding)?;
+        self.put_u8(0)
+    }
+
     /// Writes a UUID as two `u64` halves in `endian` order, the inverse of
     /// [`Reader::uuid`](crate::Reader::uuid).
     #[inline]
@@ -224,6 +259,9 @@ impl<'b> Writer<'b> {
         Ok(())
     }
 }
+
+/// Why a NUL-terminated text or byte string cannot be written.
+const NUL_INSIDE: &str = "holds a NUL byte, which would end it early on the wire";
 
 #[inline]
 fn check_max(len: usize, max: Option<usize>) -> std::result::Result<(), ErrorKind> {

@@ -168,6 +168,10 @@ pub enum Framing {
     Rest {
         max: Option<Expr>,
     },
+    /// Ended by a NUL byte, which is not part of the value.
+    Nul {
+        max: Option<Expr>,
+    },
 }
 
 /// A `Vec` field.
@@ -683,6 +687,7 @@ fn framing(text: &TextAttr, endian: Endian) -> Framing {
             endian,
             max,
         },
+        None if text.nul.is_some() => Framing::Nul { max },
         None => Framing::Rest { max },
     }
 }

@@ -105,7 +105,7 @@ choice! {
 
 choice! {
     /// An option inside `str(...)` or `bytes(...)`.
-    TextKey { Prefix = "prefix", Max = "max", Encoding = "encoding", Rest = "rest" }
+    TextKey { Prefix = "prefix", Max = "max", Encoding = "encoding", Rest = "rest", Nul = "nul" }
     |found| format!("unknown option `{found}`, expected one of: {}", TextKey::listed())
 }
 
@@ -224,6 +224,8 @@ pub struct VariantAttrs {
 pub struct TextAttr {
     pub prefix: Option<Spanned<Prefix>>,
     pub rest: Option<Spanned<()>>,
+    /// `nul`: the text ends at a NUL byte.
+    pub nul: Option<Spanned<()>>,
     pub max: Option<Spanned<Expr>>,
     pub encoding: Option<Spanned<Encoding>>,
 }
@@ -687,22 +689,34 @@ fn text_options(
                 flag(&content, &option)?;
                 set(&mut out.rest, &option, (), errors);
             }
+            TextKey::Nul => {
+                flag(&content, &option)?;
+                set(&mut out.nul, &option, (), errors);
+            }
         }
         if content.is_empty() {
             break;
         }
         content.parse::<Token![,]>()?;
     }
-    match (&out.prefix, &out.rest) {
-        (Some(_), Some(rest)) => errors.at(
-            rest.span,
-            format!("`{key}` takes either `prefix = ..` or `rest`, not both"),
-        ),
-        (None, None) => errors.at(
+    let ends: Vec<Span> = [
+        out.prefix.as_ref().map(|p| p.span),
+        out.rest.as_ref().map(|r| r.span),
+        out.nul.as_ref().map(|n| n.span),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    match ends[..] {
+        [] => errors.at(
             key.span(),
-            format!("`{key}` needs `prefix = u8|u16|u32|u64` or `rest`"),
+            format!("`{key}` needs `prefix = u8|u16|u32|u64`, `rest` or `nul`"),
         ),
-        _ => {}
+        [_] => {}
+        [_, second, ..] => errors.at(
+            second,
+            format!("`{key}` takes one of `prefix = ..`, `rest` and `nul`"),
+        ),
     }
     Ok(out)
 }

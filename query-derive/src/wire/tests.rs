@@ -120,6 +120,23 @@ fn tlv_enum_whose_bodies_must_fill_their_frames() {
 }
 
 #[test]
+fn nul_terminated_text_and_bytes() {
+    insta::assert_snapshot!(expand(
+        r#"
+        #[wire(endian = "little")]
+        pub struct Info<'a> {
+            #[wire(str(nul))]
+            pub name: &'a str,
+            #[wire(str(nul, encoding = "latin1", max = 64))]
+            pub map: String,
+            #[wire(bytes(nul))]
+            pub keywords: &'a [u8],
+        }
+        "#
+    ));
+}
+
+#[test]
 fn view_with_computed_count_and_cycled_element_context() {
     insta::assert_snapshot!(expand(
         r#"

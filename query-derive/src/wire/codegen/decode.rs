@@ -471,6 +471,10 @@ fn value(
                     let max = optional(max.as_ref());
                     path.try_(quote!(#r.rest_str(#max)))
                 }
+                (StrKind::Borrowed, Framing::Nul { max }) => {
+                    let max = optional(max.as_ref());
+                    path.try_(quote!(#r.nul_str(#max)))
+                }
                 (
                     StrKind::Converted,
                     Framing::Prefix {
@@ -489,6 +493,12 @@ fn value(
                     let max = optional(max.as_ref());
                     let from = names::from();
                     let text = path.try_(quote!(#r.rest_text(#max, #encoding)));
+                    quote!(#from(#text))
+                }
+                (StrKind::Converted, Framing::Nul { max }) => {
+                    let max = optional(max.as_ref());
+                    let from = names::from();
+                    let text = path.try_(quote!(#r.nul_text(#max, #encoding)));
                     quote!(#from(#text))
                 }
                 (StrKind::Raw, framing) => {
@@ -537,6 +547,10 @@ fn bytes(framing: &Framing, r: &Ident, path: &ErrorPath) -> TokenStream {
         Framing::Rest { max } => {
             let max = optional(max.as_ref());
             path.try_(quote!(#r.rest_bytes(#max)))
+        }
+        Framing::Nul { max } => {
+            let max = optional(max.as_ref());
+            path.try_(quote!(#r.nul_bytes(#max)))
         }
     }
 }

@@ -280,6 +280,10 @@ fn write(
                     let max = optional(max.as_ref());
                     quote!(#w.put_rest_text(#v, #max, #encoding_path))
                 }
+                Framing::Nul { max } => {
+                    let max = optional(max.as_ref());
+                    quote!(#w.put_nul_text(#v, #max, #encoding_path))
+                }
             }
         }
         Body::Bytes { framing, .. } => bytes(framing, v, w),
@@ -313,6 +317,10 @@ fn bytes(framing: &Framing, slice: &TokenStream, w: &Ident) -> TokenStream {
         Framing::Rest { max } => {
             let max = optional(max.as_ref());
             quote!(#w.put_rest_bytes(#slice, #max))
+        }
+        Framing::Nul { max } => {
+            let max = optional(max.as_ref());
+            quote!(#w.put_nul_bytes(#slice, #max))
         }
     }
 }

@@ -173,6 +173,7 @@ fn framed_len(framing: &Framing, content: TokenStream) -> TokenStream {
             quote!(#n + #content)
         }
         Framing::Rest { .. } => content,
+        Framing::Nul { .. } => quote!(1 + #content),
     }
 }
 
