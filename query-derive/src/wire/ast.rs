@@ -101,8 +101,9 @@ pub enum FieldKind {
 
 /// How a field is read and written.
 pub struct Wire {
-    /// `when = ..` on an `Option`: the rest describes the `Some` content.
-    pub when: Option<Scoped>,
+    /// On an `Option`, what decides whether it is there; the rest describes the `Some`
+    /// content.
+    pub presence: Option<Presence>,
     /// `len(..)`: a length prefix around the value.
     pub len: Option<Len>,
     pub body: Body,
@@ -110,6 +111,24 @@ pub struct Wire {
     pub computed: Option<Scoped>,
     /// `view`: in the view, any type (for a repeat, any elements) that encodes like this one.
     pub view: bool,
+}
+
+/// Whether an `Option` field is on the wire.
+pub enum Presence {
+    /// `when = ..`: when the condition on earlier fields or the context holds.
+    When(Scoped),
+    /// `trailing`: when input is left (it is the last field).
+    Trailing,
+}
+
+impl Presence {
+    /// The condition's expression, for `when`.
+    pub fn condition(&self) -> Option<&Scoped> {
+        match self {
+            Presence::When(condition) => Some(condition),
+            Presence::Trailing => None,
+        }
+    }
 }
 
 /// A length prefix written after the fact and bounding the decode.
@@ -494,17 +513,21 @@ fn field_kind(
     }
     let endian = attrs.endian.as_ref().map_or(env.endian, |e| e.value);
 
-    let (when, value_ty) = match (types::shape(&field.ty), &attrs.when) {
-        (Shape::Option(inner), Some(when)) => (Some(scope.expr(&when.value, errors)), inner),
-        (Shape::Option(_), None) => {
+    let (presence, value_ty) = match (types::shape(&field.ty), &attrs.when, &attrs.trailing) {
+        (Shape::Option(inner), Some(when), _) => {
+            (Some(Presence::When(scope.expr(&when.value, errors))), inner)
+        }
+        (Shape::Option(inner), None, Some(_)) => (Some(Presence::Trailing), inner),
+        (Shape::Option(_), None, None) => {
             errors.spanning(
                 &field.ty,
-                "an `Option` field needs `#[wire(when = <condition>)]`: it is read only when \
-                 the condition on earlier fields or the context holds",
+                "an `Option` field needs `#[wire(when = <condition>)]`, read only when the \
+                 condition on earlier fields or the context holds, or `#[wire(trailing)]`, \
+                 read when input is left",
             );
             return FieldKind::Default;
         }
-        (_, _) => (None, &field.ty),
+        (_, _, _) => (None, &field.ty),
     };
 
     let len = attrs.len.as_ref().map(|len| Len {
@@ -518,7 +541,7 @@ fn field_kind(
         .as_ref()
         .map(|computed| scope.computed(&computed.value, errors));
     FieldKind::Wire(Box::new(Wire {
-        when,
+        presence,
         len,
         body,
         computed,

@@ -95,7 +95,7 @@ choice! {
         Endian = "endian", Str = "str", Bytes = "bytes", Len = "len", Count = "count",
         UntilEnd = "until_end", MinCount = "min_count", MaxCount = "max_count", Ctx = "ctx",
         EachCtx = "each_ctx", Cycle = "cycle",
-        When = "when", Bits = "bits", Default = "default", Computed = "computed", View = "view",
+        When = "when", Trailing = "trailing", Bits = "bits", Default = "default", Computed = "computed", View = "view",
     }
     |found| format!(
         "unknown wire attribute `{found}` on a field, expected one of: {}",
@@ -267,6 +267,8 @@ pub struct FieldAttrs {
     /// `cycle = <expr>`: the index `each_ctx` gets restarts after this many elements.
     pub cycle: Option<Spanned<Expr>>,
     pub when: Option<Spanned<Expr>>,
+    /// `trailing`: an `Option` present when input is left.
+    pub trailing: Option<Spanned<()>>,
     pub bits: Option<Spanned<()>>,
     pub default: Option<Spanned<()>>,
     /// `computed = <expr>`: written from the expression, checked against it on decode.
@@ -289,6 +291,7 @@ impl FieldAttrs {
             && self.each_ctx.is_none()
             && self.cycle.is_none()
             && self.when.is_none()
+            && self.trailing.is_none()
             && self.bits.is_none()
             && self.computed.is_none()
             && self.view.is_none()
@@ -443,6 +446,10 @@ pub fn field(attrs: &[Attribute], errors: &mut Errors) -> FieldAttrs {
                 input.parse::<Token![=]>()?;
                 let value: Expr = input.parse()?;
                 set(&mut out.when, key, value, errors);
+            }
+            FieldKey::Trailing => {
+                flag(input, key)?;
+                set(&mut out.trailing, key, (), errors);
             }
             FieldKey::Bits => {
                 flag(input, key)?;

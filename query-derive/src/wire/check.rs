@@ -190,6 +190,19 @@ fn check_fields(container: &Container, fields: &[Field], errors: &mut Errors) {
         }
         check_field(container, field, errors);
     }
+    // A trailing field is read when input is left, so nothing can come after it.
+    let last_on_wire = fields.iter().rposition(|f| f.wire().is_some());
+    for (index, field) in fields.iter().enumerate() {
+        let option = matches!(types::shape(&field.ty), Shape::Option(_));
+        let misplaced = Some(index) != last_on_wire && option;
+        if let (Some(trailing), true) = (&field.attrs.trailing, misplaced) {
+            errors.at(
+                trailing.span,
+                "a `trailing` field is read when input is left, so it must be the last field \
+                 on the wire",
+            );
+        }
+    }
 }
 
 fn check_field(container: &Container, field: &Field, errors: &mut Errors) {
@@ -222,6 +235,19 @@ fn check_field(container: &Container, field: &Field, errors: &mut Errors) {
             "`when` applies to `Option` fields: the field is present only when the condition \
              holds",
         );
+    }
+    if let Some(trailing) = &attrs.trailing {
+        if !matches!(types::shape(&field.ty), Shape::Option(_)) {
+            errors.at(
+                trailing.span,
+                "`trailing` applies to `Option` fields: the field is present when input is left",
+            );
+        } else if attrs.when.is_some() {
+            errors.at(
+                trailing.span,
+                "`when` and `trailing` both decide whether the field is there: keep one",
+            );
+        }
     }
     let repeat = ast::is_repeat(field.value_ty(), attrs);
     if !repeat {
@@ -271,7 +297,7 @@ fn check_field(container: &Container, field: &Field, errors: &mut Errors) {
                     "`computed` applies to integer fields, and `{}` is not one",
                     types::show(&field.ty)
                 ))
-            } else if wire.when.is_some() || wire.len.is_some() {
+            } else if wire.presence.is_some() || wire.len.is_some() {
                 Some("a computed field is always written: it takes no `when` or `len`".to_owned())
             } else {
                 None

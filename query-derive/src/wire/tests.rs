@@ -120,7 +120,7 @@ fn tlv_enum_whose_bodies_must_fill_their_frames() {
 }
 
 #[test]
-fn nul_terminated_text_and_bytes() {
+fn nul_terminated_text_and_bytes_then_a_trailing_field() {
     insta::assert_snapshot!(expand(
         r#"
         #[wire(endian = "little")]
@@ -131,6 +131,8 @@ fn nul_terminated_text_and_bytes() {
             pub map: String,
             #[wire(bytes(nul))]
             pub keywords: &'a [u8],
+            #[wire(trailing)]
+            pub challenge: Option<i32>,
         }
         "#
     ));
@@ -175,8 +177,8 @@ fn every_error_of_a_declaration_is_reported() {
             "unknown byte order \"middle\", expected one of: \"big\", \"little\"",
             "prefix must be one of u8, u16, u32, u64, found `u9`",
             "unknown wire attribute `colour` on a field, expected one of: endian, str, bytes, \
-             len, count, until_end, min_count, max_count, ctx, each_ctx, cycle, when, bits, \
-             default, computed, view",
+             len, count, until_end, min_count, max_count, ctx, each_ctx, cycle, when, trailing, \
+             bits, default, computed, view",
             "`str` applies to `&'a str`, `String`, `Cow<'a, str>` and `Text<'a>`, not `u32`",
             "`tag` applies to enums only",
             "`count` applies to `Vec` fields, and `u8` is not one",

@@ -6,8 +6,8 @@ use syn::{Expr, Lifetime};
 
 use super::{bind, optional, prefix_type, size, tag_type, ErrorPath, Mode};
 use crate::wire::ast::{
-    Body, Container, Count, Data, Enum, Field, FieldKind, Framing, Len, NestedCtx, Repeat,
-    VariantTag,
+    Body, Container, Count, Data, Enum, Field, FieldKind, Framing, Len, NestedCtx, Presence,
+    Repeat, VariantTag,
 };
 use crate::wire::attr::Surplus;
 use crate::wire::names;
@@ -283,7 +283,7 @@ fn used_fields(field: &Field) -> Vec<usize> {
         return Vec::new();
     };
     let mut used = Vec::new();
-    if let Some(when) = &wire.when {
+    if let Some(when) = wire.presence.as_ref().and_then(|p| p.condition()) {
         used.extend(&when.uses);
     }
     let mut body = &wire.body;
@@ -331,12 +331,13 @@ fn field_value(
         fields,
         lifetime,
     );
-    let Some(when) = &wire.when else {
-        return value;
-    };
     let present = names::present();
     let bool = names::bool();
-    let condition = bind(when, fields, Mode::Decode);
+    let condition = match &wire.presence {
+        None => return value,
+        Some(Presence::When(when)) => bind(when, fields, Mode::Decode),
+        Some(Presence::Trailing) => quote!(!#reader.is_empty()),
+    };
     let (some, none) = (names::some(), names::none());
     quote!({
         let #present: #bool = #condition;

@@ -8,8 +8,8 @@ use super::{
     bind, computed_locals, encoded_pattern, optional, prefix_type, tag_type, ErrorPath, Mode,
 };
 use crate::wire::ast::{
-    Body, Container, Count, Data, Enum, Field, FieldKind, Framing, Len, NestedCtx, Repeat,
-    VariantTag,
+    Body, Container, Count, Data, Enum, Field, FieldKind, Framing, Len, NestedCtx, Presence,
+    Repeat, VariantTag,
 };
 use crate::wire::attr::Encoding;
 use crate::wire::names;
@@ -157,7 +157,7 @@ fn fields_statements<'f>(
         };
         let path = ErrorPath::of(field);
         let local = &field.local;
-        let Some(when) = &wire.when else {
+        let Some(presence) = &wire.presence else {
             return Some(framed(
                 wire.len.as_ref(),
                 &wire.body,
@@ -170,7 +170,6 @@ fn fields_statements<'f>(
         let present = names::present();
         let bool = names::bool();
         let inner = names::inner();
-        let condition = bind(when, fields, Mode::Encode);
         let write = framed(
             wire.len.as_ref(),
             &wire.body,
@@ -180,6 +179,16 @@ fn fields_statements<'f>(
             fields,
         );
         let (some, none) = (names::some(), names::none());
+        let Presence::When(when) = presence else {
+            // The last field: written when there is one, as a decoder reads it when bytes are
+            // left.
+            return Some(quote! {
+                if let #some(#inner) = #local {
+                    #write
+                }
+            });
+        };
+        let condition = bind(when, fields, Mode::Encode);
         let mismatch = names::private("presence_mismatch");
         let fail = path.fail(quote!(#mismatch(#w)));
         Some(quote! {

@@ -98,7 +98,7 @@ fn fields_parts(fields: &[Field]) -> impl Iterator<Item = TokenStream> + '_ {
                 None => inner,
             }
         };
-        Some(match &wire.when {
+        Some(match &wire.presence {
             None => framed(quote!(#local)),
             Some(_) => {
                 let inner = names::inner();

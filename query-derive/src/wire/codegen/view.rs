@@ -331,7 +331,7 @@ fn view_fields<'f>(
                 _ => unreachable!("only repeats and nested fields are generic"),
             };
             params.bounds.push(bound);
-            let ty = if wire.when.is_some() {
+            let ty = if wire.presence.is_some() {
                 let option = quote!(::core::option::Option);
                 quote!(#option<#param>)
             } else {
