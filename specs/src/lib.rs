@@ -7,7 +7,9 @@
 //! | [`onequery`] | Hytale OneQuery V2 | little | u16-length UTF-8 |
 //! | [`samp`] | SA:MP / open.mp | little | raw bytes, caller's code page |
 //! | [`gamespy1`] | GameSpy v1 | text | Latin-1 / Windows-1252 |
+//! | [`a2s`] | Valve A2S (Source, GoldSrc) | little | NUL-terminated, raw bytes |
 
+pub mod a2s;
 pub mod gamespy1;
 pub mod onequery;
 pub mod samp;
