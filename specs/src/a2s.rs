@@ -183,6 +183,30 @@ pub struct Info<'a> {
     pub extra: Option<ExtraData<'a>>,
 }
 
+impl Info<'_> {
+    /// Player slots: [`Info::max_players`], unless the keywords carry `mp<N>`, as Rust servers
+    /// write it because their slots go past the u8's 255.
+    pub fn slots(&self) -> u32 {
+        self.keyword_number("mp")
+            .unwrap_or(u32::from(self.max_players))
+    }
+
+    /// Players on the server: [`Info::players`], unless the keywords carry `cp<N>` (Rust).
+    pub fn player_count(&self) -> u32 {
+        self.keyword_number("cp").unwrap_or(u32::from(self.players))
+    }
+
+    /// The number after `prefix` in the comma-separated keywords, as in `mp575`.
+    fn keyword_number(&self, prefix: &str) -> Option<u32> {
+        let keywords = self.extra.as_ref()?.keywords.as_ref()?;
+        keywords
+            .0
+            .split(|&b| b == b',')
+            .filter_map(|word| word.strip_prefix(prefix.as_bytes()))
+            .find_map(|digits| std::str::from_utf8(digits).ok()?.parse().ok())
+    }
+}
+
 /// The Ship's INFO fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Wire, Serialize)]
 #[wire(endian = "little")]
