@@ -8,7 +8,7 @@ vectors=${QUERY_VECTORS:-../../shared/vectors}
 
 hex_to() { xxd -r -p <(tr -s ' \n' ' ' <"$1") >"$2"; }
 
-mkdir -p corpus/sqp corpus/onequery corpus/samp corpus/gamespy1 corpus/responders
+mkdir -p corpus/sqp corpus/onequery corpus/samp corpus/gamespy1 corpus/responders corpus/a2s
 # Every target gets the repository's fixtures, so seeding needs nothing outside it.
 for f in "$fixtures"/sqp/*request.hex; do hex_to "$f" "corpus/sqp/$(basename "$f" .hex)"; done
 # The SQP target reads the requested chunk bits from the first byte, then the packet.
@@ -51,6 +51,20 @@ import sys
 data = open(sys.argv[1], "rb").read()
 for i, part in enumerate(p for p in data.split(b"\n||\n") if p):
     open(f"{sys.argv[2]}_{i}", "wb").write(part)
+PY
+  done
+  # A2S replies of real servers: the selector byte 0x00 (not The Ship), then each datagram;
+  # and a capture's split parts together after the selector 0x08, which also separates them.
+  for f in "$vectors"/captures/gameq/a2s/*_response.txt; do
+    python3 - "$f" "corpus/a2s/$(basename "$f" _response.txt)" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+parts = [p for p in data.split(b"\n||\n") if p]
+for i, part in enumerate(parts):
+    open(f"{sys.argv[2]}_{i}", "wb").write(b"\x00" + part)
+split = [p[4:] for p in parts if p.startswith(b"\xfe\xff\xff\xff")]
+if split:
+    open(f"{sys.argv[2]}_split", "wb").write(b"\x08" + b"\x08".join(split))
 PY
   done
 fi
