@@ -2,9 +2,9 @@
 //! its Rust type and its attributes. Code generation reads only this model.
 //!
 //! Building reports only what leaves a field without a wire description (an `Option` without
-//! `when`, a `Vec` without a count, `str` on a type that is not a string); the rules across
-//! attributes are `check`'s, which runs on the finished model. Building goes on after an
-//! error, so that all mistakes of a declaration are reported together.
+//! `when` or `trailing`, a `Vec` without a count, `str` on a type that is not a string); the
+//! rules across attributes are `check`'s, which runs on the finished model. Building goes on
+//! after an error, so that all mistakes of a declaration are reported together.
 
 use proc_macro2::Span;
 use syn::ext::IdentExt;
