@@ -186,24 +186,18 @@ impl Reassembly {
 
     /// The parts in order once all are in; `None` while some are missing.
     fn join(&self, form: SplitForm) -> Result<Option<Vec<u8>>> {
-        let mut first: Option<Part<'_>> = None;
-        let mut slots: Vec<Option<&[u8]>> = Vec::new();
+        let parts = self
+            .datagrams
+            .iter()
+            .map(|datagram| form.part(datagram))
+            .collect::<Result<Vec<Part<'_>>>>()
+            .map_err(|e| e.in_field("Reassembly"))?;
         // The first part fixes the id and the total; it may not be the first datagram held.
-        for datagram in &self.datagrams {
-            let part = form.part(datagram).map_err(|e| e.in_field("Reassembly"))?;
-            if part.number == 0 && first.is_none() {
-                slots = vec![None; usize::from(part.total)];
-                first = Some(part);
-            }
-        }
-        let Some(first) = first else {
+        let Some(first) = parts.iter().find(|part| part.number == 0) else {
             return Ok(None);
         };
-        for datagram in &self.datagrams {
-            let part = form.part(datagram).map_err(|e| e.in_field("Reassembly"))?;
-            if part.id != first.id {
-                continue;
-            }
+        let mut slots: Vec<Option<&[u8]>> = vec![None; usize::from(first.total)];
+        for part in parts.iter().filter(|part| part.id == first.id) {
             if part.total != first.total || usize::from(part.number) >= slots.len() {
                 let reason = "a part whose number or total contradicts the first part";
                 return Err(Error::new(ErrorKind::Invalid(reason), 8).in_field("Reassembly"));
