@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// A game-query protocol.
 ///
-/// The names (`sqp`, `onequery`, `samp`, `gamespy1`) are the same in `Display`, `FromStr`, JSON
+/// The names (`sqp`, `onequery`, `samp`, `gamespy1`, `a2s`) are the same in `Display`, `FromStr`, JSON
 /// and the command line.
 ///
 /// ```
@@ -31,15 +31,18 @@ pub enum Protocol {
     /// GameSpy v1 (backslash-separated text).
     #[serde(rename = "gamespy1")]
     GameSpy1,
+    /// Valve A2S (Source and GoldSrc engines, and most games on Steam).
+    A2s,
 }
 
 impl Protocol {
     /// Every protocol, in a stable order.
-    pub const ALL: [Protocol; 4] = [
+    pub const ALL: [Protocol; 5] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
         Protocol::GameSpy1,
+        Protocol::A2s,
     ];
 
     /// The port servers of the protocol usually answer on, for a target given without one:
@@ -49,22 +52,26 @@ impl Protocol {
     /// - SA:MP / open.mp: 7777, the game port, which also answers queries.
     /// - GameSpy v1: 23000, Battlefield 1942's query port (Unreal Tournament uses game port
     ///   + 1, 7778).
+    /// - A2S: 27015, the Source engine's game port, which also answers queries (many games
+    ///   answer on a query port of their own, which must then be given).
     pub fn default_port(self) -> u16 {
         match self {
             Protocol::Sqp => 7779,
             Protocol::OneQuery => 5520,
             Protocol::Samp => 7777,
             Protocol::GameSpy1 => 23000,
+            Protocol::A2s => 27015,
         }
     }
 
-    /// The protocol's short name: `sqp`, `onequery`, `samp`, `gamespy1`.
+    /// The protocol's short name: `sqp`, `onequery`, `samp`, `gamespy1`, `a2s`.
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Sqp => "sqp",
             Protocol::OneQuery => "onequery",
             Protocol::Samp => "samp",
             Protocol::GameSpy1 => "gamespy1",
+            Protocol::A2s => "a2s",
         }
     }
 }
@@ -77,7 +84,7 @@ impl fmt::Display for Protocol {
 
 /// A protocol name that is not one of [`Protocol::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown protocol {0:?}: expected one of sqp, onequery, samp, gamespy1")]
+#[error("unknown protocol {0:?}: expected one of sqp, onequery, samp, gamespy1, a2s")]
 pub struct UnknownProtocol(pub String);
 
 impl FromStr for Protocol {
@@ -109,6 +116,7 @@ mod tests {
     #[test]
     fn parsing_ignores_case_and_rejects_unknown_names() {
         assert_eq!("GameSpy1".parse(), Ok(Protocol::GameSpy1));
+        assert_eq!("A2S".parse(), Ok(Protocol::A2s));
         let err = "quake3".parse::<Protocol>().unwrap_err();
         assert!(err.to_string().contains("quake3"), "{err}");
         assert!(serde_json::from_str::<Protocol>("\"one_query\"").is_err());

@@ -23,6 +23,7 @@
 use std::net::SocketAddr;
 use std::time::Instant;
 
+use query_specs::a2s;
 use query_specs::onequery::{self, ReplyBody};
 use query_specs::sqp;
 use query_wire::Decode;
@@ -98,7 +99,40 @@ impl<'a> Answering<'a> {
             Protocol::OneQuery => self.onequery(request),
             // Parts carry no echo of the request; every datagram is a part.
             Protocol::GameSpy1 => self.replies.to_vec(),
+            Protocol::A2s => self.a2s(request),
         }
+    }
+
+    fn a2s(&self, request: &[u8]) -> Vec<Vec<u8>> {
+        let (wanted, challenged): (&[u8], bool) = match a2s::Request::from_bytes(request) {
+            Ok(a2s::Request::Info(info)) => (
+                &[a2s::KIND_INFO, a2s::KIND_INFO_DETAILED],
+                info.challenge.is_some(),
+            ),
+            Ok(a2s::Request::Players(c)) => {
+                (&[a2s::KIND_PLAYERS], c.challenge != a2s::NO_CHALLENGE)
+            }
+            Ok(a2s::Request::Rules(c)) => (&[a2s::KIND_RULES], c.challenge != a2s::NO_CHALLENGE),
+            Err(_) => return Vec::new(),
+        };
+        let answers: Vec<Vec<u8>> = self
+            .replies
+            .iter()
+            .filter(|r| match a2s_kind(r, self.replies) {
+                Some(kind) => wanted.contains(&kind),
+                // A part whose reply cannot be told: it joins nothing without its first part.
+                None => r.starts_with(a2s::SPLIT_BYTES),
+            })
+            .cloned()
+            .collect();
+        if answers.iter().any(|r| a2s_kind(r, self.replies).is_some()) || challenged {
+            return answers;
+        }
+        self.replies
+            .iter()
+            .filter(|r| a2s_kind(r, self.replies) == Some(a2s::KIND_CHALLENGE))
+            .cloned()
+            .collect()
     }
 
     fn sqp(&self, request: &[u8]) -> Vec<Vec<u8>> {
@@ -186,6 +220,26 @@ impl<'a> Answering<'a> {
             .map(|r| with_echo(r, ONEQUERY_REPLY_ID, &id))
             .collect()
     }
+}
+
+/// The kind of reply an A2S datagram belongs to: its own for a whole packet, the joined
+/// reply's for a part of a split one (found among `all`, by its reply id).
+fn a2s_kind(datagram: &[u8], all: &[Vec<u8>]) -> Option<u8> {
+    let kind_at = a2s::SINGLE_BYTES.len();
+    if datagram.starts_with(a2s::SINGLE_BYTES) {
+        return datagram.get(kind_at).copied();
+    }
+    let id = datagram.get(4..8)?;
+    let mut parts = a2s::Reassembly::new();
+    for part in all
+        .iter()
+        .filter(|d| d.starts_with(a2s::SPLIT_BYTES) && d.get(4..8) == Some(id))
+    {
+        if let Ok(Some(whole)) = parts.push(part) {
+            return whole.get(kind_at).copied();
+        }
+    }
+    parts.received_prefix()?.get(kind_at).copied()
 }
 
 /// `reply` with `range` replaced by `echo`.

@@ -75,6 +75,9 @@ pub struct Player {
     /// Account id (OneQuery).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uuid: Option<Uuid>,
+    /// Seconds since the player joined, as the server counts them (A2S).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<f64>,
     /// Further per-player fields (SQP's declared fields, GameSpy's `skin_N`, `mesh_N`, ...).
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub extra: IndexMap<String, String>,

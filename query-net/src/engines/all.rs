@@ -138,7 +138,7 @@ impl Responder for AllProtocols {
         replies: &mut ReplySink,
     ) -> Verdict {
         match route(datagram) {
-            None => Verdict::Dropped(DropReason::Malformed),
+            None | Some(Protocol::A2s) => Verdict::Dropped(DropReason::Malformed),
             Some(Protocol::Sqp) => self.sqp.handle(from, datagram, now, replies),
             Some(Protocol::OneQuery) => self.onequery.handle(from, datagram, now, replies),
             Some(Protocol::Samp) => self.samp.handle(from, datagram, now, replies),

@@ -1,5 +1,5 @@
 //! The engines of each protocol: a client session and a responder per protocol, and
-//! [`all::AllProtocols`], which serves all four on one port.
+//! [`all::AllProtocols`], which serves them all on one port.
 
 use std::net::SocketAddr;
 
@@ -9,6 +9,7 @@ use crate::options::Options;
 use crate::protocol::Protocol;
 use crate::status::ServerStatus;
 
+pub mod a2s;
 pub mod all;
 mod fit;
 pub mod gamespy1;
@@ -30,5 +31,6 @@ pub fn new_session(
         Protocol::OneQuery => onequery::client(target, options),
         Protocol::Samp => samp::client(target, options),
         Protocol::GameSpy1 => gamespy1::client(target, options),
+        Protocol::A2s => a2s::client(target, options),
     }
 }

@@ -233,6 +233,36 @@ impl Reassembly {
     }
 }
 
+impl Reassembly {
+    /// The joined payloads of the parts held from part 0 up to the first missing one: the
+    /// start of a reply whose later parts never came, from which a client can still read the
+    /// rows and pairs that arrived whole. `None` without part 0, and for a compressed reply,
+    /// which cannot be decompressed in part.
+    pub fn received_prefix(&self) -> Option<Vec<u8>> {
+        let form = self.form?;
+        let parts: Vec<Part<'_>> = self
+            .datagrams
+            .iter()
+            .filter_map(|d| form.part(d).ok())
+            .collect();
+        let first = parts.iter().find(|p| p.number == 0)?;
+        if first.id & COMPRESSED_ID != 0 {
+            return None;
+        }
+        let mut prefix = Vec::new();
+        for number in 0..first.total {
+            let Some(part) = parts
+                .iter()
+                .find(|p| p.id == first.id && p.number == number)
+            else {
+                break;
+            };
+            prefix.extend_from_slice(part.payload);
+        }
+        Some(prefix)
+    }
+}
+
 /// A compressed reply's payload: the [`Compression`] header, then bzip2 data that must
 /// decompress to exactly the declared size with the declared CRC32.
 fn decompress(joined: &[u8]) -> Result<Vec<u8>> {
@@ -292,6 +322,7 @@ mod tests {
         assert_eq!(r.push(&source_part(9, 3, 0, &whole[..7])).unwrap(), None);
         assert_eq!(r.form(), Some(SplitForm::Source));
         assert_eq!(r.missing_parts(), vec![1]);
+        assert_eq!(r.received_prefix().as_deref(), Some(&whole[..7]));
         let joined = r.push(&source_part(9, 3, 1, &whole[7..10])).unwrap();
         assert_eq!(joined.as_deref(), Some(&whole[..]));
     }

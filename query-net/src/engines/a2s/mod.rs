@@ -1,0 +1,433 @@
+//! Valve A2S: the status client ([`A2sClient`]).
+//!
+//! # Client
+//!
+//! Asks INFO, then PLAYER (unless [`Options::players`] is off), then RULES (unless
+//! [`Options::rules`] is off), one after the other:
+//!
+//! - **Challenges.** A server that wants one answers `S2C_CHALLENGE`, and the request is sent
+//!   again carrying it. INFO is sent without one first (servers before December 2020 answer it
+//!   directly); PLAYER and RULES carry the latest challenge the server gave, or `-1`, so a
+//!   server that keeps one challenge per client answers them at once. A server that answers
+//!   a request with a new challenge more than [`MAX_CHALLENGES`] times is given up on.
+//! - **Split replies** are joined by the specs' [`Reassembly`]: parts in any order, duplicates,
+//!   all three header forms, bzip2 with its size capped and CRC32 checked. Parts of another
+//!   reply id are left out.
+//! - **What counts.** Only a reply of the kind asked for ends a step; a late reply to an earlier
+//!   step, GoldSrc's second INFO reply, or a datagram that does not decode is ignored (anyone
+//!   can forge a datagram from the server's address), and the step waits on.
+//! - **Partial answers.** INFO must arrive whole, or the query fails (with the decode error of
+//!   the last bad datagram, if one came, else the timeout). PLAYER and RULES are extras: when
+//!   one fails, the status is returned without it with `complete: false` and the reason in
+//!   `raw.players_error` / `raw.rules_error`. Where a split reply lost a later part, or a server
+//!   cut a reply mid-row, the rows and pairs that arrived whole are kept (`complete: false`).
+//! - Text is decoded with [`Options::encoding`], UTF-8 by default (what Source servers send);
+//!   invalid bytes become U+FFFD rather than failing the query.
+//!
+//! The mapping into [`ServerStatus`] is in [`status_from_info`], [`add_players`] and
+//! [`add_rules`].
+
+mod status;
+
+pub use status::{
+    add_players, add_rules, players_before_cut, rules_before_cut, status_from_info, InfoReply,
+};
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use query_specs::a2s::{
+    Challenge, InfoRequest, Reassembly, Reply, Request, INFO_PAYLOAD, KIND_CHALLENGE, KIND_INFO,
+    KIND_INFO_DETAILED, KIND_PLAYERS, KIND_RULES, NO_CHALLENGE, SINGLE_BYTES, SPLIT_BYTES,
+};
+use query_wire::{Decode, TextEncoding};
+use serde_json::Value;
+
+use super::StatusSession;
+use crate::engine::{ClientSession, Retry};
+use crate::error::QueryError;
+use crate::options::Options;
+use crate::status::ServerStatus;
+
+/// The encoding A2S text is read in unless another is chosen.
+pub const DEFAULT_ENCODING: TextEncoding = TextEncoding::Utf8;
+
+/// How many challenges one request may be answered with before the server is given up on: a
+/// server may renew a challenge once or twice, one that never stops is misbehaving (or a
+/// forger is answering for it).
+pub const MAX_CHALLENGES: u32 = 4;
+
+/// A status query of `target`.
+pub fn client(target: SocketAddr, options: &Options) -> Result<StatusSession, QueryError> {
+    Ok(Box::new(A2sClient::new(target, options)))
+}
+
+/// The request of each step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Info,
+    Players,
+    Rules,
+}
+
+impl Step {
+    fn waiting_for(self) -> &'static str {
+        match self {
+            Step::Info => "info request",
+            Step::Players => "player request",
+            Step::Rules => "rules request",
+        }
+    }
+
+    /// The reply kinds that answer the step.
+    fn answered_by(self, kind: u8) -> bool {
+        match self {
+            Step::Info => kind == KIND_INFO || kind == KIND_INFO_DETAILED,
+            Step::Players => kind == KIND_PLAYERS,
+            Step::Rules => kind == KIND_RULES,
+        }
+    }
+
+    /// The name of the `raw` key that says why the step's answer is missing or partial.
+    fn error_key(self) -> &'static str {
+        match self {
+            Step::Info => "info_error",
+            Step::Players => "players_error",
+            Step::Rules => "rules_error",
+        }
+    }
+}
+
+/// One A2S status query as a sans-I/O state machine; see the [module](self) docs.
+///
+/// ```
+/// use std::time::Instant;
+/// use query_net::engine::ClientSession;
+/// use query_net::engines::a2s::A2sClient;
+/// use query_net::Options;
+///
+/// let mut session = A2sClient::new("127.0.0.1:27015".parse().unwrap(), &Options::default());
+/// let request = session.poll_transmit(Instant::now()).unwrap();
+/// assert_eq!(request, b"\xff\xff\xff\xffTSource Engine Query\0");
+/// ```
+#[derive(Debug)]
+pub struct A2sClient {
+    target: SocketAddr,
+    encoding: TextEncoding,
+    players: bool,
+    rules: bool,
+    retry: Retry,
+    step: Step,
+    /// The latest challenge the server gave, sent with every later request.
+    challenge: Option<i32>,
+    /// Challenges received for the current step.
+    challenges: u32,
+    parts: Reassembly,
+    /// The start of the current step's split reply, kept when a resend gives up on its parts.
+    prefix: Option<Vec<u8>>,
+    /// The whole INFO reply, once accepted.
+    info: Option<Vec<u8>>,
+    /// The status being built, once INFO is in.
+    status: Option<ServerStatus>,
+    first_sent: Option<Instant>,
+    best_rtt: Option<Duration>,
+    last_bad: Option<query_wire::Error>,
+    result: Option<Result<ServerStatus, QueryError>>,
+    finished: bool,
+}
+
+impl A2sClient {
+    /// A query of `target` with `options` (timeout, retries, players, rules, encoding).
+    pub fn new(target: SocketAddr, options: &Options) -> Self {
+        let mut session = A2sClient {
+            target,
+            encoding: options.encoding_or(DEFAULT_ENCODING),
+            players: options.players,
+            rules: options.rules,
+            retry: Retry::from_options(options),
+            step: Step::Info,
+            challenge: None,
+            challenges: 0,
+            parts: Reassembly::new(),
+            prefix: None,
+            info: None,
+            status: None,
+            first_sent: None,
+            best_rtt: None,
+            last_bad: None,
+            result: None,
+            finished: false,
+        };
+        session.start(Step::Info);
+        session
+    }
+
+    fn start(&mut self, step: Step) {
+        self.step = step;
+        self.challenges = 0;
+        self.parts = Reassembly::new();
+        self.prefix = None;
+        self.last_bad = None;
+        self.send_request();
+    }
+
+    /// (Re)starts the current step's request with the challenge known now.
+    fn send_request(&mut self) {
+        let challenge = Challenge {
+            challenge: self.challenge.unwrap_or(NO_CHALLENGE),
+        };
+        let request = match self.step {
+            Step::Info => Request::Info(InfoRequest {
+                payload: INFO_PAYLOAD,
+                challenge: self.challenge,
+            }),
+            Step::Players => Request::Players(challenge),
+            Step::Rules => Request::Rules(challenge),
+        };
+        if let Err(e) = self
+            .retry
+            .start_encoded(self.step.waiting_for(), &request, ())
+        {
+            self.finish(Err(QueryError::protocol(format!(
+                "cannot encode the {}: {e}",
+                self.step.waiting_for()
+            ))));
+        }
+    }
+
+    fn finish(&mut self, result: Result<ServerStatus, QueryError>) {
+        self.finished = true;
+        self.result = Some(result);
+    }
+
+    /// The app id INFO gave (0 before, and for GoldSrc's detailed reply): PLAYER decodes by it.
+    fn app_id(&self) -> u16 {
+        match self
+            .info
+            .as_deref()
+            .map(|info| Reply::from_bytes_with(info, 0))
+        {
+            Some(Ok(Reply::Info(info))) => info.app_id,
+            _ => 0,
+        }
+    }
+
+    /// A whole reply: a datagram, or a split reply joined.
+    fn on_whole(&mut self, reply: &[u8], now: Instant) {
+        let Some(&kind) = reply.get(SINGLE_BYTES.len()) else {
+            return;
+        };
+        if kind == KIND_CHALLENGE {
+            self.on_challenge(reply, now);
+        } else if self.step.answered_by(kind) {
+            self.on_answer(reply, now);
+        }
+        // Anything else answers an earlier step or nothing asked.
+    }
+
+    fn on_challenge(&mut self, reply: &[u8], now: Instant) {
+        let challenge = match Reply::from_bytes_with(reply, 0) {
+            Ok(Reply::Challenge(Challenge { challenge })) => challenge,
+            Ok(_) => return,
+            Err(e) => {
+                self.last_bad = Some(e);
+                return;
+            }
+        };
+        self.challenges += 1;
+        if self.challenges > MAX_CHALLENGES {
+            let message = format!(
+                "the server answered the {} with a new challenge {} times",
+                self.step.waiting_for(),
+                self.challenges
+            );
+            let error = QueryError::server_reply(QueryError::protocol(message));
+            self.give_up_step(error, now);
+            return;
+        }
+        self.challenge = Some(challenge);
+        self.send_request();
+    }
+
+    fn on_answer(&mut self, reply: &[u8], now: Instant) {
+        let decoded = Reply::from_bytes_with(reply, self.app_id());
+        if let (Step::Info, Err(e)) = (self.step, &decoded) {
+            // Anyone can forge a datagram from the server's address: wait for the real one.
+            self.last_bad = Some(e.clone());
+            return;
+        }
+        if let Some(rtt) = self.retry.finish(now) {
+            self.best_rtt = Some(self.best_rtt.map_or(rtt, |best| best.min(rtt)));
+        }
+        match decoded {
+            Ok(Reply::Info(info)) => {
+                let info = InfoReply::Info(&info);
+                self.status = Some(status_from_info(self.target, info, self.encoding));
+                self.info = Some(reply.to_vec());
+            }
+            Ok(Reply::InfoDetailed(info)) => {
+                let info = InfoReply::Detailed(&info);
+                self.status = Some(status_from_info(self.target, info, self.encoding));
+                self.info = Some(reply.to_vec());
+            }
+            Ok(Reply::Players(list)) => {
+                if let Some(status) = &mut self.status {
+                    add_players(status, &list, self.encoding);
+                }
+            }
+            Ok(Reply::Rules(rules)) => {
+                if let Some(status) = &mut self.status {
+                    add_rules(status, rules.count, &rules.rules, self.encoding);
+                }
+            }
+            // Only a challenge, which `on_whole` took; the step's kinds were checked there.
+            Ok(Reply::Challenge(_)) => return,
+            // A server that cuts its list mid-row does so every time: keep what is whole.
+            Err(e) => self.keep_before_cut(reply, &e.to_string()),
+        }
+        self.next_step();
+    }
+
+    /// Keeps the rows or pairs of the current step's reply that arrived whole, and says why the
+    /// rest is missing.
+    fn keep_before_cut(&mut self, reply: &[u8], why: &str) {
+        let encoding = self.encoding;
+        let step = self.step;
+        let Some(status) = &mut self.status else {
+            return;
+        };
+        match step {
+            Step::Players => {
+                if let Some((count, rows)) = players_before_cut(reply) {
+                    status::add_players_before_cut(status, count, &rows, encoding);
+                }
+            }
+            Step::Rules => {
+                if let Some((count, rules)) = rules_before_cut(reply) {
+                    add_rules(status, count, &rules, encoding);
+                }
+            }
+            Step::Info => {}
+        }
+        status.complete = false;
+        status::set_raw(status, step.error_key(), Value::from(why));
+    }
+
+    /// The current step failed for good: INFO ends the query, the others leave their part out
+    /// (keeping the whole rows of a split reply's first parts).
+    fn give_up_step(&mut self, error: QueryError, now: Instant) {
+        if self.step == Step::Info {
+            self.finish(Err(error));
+            return;
+        }
+        self.retry.finish(now);
+        let prefix = self.parts.received_prefix().or_else(|| self.prefix.take());
+        match prefix {
+            Some(prefix) => self.keep_before_cut(&prefix, &error.to_string()),
+            None => {
+                if let Some(status) = &mut self.status {
+                    status.complete = false;
+                    status::set_raw(status, self.step.error_key(), error.to_string().into());
+                }
+            }
+        }
+        self.next_step();
+    }
+
+    fn next_step(&mut self) {
+        let next = match self.step {
+            Step::Info if self.players => Some(Step::Players),
+            Step::Info | Step::Players if self.rules => Some(Step::Rules),
+            _ => None,
+        };
+        match next {
+            Some(step) => self.start(step),
+            None => {
+                let mut status = self.status.take().ok_or_else(|| {
+                    QueryError::protocol("the query ended before the server's INFO reply")
+                });
+                if let Ok(status) = &mut status {
+                    status.ping_ms = self.best_rtt.unwrap_or_default().as_secs_f64() * 1000.0;
+                }
+                self.finish(status);
+            }
+        }
+    }
+}
+
+impl ClientSession for A2sClient {
+    type Output = ServerStatus;
+
+    fn target(&self) -> SocketAddr {
+        self.target
+    }
+
+    fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
+        if self.finished {
+            return None;
+        }
+        let sent = self.retry.poll_transmit(now);
+        if sent.is_some() {
+            self.first_sent.get_or_insert(now);
+        }
+        sent
+    }
+
+    fn on_reply(&mut self, datagram: &[u8], now: Instant) {
+        if self.finished {
+            return;
+        }
+        if datagram.starts_with(SINGLE_BYTES) {
+            self.on_whole(datagram, now);
+        } else if datagram.starts_with(SPLIT_BYTES) {
+            match self.parts.push(datagram) {
+                Ok(Some(whole)) => self.on_whole(&whole, now),
+                Ok(None) => {}
+                Err(e) => self.last_bad = Some(e),
+            }
+        }
+        // Anything else is no A2S reply at all.
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        if self.finished {
+            return None;
+        }
+        self.retry.poll_timeout()
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        if self.finished {
+            return;
+        }
+        match self.retry.handle_timeout(now) {
+            Ok(()) => {
+                if self.retry.is_active() && self.retry.poll_timeout().is_none() {
+                    // A resend is due, and its reply will carry a new id: start its parts
+                    // afresh, keeping the start of this one in case no whole reply comes.
+                    if let Some(prefix) = self.parts.received_prefix() {
+                        if self
+                            .prefix
+                            .as_ref()
+                            .is_none_or(|kept| kept.len() < prefix.len())
+                        {
+                            self.prefix = Some(prefix);
+                        }
+                    }
+                    self.parts = Reassembly::new();
+                }
+            }
+            Err(timeout) => {
+                let error = match (self.step, self.last_bad.take()) {
+                    (Step::Info, Some(bad)) => QueryError::Malformed(bad),
+                    _ => timeout,
+                };
+                self.give_up_step(error, now);
+            }
+        }
+    }
+
+    fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
+        self.result.take()
+    }
+}
