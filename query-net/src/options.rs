@@ -11,9 +11,9 @@ use query_wire::TextEncoding;
 /// answer (see [`players`](Options::players) and [`sqp_chunks`](Options::sqp_chunks)).
 ///
 /// What is fetched depends on how the protocol asks for it:
-/// - SA:MP and OneQuery ask for players (and SA:MP for rules) in requests of their own; a server
-///   that leaves them unanswered still gives a status, so [`players`](Options::players) and
-///   [`rules`](Options::rules) are on by default.
+/// - SA:MP, OneQuery and A2S ask for players (and SA:MP and A2S for rules) in requests of
+///   their own; a server that leaves them unanswered still gives a status, so
+///   [`players`](Options::players) and [`rules`](Options::rules) are on by default.
 /// - SQP asks for every chunk in one request, and a reply's chunks carry no tags: a server that
 ///   lacks one chunk asked for cannot answer at all. So SQP asks for ServerInfo only, unless
 ///   [`sqp_chunks`](Options::sqp_chunks) names more.
@@ -40,9 +40,10 @@ pub struct Options {
     /// How many times to resend an unanswered request (so `retries + 1` attempts).
     pub retries: u32,
     /// Fetch the player list where it is a request of its own (SA:MP `d` / `c`, OneQuery
-    /// PLAYERS pages). On by default. SQP reads [`sqp_chunks`](Options::sqp_chunks) instead.
+    /// PLAYERS pages, A2S PLAYER). On by default. SQP reads [`sqp_chunks`](Options::sqp_chunks) instead.
     pub players: bool,
-    /// Fetch the rules where they are a request of their own (SA:MP `r`). On by default. SQP
+    /// Fetch the rules where they are a request of their own (SA:MP `r`, A2S RULES). On by
+    /// default. SQP
     /// reads [`sqp_chunks`](Options::sqp_chunks) instead.
     pub rules: bool,
     /// The SQP chunks to ask for: ServerInfo by default, which every SQP server answers. Add
@@ -51,7 +52,8 @@ pub struct Options {
     pub sqp_chunks: ChunkSet,
     /// How to decode text the protocol declares no charset for (SA:MP, GameSpy): servers send
     /// their locale's code page, so the caller chooses. `None` means the protocol's usual one
-    /// (Windows-1252 for SA:MP and GameSpy v1); protocols that declare UTF-8 ignore it.
+    /// (Windows-1252 for SA:MP and GameSpy v1, UTF-8 for A2S); protocols that declare UTF-8
+    /// ignore it.
     pub encoding: Option<TextEncoding>,
     /// OneQuery auth token: the shared secret a non-public server expects.
     pub auth_token: Option<String>,
