@@ -2,7 +2,7 @@
 //!
 //! - [`query`] resolves a host, picks the protocol's engine and runs it; [`query_blocking`] does
 //!   the same for code without an async runtime. [`query_sqp`], [`query_onequery`],
-//!   [`query_samp`] and [`query_gamespy1`] do it for one protocol each.
+//!   [`query_samp`], [`query_gamespy1`] and [`query_a2s`] do it for one protocol each.
 //! - [`run_session`] runs any [`ClientSession`] on a socket you provide.
 //! - [`serve`] answers requests with a [`Service`] until told to stop.
 
@@ -19,6 +19,7 @@ use crate::address::HostPort;
 use crate::clock::Clock;
 use crate::engine::{ClientSession, DropReason, Responder, Verdict};
 use crate::engines;
+use crate::engines::a2s::A2sClient;
 use crate::engines::gamespy1::GameSpy1Session;
 use crate::engines::onequery::OneQueryClient;
 use crate::engines::samp::SampSession;
@@ -329,6 +330,28 @@ pub async fn query_gamespy1(
     query_session(GameSpy1Session::new(target, options)).await
 }
 
+/// Queries a Valve A2S server (port 27015 unless `target` names one): INFO, then PLAYER and
+/// RULES unless [`Options::players`] / [`Options::rules`] are off, each with the challenge
+/// the server asks for. A PLAYER or RULES reply that never comes whole leaves the status
+/// `complete: false` with what arrived.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_a2s("tf2.example.org:27015", &Options::default()).await?;
+/// println!("{} on {:?}: {} players", status.name, status.map, status.players.len());
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_a2s(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    let target = target.into().resolve(Protocol::A2s.default_port()).await?;
+    query_session(A2sClient::new(target, options)).await
+}
+
 /// [`query`] for code without an async runtime: runs one on the current thread.
 ///
 /// Returns an error if called from inside a tokio runtime (await [`query`] there instead).
@@ -564,5 +587,9 @@ mod tests {
         );
         assert!(!waiting_for(query_samp(target, &options).await).is_empty());
         assert!(!waiting_for(query_gamespy1(target, &options).await).is_empty());
+        assert_eq!(
+            waiting_for(query_a2s(target, &options).await),
+            "info request"
+        );
     }
 }

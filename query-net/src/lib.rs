@@ -5,8 +5,8 @@
 //! tested without sockets. Thin tokio drivers ([`driver`], [`bulk`]) run them on real sockets.
 //!
 //! - Client: [`driver::query`] returns a [`ServerStatus`] for any protocol, and
-//!   [`driver::query_sqp`], [`driver::query_onequery`], [`driver::query_samp`] and
-//!   [`driver::query_gamespy1`] for one each; [`bulk::bulk`] streams results for many targets
+//!   [`driver::query_sqp`], [`driver::query_onequery`], [`driver::query_samp`],
+//!   [`driver::query_gamespy1`] and [`driver::query_a2s`] for one each; [`bulk::bulk`] streams results for many targets
 //!   through a few sockets.
 //! - Responder: a [`engine::Responder`] reads the game's [`state::SharedState`]; a
 //!   [`service::Service`] adds rate limiting and counters; [`driver::serve`] runs it.
