@@ -1,4 +1,4 @@
-//! Valve A2S: the status client ([`A2sClient`]).
+//! Valve A2S: the status client ([`A2sClient`]) and the responder ([`A2sResponder`]).
 //!
 //! # Client
 //!
@@ -26,8 +26,31 @@
 //!
 //! The mapping into [`ServerStatus`] is in [`status_from_info`], [`add_players`] and
 //! [`add_rules`].
+//!
+//! # Responder
+//!
+//! [`A2sResponder`] answers INFO, PLAYER and RULES from a [`SharedState`](crate::state::SharedState):
+//!
+//! - **Challenges.** PLAYER and RULES are answered only with a valid challenge, INFO too by
+//!   default ([`A2sConfig::info_challenge`]); without one the reply is the 9-byte
+//!   `S2C_CHALLENGE`, no longer than the request, so the port cannot amplify a forged
+//!   request. A challenge is a keyed MAC of the source's IP and port and the time window:
+//!   nothing is kept per client, and one challenge serves every request of its window.
+//! - **Replies** are encoded once per state snapshot; a reply longer than
+//!   [`A2sConfig::split_size`] (1400) goes out in Source-form parts, never compressed, with a
+//!   new id per reply. Only requests of the exact size are answered; anything else is dropped
+//!   as malformed.
+//! - **Mapping.** Name, map, version, slots, password and game port from the state; the game
+//!   name is [`A2sConfig::game`] or else the state's game type (what the client reads back as
+//!   the game type). Text goes out as UTF-8, cut to 255 bytes and at any NUL. PLAYER has at
+//!   most 255 rows, scores saturated to i32 and durations 0 (the state has none); counts past
+//!   255 go in the keywords as `cp<N>,mp<N>`, as Rust does. Rules are sent as text, flags as
+//!   `1`/`0` like Source cvars. Rows and rules past 32 KiB of reply are left out.
 
+mod responder;
 mod status;
+
+pub use responder::{A2sConfig, A2sResponder, SPLIT_SIZE};
 
 pub use status::{
     add_players, add_rules, players_before_cut, rules_before_cut, status_from_info, InfoReply,
