@@ -1,6 +1,7 @@
 //! The responders under test, configured as a benchmark needs them, and the state they serve.
 
 use query_net::engine::Responder;
+use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::all::AllProtocols;
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use query_net::engines::onequery::OneQueryResponder;
@@ -87,6 +88,11 @@ pub fn gamespy1(state: &SharedState) -> GameSpy1Responder {
     GameSpy1Responder::new(state.clone(), GameSpy1Config::default())
 }
 
+/// The A2S responder as current Source servers answer: INFO too needs a challenge.
+pub fn a2s(state: &SharedState) -> A2sResponder {
+    A2sResponder::new(state.clone(), A2sConfig::default())
+}
+
 /// The responder of one protocol, boxed so that one collection holds any. Its SQP challenge
 /// table has room for `sqp_challenges` clients at once.
 pub fn responder(protocol: Protocol, state: &SharedState, sqp_challenges: usize) -> DynResponder {
@@ -95,6 +101,7 @@ pub fn responder(protocol: Protocol, state: &SharedState, sqp_challenges: usize)
         Protocol::OneQuery => Box::new(OneQueryResponder::new(state.clone())),
         Protocol::Samp => Box::new(samp(state)),
         Protocol::GameSpy1 => Box::new(gamespy1(state)),
+        Protocol::A2s => Box::new(a2s(state)),
     })
 }
 
@@ -125,6 +132,7 @@ pub fn all_protocols(state: &SharedState) -> AllProtocols {
         .with_sqp(sqp(state))
         .with_samp(samp(state))
         .with_gamespy1(gamespy1(state))
+        .with_a2s(a2s(state))
 }
 
 /// `responder` behind a [`Service`] without a rate limit: the benchmarks send from one

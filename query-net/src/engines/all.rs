@@ -1,6 +1,7 @@
-//! One responder for all four protocols on one port, dispatching on the first bytes.
+//! One responder for every protocol on one port, dispatching on the first bytes.
 //!
-//! The four request formats cannot be mistaken for one another:
+//! The five request formats cannot be mistaken for one another: each is told by its first
+//! byte, and no two share it (`O` or `H`, `S`, `\`, `00` or `01`, `FF`).
 //!
 //! | first bytes | length | protocol |
 //! |---|---|---|
@@ -9,14 +10,17 @@
 //! | `\` | any | GameSpy v1 |
 //! | `00` | 5 | SQP challenge request |
 //! | `01` | 8 | SQP query request |
+//! | `FF FF FF FF` then `T`, `U` or `V` | any | A2S INFO, PLAYER or RULES |
 //!
-//! Anything else is dropped as malformed without reaching any protocol's responder.
+//! Anything else is dropped as malformed without reaching any protocol's responder; each
+//! responder then checks the rest (A2S its exact sizes).
 
 use std::net::SocketAddr;
 
-use query_specs::{onequery, samp, sqp};
+use query_specs::{a2s, onequery, samp, sqp};
 use query_wire::{kv, Decode};
 
+use super::a2s::{A2sConfig, A2sResponder};
 use super::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use super::onequery::OneQueryResponder;
 use super::samp::{SampConfig, SampResponder};
@@ -37,6 +41,7 @@ use crate::state::SharedState;
 /// assert_eq!(route(b"\\status\\"), Some(Protocol::GameSpy1));
 /// assert_eq!(route(&[0, 0, 0, 0, 0]), Some(Protocol::Sqp));
 /// assert_eq!(route(&[0, 0, 0, 0]), None);
+/// assert_eq!(route(b"\xff\xff\xff\xffTSource Engine Query\0"), Some(Protocol::A2s));
 /// ```
 pub fn route(datagram: &[u8]) -> Option<Protocol> {
     // Compared as constants rather than decoded: a failed decode builds an error, and most
@@ -53,6 +58,8 @@ pub fn route(datagram: &[u8]) -> Option<Protocol> {
         Some(Protocol::Samp)
     } else if datagram.first() == Some(&kv::DELIMITER) {
         Some(Protocol::GameSpy1)
+    } else if is_a2s_request(datagram) {
+        Some(Protocol::A2s)
     } else if sqp::Request::from_bytes(datagram).is_ok() {
         // Exactly a challenge request or a query request: the declaration checks the length.
         Some(Protocol::Sqp)
@@ -61,10 +68,24 @@ pub fn route(datagram: &[u8]) -> Option<Protocol> {
     }
 }
 
-/// Answers SQP, OneQuery, SA:MP and GameSpy v1 on one socket, from one [`SharedState`].
+/// Whether `datagram` starts like an A2S request: a whole packet's `FF FF FF FF`, then INFO's,
+/// PLAYER's or RULES's kind.
+fn is_a2s_request(datagram: &[u8]) -> bool {
+    matches!(
+        datagram.split_first_chunk::<4>(),
+        Some((magic, [kind, ..]))
+            if magic == a2s::SINGLE_BYTES
+                && matches!(
+                    *kind,
+                    a2s::KIND_INFO_REQUEST | a2s::KIND_PLAYER_REQUEST | a2s::KIND_RULES_REQUEST
+                )
+    )
+}
+
+/// Answers SQP, OneQuery, SA:MP, GameSpy v1 and A2S on one socket, from one [`SharedState`].
 ///
-/// Each protocol keeps its own responder (SQP's challenge table, OneQuery's token key, the
-/// SA:MP and GameSpy reply caches); this type only routes with [`route`], so a datagram costs
+/// Each protocol keeps its own responder (SQP's challenge table, OneQuery's token key and
+/// A2S's challenge key, the SA:MP, GameSpy and A2S reply caches); this type only routes with [`route`], so a datagram costs
 /// one look at its first bytes before the protocol's own checks.
 ///
 /// ```
@@ -87,6 +108,7 @@ pub struct AllProtocols {
     onequery: OneQueryResponder,
     samp: SampResponder,
     gamespy1: GameSpy1Responder,
+    a2s: A2sResponder,
 }
 
 impl AllProtocols {
@@ -96,7 +118,8 @@ impl AllProtocols {
             sqp: SqpResponder::new(state.clone()),
             onequery: OneQueryResponder::new(state.clone()),
             samp: SampResponder::new(state.clone(), SampConfig::default()),
-            gamespy1: GameSpy1Responder::new(state, GameSpy1Config::default()),
+            gamespy1: GameSpy1Responder::new(state.clone(), GameSpy1Config::default()),
+            a2s: A2sResponder::new(state, A2sConfig::default()),
         }
     }
 
@@ -127,6 +150,13 @@ impl AllProtocols {
         self.gamespy1 = gamespy1;
         self
     }
+
+    /// Replaces the A2S responder (to set its configuration or challenge secret).
+    #[must_use]
+    pub fn with_a2s(mut self, a2s: A2sResponder) -> Self {
+        self.a2s = a2s;
+        self
+    }
 }
 
 impl Responder for AllProtocols {
@@ -138,11 +168,12 @@ impl Responder for AllProtocols {
         replies: &mut ReplySink,
     ) -> Verdict {
         match route(datagram) {
-            None | Some(Protocol::A2s) => Verdict::Dropped(DropReason::Malformed),
+            None => Verdict::Dropped(DropReason::Malformed),
             Some(Protocol::Sqp) => self.sqp.handle(from, datagram, now, replies),
             Some(Protocol::OneQuery) => self.onequery.handle(from, datagram, now, replies),
             Some(Protocol::Samp) => self.samp.handle(from, datagram, now, replies),
             Some(Protocol::GameSpy1) => self.gamespy1.handle(from, datagram, now, replies),
+            Some(Protocol::A2s) => self.a2s.handle(from, datagram, now, replies),
         }
     }
 }
@@ -165,5 +196,11 @@ mod tests {
         assert_eq!(route(&[0; 6]), None);
         assert_eq!(route(&[2; 5]), None);
         assert_eq!(route(b""), None);
+        for kind in *b"TUV" {
+            assert_eq!(route(&[0xff, 0xff, 0xff, 0xff, kind]), Some(Protocol::A2s));
+        }
+        assert_eq!(route(b"\xff\xff\xff\xffW"), None);
+        assert_eq!(route(b"\xfe\xff\xff\xffU"), None);
+        assert_eq!(route(b"\xff\xff\xff\xff"), None);
     }
 }
