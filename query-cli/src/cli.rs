@@ -265,6 +265,10 @@ content is invalid, the old state keeps being served and one log line says why.
 On startup one line per protocol goes to stdout, `<protocol> <bound address>`, so port 0
 (any free port) works in scripts. Logs go to stderr. Ctrl-C (or SIGTERM) stops cleanly.
 
+A2S answers PLAYER and RULES only to a client that proved its address with a challenge, and
+INFO too unless --a2s-no-info-challenge: a forged request gets 9 bytes back, never more than
+it sent. game_type is sent as the game's name unless --a2s-game gives one.
+
 Example state.toml:
   name = \"My Server\"
   map = \"Highrise\"
@@ -278,6 +282,7 @@ Example state.toml:
 Examples:
   gsq serve state.toml --sqp 0.0.0.0:7779 --onequery 0.0.0.0:5520
   gsq serve state.json --all 127.0.0.1:0
+  gsq serve state.toml --a2s 27015 --a2s-folder cstrike --a2s-app-id 240
   gsq serve state.toml --samp 7777 --rate-limit 5 --burst 10\n\nExit codes: 0 stopped by Ctrl-C or SIGTERM, 2 bad arguments, 4 malformed listen address,\n5 port out of range, 7 cannot listen, 10 missing or invalid state file\n(all codes: 'gsq --help').";
 
 /// `gsq serve`.
@@ -303,7 +308,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub gamespy1: Option<SocketAddr>,
 
-    /// Answer all four protocols on this one address.
+    /// Answer Valve A2S queries (INFO, PLAYER, RULES) on this address.
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
+    pub a2s: Option<SocketAddr>,
+
+    /// Answer every protocol (SQP, OneQuery, SA:MP, GameSpy v1, A2S) on this one address.
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub all: Option<SocketAddr>,
 
@@ -323,7 +332,7 @@ pub struct ServeArgs {
     #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION")]
     pub log_interval: Duration,
 
-    /// Text encoding of SA:MP and GameSpy replies.
+    /// Text encoding of SA:MP and GameSpy replies (A2S is always UTF-8).
     #[arg(short, long, default_value = "windows-1252", value_parser = parse_encoding)]
     pub encoding: TextEncoding,
 
@@ -355,6 +364,27 @@ pub struct ServeArgs {
     /// GameSpy v1: the `gamename` to report (e.g. `ut`, `bfield1942`); none by default.
     #[arg(long, value_name = "NAME", default_value = "")]
     pub gamespy1_game_name: String,
+
+    /// A2S: answer INFO without a challenge, as servers before December 2020 did (for old
+    /// clients; the port then answers a forged INFO with a few hundred bytes).
+    #[arg(long)]
+    pub a2s_no_info_challenge: bool,
+
+    /// A2S: the Steam app id INFO reports (2400, The Ship, changes the reply layout).
+    #[arg(long, value_name = "ID", default_value_t = 0)]
+    pub a2s_app_id: u16,
+
+    /// A2S: the game folder INFO reports (e.g. `cstrike`, `tf`); none by default.
+    #[arg(long, value_name = "NAME", default_value = "")]
+    pub a2s_folder: String,
+
+    /// A2S: the game name INFO reports; the state's game_type by default.
+    #[arg(long, value_name = "NAME", default_value = "")]
+    pub a2s_game: String,
+
+    /// A2S: comma-separated keywords (tags) INFO reports; none by default.
+    #[arg(long, value_name = "TAGS", default_value = "")]
+    pub a2s_keywords: String,
 }
 
 /// What a OneQuery client without a valid auth token gets.

@@ -1,10 +1,11 @@
-//! The responders `serve` and `demo` run: one per protocol, or one for all four on a port.
+//! The responders `serve` and `demo` run: one per protocol, or one for all of them on a port.
 
 use std::fmt;
 use std::net::SocketAddr;
 
 use query_net::clock::Now;
 use query_net::engine::{ReplySink, Responder, Verdict};
+use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::all::AllProtocols;
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use query_net::engines::onequery::{Access, AuthSecret, OneQueryResponder, Permissions};
@@ -22,7 +23,7 @@ use crate::exit::Outcome;
 pub enum Role {
     /// One protocol.
     One(Protocol),
-    /// All four, told apart by their first bytes.
+    /// Every protocol, told apart by their first bytes.
     All,
 }
 
@@ -48,6 +49,8 @@ pub struct Settings {
     pub samp_rcon_password: Option<String>,
     /// GameSpy v1 `gamename` (`ut`, `bfield1942`...); not sent when empty.
     pub gamespy1_game_name: String,
+    /// How A2S presents the server and whether INFO needs a challenge.
+    pub a2s: A2sConfig,
 }
 
 impl fmt::Debug for Settings {
@@ -59,12 +62,13 @@ impl fmt::Debug for Settings {
             .field("onequery_secrets", &self.onequery_secrets.len())
             .field("samp_rcon", &self.samp_rcon_password.is_some())
             .field("gamespy1_game_name", &self.gamespy1_game_name)
+            .field("a2s", &self.a2s)
             .finish()
     }
 }
 
 impl Default for Settings {
-    /// Public, Windows-1252 text, no RCON.
+    /// Public, Windows-1252 text, no RCON, A2S as a current Source server.
     fn default() -> Self {
         Settings {
             encoding: TextEncoding::Windows1252,
@@ -72,6 +76,7 @@ impl Default for Settings {
             onequery_secrets: Vec::new(),
             samp_rcon_password: None,
             gamespy1_game_name: String::new(),
+            a2s: A2sConfig::default(),
         }
     }
 }
@@ -107,11 +112,13 @@ pub fn build(role: Role, state: &SharedState, settings: &Settings) -> Outcome<An
         Role::One(Protocol::OneQuery) => Box::new(onequery(state, settings)),
         Role::One(Protocol::Samp) => Box::new(samp(state, settings)),
         Role::One(Protocol::GameSpy1) => Box::new(gamespy1(state, settings)),
+        Role::One(Protocol::A2s) => Box::new(a2s(state, settings)),
         Role::All => Box::new(
             AllProtocols::new(state.clone())
                 .with_onequery(onequery(state, settings))
                 .with_samp(samp(state, settings))
-                .with_gamespy1(gamespy1(state, settings)),
+                .with_gamespy1(gamespy1(state, settings))
+                .with_a2s(a2s(state, settings)),
         ),
     })
 }
@@ -125,6 +132,10 @@ fn gamespy1(state: &SharedState, settings: &Settings) -> GameSpy1Responder {
             ..GameSpy1Config::default()
         },
     )
+}
+
+fn a2s(state: &SharedState, settings: &Settings) -> A2sResponder {
+    A2sResponder::new(state.clone(), settings.a2s.clone())
 }
 
 fn onequery(state: &SharedState, settings: &Settings) -> OneQueryResponder {

@@ -42,7 +42,7 @@ fn startup_prints_one_line_per_protocol_with_the_bound_address() {
     let all = Server::start(
         StateDir::new("toml", SAMPLE_STATE),
         &["--all", "127.0.0.1:0"],
-        &["sqp", "onequery", "samp", "gamespy1"],
+        &["sqp", "onequery", "samp", "gamespy1", "a2s"],
     );
     let ports: Vec<u16> = all.addresses.values().map(|a| a.port()).collect();
     assert!(
@@ -151,6 +151,74 @@ fn json_state_files_are_served() {
     assert_eq!(status["map"], "Dust");
     assert_eq!(status["players"][0]["name"], "Ann");
     assert_eq!(status["rules"]["mode"], "ctf");
+}
+
+/// The reply `request` gets from `server` on a fresh socket, if any within a second.
+fn raw_reply(server: &str, request: &[u8]) -> Option<Vec<u8>> {
+    let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+    client
+        .set_read_timeout(Some(Duration::from_secs(1)))
+        .unwrap();
+    client.send_to(request, server).unwrap();
+    let mut buf = [0u8; 2048];
+    let (len, _) = client.recv_from(&mut buf).ok()?;
+    Some(buf[..len].to_vec())
+}
+
+const A2S_INFO: &[u8] = b"\xff\xff\xff\xffTSource Engine Query\0";
+
+#[test]
+fn a2s_is_served_alone_and_on_the_all_port_behind_its_challenge() {
+    let server = Server::start(
+        StateDir::new("toml", SAMPLE_STATE),
+        &[
+            "--a2s",
+            "127.0.0.1:0",
+            "--all",
+            "127.0.0.1:0",
+            "--a2s-folder",
+            "tdm",
+            "--a2s-keywords",
+            "casual,eu",
+        ],
+        &["a2s", "sqp"],
+    );
+    let all = server.addr("sqp");
+    for address in [server.addr("a2s"), all.clone()] {
+        let status = run(&["query", "a2s", &address, "--json"]).json();
+        assert_eq!(status["name"], "Café Zoë", "{address}");
+        assert_eq!(status["game_type"], "Team Deathmatch");
+        assert_eq!(status["max_players"], 16);
+        assert_eq!(status["players"][1]["name"], "Jürgen");
+        assert_eq!(status["players"][1]["score"], 17);
+        assert_eq!(status["rules"]["round_time"], "300");
+        assert_eq!(status["raw"]["folder"], "tdm");
+        assert_eq!(status["raw"]["keywords"], "casual,eu");
+        assert_eq!(status["raw"]["port"], 7777);
+        assert_eq!(status["complete"], true);
+        // A request without a challenge gets only the 9-byte challenge.
+        let reply = raw_reply(&address, A2S_INFO).expect("a challenge");
+        assert_eq!((reply.len(), &reply[..5]), (9, &b"\xff\xff\xff\xffA"[..]));
+        let reply = raw_reply(&address, b"\xff\xff\xff\xffU\xff\xff\xff\xff").expect("a challenge");
+        assert_eq!(reply.len(), 9);
+    }
+    // The other protocols still answer on the shared port.
+    assert_eq!(served_name("sqp", &all).as_deref(), Some("Café Zoë"));
+}
+
+#[test]
+fn a2s_info_can_be_answered_without_a_challenge() {
+    let server = Server::start(
+        StateDir::new("toml", SAMPLE_STATE),
+        &["--a2s", "127.0.0.1:0", "--a2s-no-info-challenge"],
+        &["a2s"],
+    );
+    let reply = raw_reply(&server.addr("a2s"), A2S_INFO).expect("an INFO reply");
+    assert_eq!(&reply[..5], b"\xff\xff\xff\xffI");
+    // PLAYER still needs one.
+    let reply =
+        raw_reply(&server.addr("a2s"), b"\xff\xff\xff\xffU\xff\xff\xff\xff").expect("a challenge");
+    assert_eq!(&reply[..5], b"\xff\xff\xff\xffA");
 }
 
 #[test]

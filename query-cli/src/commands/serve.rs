@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use notify::{RecursiveMode, Watcher};
 use query_net::driver;
 use query_net::engine::DropReason;
+use query_net::engines::a2s::A2sConfig;
 use query_net::limit::{RateLimit, Stats};
 use query_net::service::Service;
 use query_net::state::{ServerState, SharedState};
@@ -51,6 +52,7 @@ pub async fn run(args: ServeArgs) -> Outcome {
         onequery_secrets: args.onequery_secrets.clone(),
         samp_rcon_password: args.samp_rcon_password.clone(),
         gamespy1_game_name: args.gamespy1_game_name.clone(),
+        a2s: a2s_config(&args),
     };
     let rate_limit = (!args.no_rate_limit).then(|| RateLimit {
         per_second: NonZeroU32::new(args.rate_limit).unwrap_or(NonZeroU32::MIN),
@@ -141,6 +143,7 @@ fn roles(args: &ServeArgs) -> Outcome<Vec<(Role, SocketAddr)>> {
         (Role::One(Protocol::OneQuery), args.onequery),
         (Role::One(Protocol::Samp), args.samp),
         (Role::One(Protocol::GameSpy1), args.gamespy1),
+        (Role::One(Protocol::A2s), args.a2s),
         (Role::All, args.all),
     ]
     .into_iter()
@@ -148,7 +151,7 @@ fn roles(args: &ServeArgs) -> Outcome<Vec<(Role, SocketAddr)>> {
     .collect();
     if roles.is_empty() {
         return Err(Failure::usage("nothing to serve").hint(
-            "give at least one of --sqp, --onequery, --samp, --gamespy1 or --all with an address",
+            "give at least one of --sqp, --onequery, --samp, --gamespy1, --a2s or --all with an address",
         ));
     }
     // Two sockets on one fixed port would fail to bind; say which options clash instead.
@@ -164,6 +167,18 @@ fn roles(args: &ServeArgs) -> Outcome<Vec<(Role, SocketAddr)>> {
         }
     }
     Ok(roles)
+}
+
+/// The A2S responder's configuration from the `--a2s-*` options.
+fn a2s_config(args: &ServeArgs) -> A2sConfig {
+    A2sConfig {
+        info_challenge: !args.a2s_no_info_challenge,
+        app_id: args.a2s_app_id,
+        folder: args.a2s_folder.clone(),
+        game: args.a2s_game.clone(),
+        keywords: args.a2s_keywords.clone(),
+        ..A2sConfig::default()
+    }
 }
 
 /// Prints `<protocol> <address>` per protocol on stdout, so scripts can find the ports.
