@@ -8,14 +8,18 @@ use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use query_net::clock::Now;
 use query_net::engine::{ReplySink, Responder, Verdict};
+use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::all::AllProtocols;
 use query_net::engines::onequery::OneQueryResponder;
 use query_net::engines::sqp::SqpResponder;
 use query_net::onequery_token::TokenKey;
 use query_net::state::{PlayerState, RuleValue, ServerState, SharedState, TeamState};
+use query_specs::a2s::{
+    Challenge, InfoRequest, Reply as A2sReply, Request as A2sRequest, INFO_PAYLOAD,
+};
 use query_specs::onequery::{Family, Query, Request as OneRequest, RequestFlags};
 use query_specs::sqp::{ChunkSet, QueryRequest, Request as SqpRequest};
-use query_wire::{Encode, Uuid};
+use query_wire::{Decode, Encode, Uuid};
 
 fn allocations(f: impl FnOnce()) -> u64 {
     allocation_counter::measure(f).count_total
@@ -179,6 +183,65 @@ fn onequery_replies_allocate_nothing() {
     );
 }
 
+/// INFO without a challenge, then INFO, PLAYER (in Source parts: 255 rows of 300) and RULES
+/// with the challenge it got, `rounds` times; returns how many were answered with what they
+/// asked for, and how many datagrams came back.
+fn a2s_rounds(
+    responder: &mut impl Responder,
+    sink: &mut ReplySink,
+    rounds: usize,
+) -> (usize, usize) {
+    let now = now();
+    let mut buf = [0u8; 32];
+    let (mut answered, mut datagrams) = (0, 0);
+    let mut ask = |request: &A2sRequest<'_>, sink: &mut ReplySink| {
+        let len = request.encode_into(&mut buf).unwrap();
+        sink.clear();
+        let verdict = responder.handle(client(), &buf[..len], now, sink);
+        datagrams += sink.len();
+        verdict == Verdict::Answered
+    };
+    for _ in 0..rounds {
+        let info = |challenge| {
+            A2sRequest::Info(InfoRequest {
+                payload: INFO_PAYLOAD,
+                challenge,
+            })
+        };
+        assert!(ask(&info(None), sink));
+        let reply = sink.datagrams().next().unwrap_or_default();
+        let Ok(A2sReply::Challenge(Challenge { challenge })) = A2sReply::from_bytes_with(reply, 0)
+        else {
+            panic!("not a challenge: {reply:?}");
+        };
+        let proof = Challenge { challenge };
+        for request in [
+            info(Some(challenge)),
+            A2sRequest::Players(proof),
+            A2sRequest::Rules(proof),
+        ] {
+            let challenged = |d: &[u8]| d.starts_with(b"\xff\xff\xff\xffA");
+            if ask(&request, sink) && !sink.datagrams().any(challenged) {
+                answered += 1;
+            }
+        }
+    }
+    (answered, datagrams)
+}
+
+#[test]
+fn a2s_replies_allocate_nothing() {
+    let mut responder = A2sResponder::new(state(), A2sConfig::default());
+    let mut sink = ReplySink::default();
+    assert_eq!(a2s_rounds(&mut responder, &mut sink, 5).0, 15);
+    let (mut answered, mut datagrams) = (0, 0);
+    let count = allocations(|| (answered, datagrams) = a2s_rounds(&mut responder, &mut sink, 500));
+    assert_eq!(answered, 1500);
+    // The challenge, INFO, RULES, and PLAYER in several parts.
+    assert!(datagrams > 500 * 5, "{datagrams} datagrams");
+    assert_eq!(count, 0, "{count} allocations for {answered} A2S replies");
+}
+
 #[test]
 fn routing_adds_no_allocation() {
     let key = TokenKey::from_secret(&[4; 32]);
@@ -189,9 +252,11 @@ fn routing_adds_no_allocation() {
     let mut sink = ReplySink::new(1400);
     sqp_rounds(&mut all, &mut sink, 10);
     onequery_rounds(&mut all, &mut sink, &requests, 5);
+    a2s_rounds(&mut all, &mut sink, 5);
     let count = allocations(|| {
         sqp_rounds(&mut all, &mut sink, 200);
         onequery_rounds(&mut all, &mut sink, &requests, 50);
+        assert_eq!(a2s_rounds(&mut all, &mut sink, 50).0, 150);
     });
     assert_eq!(count, 0, "{count} allocations through the router");
 }

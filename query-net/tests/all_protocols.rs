@@ -7,8 +7,15 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use query_net::clock::Now;
 use query_net::driver;
+use query_net::engine::{DropReason, ReplySink, Responder, Verdict};
+use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::all::{route, AllProtocols};
+use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
+use query_net::engines::onequery::OneQueryResponder;
+use query_net::engines::samp::{SampConfig, SampResponder};
+use query_net::engines::sqp::SqpResponder;
 use query_net::limit::{Stats, StatsSnapshot};
 use query_net::service::Service;
 use query_net::state::{PlayerState, ServerState, SharedState};
@@ -45,6 +52,95 @@ fn samp_request(opcode: u8) -> Vec<u8> {
     request
 }
 
+/// An A2S request: `FF FF FF FF`, the kind, then INFO's payload or a challenge.
+fn a2s_request(kind: u8, challenge: Option<i32>) -> Vec<u8> {
+    let mut request = vec![0xff, 0xff, 0xff, 0xff, kind];
+    if kind == b'T' {
+        request.extend_from_slice(b"Source Engine Query\0");
+    }
+    if let Some(challenge) = challenge {
+        request.extend_from_slice(&challenge.to_le_bytes());
+    }
+    request
+}
+
+/// Real requests of every protocol, each with the protocol that must answer it.
+fn requests_of_every_protocol() -> Vec<(Protocol, Vec<u8>)> {
+    let mut requests = vec![
+        (Protocol::Sqp, vec![0; 5]),
+        (Protocol::Sqp, vec![1, 0, 0, 0, 0, 0, 1, 0x1f]),
+        (Protocol::OneQuery, b"ONEQUERY\x00".to_vec()),
+        (Protocol::OneQuery, b"HYQUERY2\x00".to_vec()),
+        (Protocol::GameSpy1, b"\\status\\".to_vec()),
+        (Protocol::GameSpy1, b"\\info\\\\echo\\x".to_vec()),
+        (Protocol::A2s, a2s_request(b'T', None)),
+        (Protocol::A2s, a2s_request(b'T', Some(-1))),
+        (Protocol::A2s, a2s_request(b'U', Some(-1))),
+        (Protocol::A2s, a2s_request(b'V', Some(0x1234_5678))),
+    ];
+    requests.extend(b"ircd".iter().map(|&op| (Protocol::Samp, samp_request(op))));
+    let mut ping = samp_request(b'p');
+    ping.extend_from_slice(&[1, 2, 3, 4]);
+    requests.push((Protocol::Samp, ping));
+    requests
+}
+
+#[test]
+fn every_request_is_claimed_by_its_own_protocol_and_refused_by_the_others() {
+    let shared = state();
+    let mut responders: Vec<(Protocol, Box<dyn Responder>)> = vec![
+        (Protocol::Sqp, Box::new(SqpResponder::new(shared.clone()))),
+        (
+            Protocol::OneQuery,
+            Box::new(OneQueryResponder::new(shared.clone())),
+        ),
+        (
+            Protocol::Samp,
+            Box::new(SampResponder::new(shared.clone(), SampConfig::default())),
+        ),
+        (
+            Protocol::GameSpy1,
+            Box::new(GameSpy1Responder::new(
+                shared.clone(),
+                GameSpy1Config::default(),
+            )),
+        ),
+        (
+            Protocol::A2s,
+            Box::new(A2sResponder::new(shared, A2sConfig::default())),
+        ),
+    ];
+    assert_eq!(responders.len(), Protocol::ALL.len());
+    let from: SocketAddr = "192.0.2.1:5000".parse().unwrap();
+    let mut sink = ReplySink::default();
+    for (owner, request) in requests_of_every_protocol() {
+        assert_eq!(route(&request), Some(owner), "{request:?}");
+        for (protocol, responder) in &mut responders {
+            sink.clear();
+            let verdict = responder.handle(from, &request, Now::system(), &mut sink);
+            if *protocol == owner {
+                // Answered, or refused for its made-up challenge: read as a request either way.
+                assert!(
+                    matches!(
+                        verdict,
+                        Verdict::Answered | Verdict::Dropped(DropReason::BadChallenge)
+                    ),
+                    "{owner} {request:?}: {verdict:?}"
+                );
+            } else {
+                // Even tried in turn, no other protocol would read it as its own.
+                assert!(
+                    matches!(
+                        verdict,
+                        Verdict::Dropped(DropReason::Malformed | DropReason::Unsupported)
+                    ) && sink.is_empty(),
+                    "{protocol} took the {owner} request {request:?}: {verdict:?}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn each_protocol_reaches_its_own_responder() {
     let mut service = Service::new(AllProtocols::new(state())).rate_limit(None);
@@ -67,14 +163,27 @@ fn each_protocol_reaches_its_own_responder() {
     let gamespy = ask(b"\\info\\");
     let text = String::from_utf8_lossy(&gamespy[0]);
     assert!(text.contains("\\hostname\\Flood Test Server"), "{text}");
+    let a2s = ask(&a2s_request(b'T', None));
+    assert_eq!((a2s[0].len(), &a2s[0][..5]), (9, &b"\xff\xff\xff\xffA"[..]));
 
-    for garbage in [&b""[..], b"hello", &[0; 4], &[0; 6], &[1; 9], &[2; 5]] {
+    for garbage in [
+        &b""[..],
+        b"hello",
+        &[0; 4],
+        &[0; 6],
+        &[1; 9],
+        &[2; 5],
+        b"\xff\xff\xff\xffW",
+        b"\xfe\xff\xff\xffT",
+    ] {
         assert_eq!(route(garbage), None);
         assert!(ask(garbage).is_empty());
     }
+    // Routed to A2S by its first bytes, then refused there for its size.
+    assert!(ask(b"\xff\xff\xff\xffU\xff").is_empty());
     let stats = service.stats().snapshot();
-    assert_eq!(stats.answered, 5);
-    assert_eq!(stats.dropped_malformed, 6);
+    assert_eq!(stats.answered, 6);
+    assert_eq!(stats.dropped_malformed, 9);
 }
 
 /// The sizes an oversized datagram takes: past any request of the four protocols and past a
@@ -85,13 +194,14 @@ const OVERSIZED: std::ops::RangeInclusive<usize> = 2000..=65_000;
 /// with random bytes, `len` bytes in all.
 fn oversized(rng: &mut StdRng, len: usize, out: &mut Vec<u8>) {
     out.clear();
-    let prefixes: [&[u8]; 6] = [
+    let prefixes: [&[u8]; 7] = [
         &[],
         &[0; 5],
         b"ONEQUERY\x00",
         b"SAMP\x7f\x00\x00\x01\x61\x1ei",
         b"\\status\\",
         &[1, 0, 0, 0, 0, 0, 1, 0x1f],
+        b"\xff\xff\xff\xffTSource Engine Query\0",
     ];
     out.extend_from_slice(prefixes[rng.random_range(0..prefixes.len())]);
     let start = out.len();
@@ -112,7 +222,7 @@ fn hostile(rng: &mut StdRng, out: &mut Vec<u8>) {
         let keep = rng.random_range(0..=out.len());
         out.truncate(keep);
     };
-    match rng.random_range(0..10u8) {
+    match rng.random_range(0..11u8) {
         0 => {
             out.resize(rng.random_range(0..=64), 0);
             rng.fill(&mut out[..]);
@@ -161,12 +271,20 @@ fn hostile(rng: &mut StdRng, out: &mut Vec<u8>) {
             let extra = rng.random_range(0..=16);
             out.extend((0..extra).map(|_| rng.random::<u8>()));
         }
+        9 => {
+            // An A2S request with a made-up challenge, or INFO without one.
+            let kind = *b"TUV".get(rng.random_range(0..3)).unwrap_or(&b'T');
+            let challenge = (kind != b'T' || rng.random_bool(0.5)).then(|| rng.random());
+            out.extend_from_slice(&a2s_request(kind, challenge));
+            truncate(out, rng);
+        }
         _ => {
             // A whole request of some protocol with one byte flipped.
-            match rng.random_range(0..4u8) {
+            match rng.random_range(0..5u8) {
                 0 => out.extend_from_slice(&[1, 0, 0, 0, 0, 0, 1, 0x1f]),
                 1 => out.extend_from_slice(&[0u8; 51]),
                 2 => out.extend_from_slice(&samp_request(b'r')),
+                3 => out.extend_from_slice(&a2s_request(b'U', Some(-1))),
                 _ => out.extend_from_slice(b"\\players\\"),
             }
             let at = rng.random_range(0..out.len());
@@ -340,7 +458,7 @@ async fn a_rate_limited_flood_does_not_keep_valid_clients_from_being_answered() 
     let running = Arc::clone(&flood);
     let flooding = tokio::task::spawn_blocking(move || running.run());
     // Meanwhile, a client on 127.0.0.1 queries every protocol three times, within its own
-    // rate limit (10 per second, bursts of 20; a round of four queries sends about ten).
+    // rate limit (10 per second, bursts of 20; a round of five queries sends about fourteen).
     let address = server.addr.to_string();
     for round in 0..3 {
         if round > 0 {
