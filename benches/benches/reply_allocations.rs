@@ -74,6 +74,61 @@ impl Load for SqpPairs {
     }
 }
 
+/// A2S queries as a current client makes them, per source: INFO without a challenge, then
+/// INFO, PLAYER and RULES with the challenge it got; then again from the start.
+struct A2sQueries {
+    /// Per source: the challenge and the next of INFO, PLAYER, RULES to send with it.
+    progress: Vec<Option<(i32, usize)>>,
+    buf: [u8; 29],
+}
+
+impl A2sQueries {
+    fn new() -> Self {
+        A2sQueries {
+            progress: vec![None; usize::from(SOURCES)],
+            buf: [0; 29],
+        }
+    }
+}
+
+impl Load for A2sQueries {
+    fn request(&mut self, source: usize) -> &[u8] {
+        let progress = &mut self.progress[source];
+        let len = match *progress {
+            None => {
+                let (buf, len) = requests::a2s_info(None);
+                self.buf = buf;
+                len
+            }
+            Some((challenge, step)) => {
+                *progress = (step < 2).then_some((challenge, step + 1));
+                match step {
+                    0 => {
+                        let (buf, len) = requests::a2s_info(Some(challenge));
+                        self.buf = buf;
+                        len
+                    }
+                    1 => {
+                        self.buf[..9].copy_from_slice(&requests::a2s_players(challenge));
+                        9
+                    }
+                    _ => {
+                        self.buf[..9].copy_from_slice(&requests::a2s_rules(challenge));
+                        9
+                    }
+                }
+            }
+        };
+        &self.buf[..len]
+    }
+
+    fn replied(&mut self, source: usize, reply: &[u8]) {
+        if let Some(challenge) = requests::a2s_challenge_of(reply) {
+            self.progress[source] = Some((challenge, 0));
+        }
+    }
+}
+
 /// SA:MP `i`, `r`, `c`, `d` in turn.
 struct SampCycle {
     requests: [[u8; 11]; 4],
@@ -109,11 +164,11 @@ fn run<R: Responder>(service: &mut Service<R>, load: &mut impl Load, count: usiz
     for i in 0..count {
         let slot = i % usize::from(SOURCES);
         // Only the responder is counted: what the load does is opted out.
-        let mut datagram = [0u8; 16];
+        let mut datagram = [0u8; 32];
         let mut len = 0;
         allocation_counter::opt_out(|| {
             let request = load.request(slot);
-            len = request.len().min(16);
+            len = request.len().min(datagram.len());
             datagram[..len].copy_from_slice(&request[..len]);
         });
         let mut first = true;
@@ -174,6 +229,16 @@ fn main() {
             "all-protocols responder (SA:MP load)",
             subjects::unlimited(subjects::all_protocols(&state)),
             SampCycle::new(),
+        ),
+        measure(
+            "A2S responder",
+            subjects::unlimited(subjects::a2s(&state)),
+            A2sQueries::new(),
+        ),
+        measure(
+            "all-protocols responder (A2S load)",
+            subjects::unlimited(subjects::all_protocols(&state)),
+            A2sQueries::new(),
         ),
     ];
 

@@ -345,9 +345,10 @@ mod tests {
         let layout = Layout::new(10_000, 100);
         layout.check().unwrap();
         assert_eq!(layout.ports_per_address(), 100);
+        let per_protocol = 10_000 / Protocol::ALL.len();
         for protocol in Protocol::ALL {
             let of: Vec<Target> = layout.iter().filter(|t| t.protocol == protocol).collect();
-            assert_eq!(of.len(), 2500);
+            assert_eq!(of.len(), per_protocol);
             let silent = of
                 .iter()
                 .filter(|t| t.behaviour == Behaviour::Silent)
@@ -356,7 +357,12 @@ mod tests {
                 .iter()
                 .filter(|t| t.behaviour == Behaviour::DropsFirst)
                 .count();
-            assert_eq!((silent, drops), (500, 125), "{protocol}");
+            // 20% and 5%.
+            assert_eq!(
+                (silent, drops),
+                (per_protocol / 5, per_protocol / 20),
+                "{protocol}"
+            );
         }
         let first = layout.target(0).addr;
         let last = layout.target(9_999).addr;
@@ -409,6 +415,7 @@ mod tests {
     fn the_target_list_names_protocol_and_address() {
         let layout = Layout::new(8, 2);
         let list = target_list(&layout, &[Protocol::Samp]);
-        assert_eq!(list, "samp 127.77.0.1:20002\nsamp 127.77.0.2:20002\n");
+        // Protocols in turn (SA:MP third of five), four ports per address.
+        assert_eq!(list, "samp 127.77.0.1:20002\nsamp 127.77.0.2:20003\n");
     }
 }

@@ -436,6 +436,7 @@ fn subject_label(subject: &str) -> &str {
         "echo" => "tokio UDP echo (socket limit)",
         "sqp" => "SQP responder",
         "all" => "all-protocols responder, SQP load",
+        "a2s" => "A2S responder, INFO load",
         other => other,
     }
 }

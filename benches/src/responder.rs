@@ -1,8 +1,8 @@
 //! Responder throughput: a closed-loop load generator against a responder on loopback.
 //!
-//! Each of `clients` sockets (one source port each) runs SQP query pairs back to back: a
+//! Each of `clients` sockets (one source port each) runs query pairs back to back: a
 //! challenge request, then a query request with the challenge it got, each waiting for its
-//! reply. The same clients run against a bare tokio echo server, which answers each datagram
+//! reply (SQP's, or for the A2S subject an INFO request without a challenge, then with it). The same clients run against a bare tokio echo server, which answers each datagram
 //! with itself: it does the socket work and nothing else, so its rate stands for the socket
 //! layer's limit on this machine, and a responder's rate divided by it says how much the
 //! protocol work costs on top.
@@ -21,12 +21,13 @@ use std::time::{Duration, Instant};
 use query_net::driver;
 use query_net::limit::StatsSnapshot;
 use query_net::state::SharedState;
+use query_specs::a2s;
 use serde::Serialize;
 use tokio::net::UdpSocket;
 use tokio_util::sync::CancellationToken;
 
 use crate::cpu::{pin_current_thread, ThreadCpu};
-use crate::requests::{self, SQP_CHALLENGE, SQP_QUERY};
+use crate::requests::{self, A2S_KIND_AT, SQP_CHALLENGE, SQP_QUERY};
 use crate::subjects;
 
 /// What answers the load.
@@ -39,6 +40,8 @@ pub enum Subject {
     Sqp,
     /// The all-protocols responder under `driver::serve`, fed the same SQP load.
     All,
+    /// The A2S responder under `driver::serve`, fed INFO challenge and INFO pairs.
+    A2s,
 }
 
 impl Subject {
@@ -48,6 +51,15 @@ impl Subject {
             Subject::Echo => "tokio UDP echo",
             Subject::Sqp => "SQP responder",
             Subject::All => "all-protocols responder (SQP load)",
+            Subject::A2s => "A2S responder (INFO load)",
+        }
+    }
+
+    /// What the load generator sends it.
+    fn load(self) -> LoadKind {
+        match self {
+            Subject::A2s => LoadKind::A2sInfo,
+            Subject::Echo | Subject::Sqp | Subject::All => LoadKind::Sqp,
         }
     }
 }
@@ -181,7 +193,7 @@ fn measure_round(subject: Subject, config: LoadConfig) -> io::Result<Round> {
         start: window_start,
         end: window_start + config.duration,
     };
-    let load = Load::start(server.addr, config, window)?;
+    let load = Load::start(server.addr, subject.load(), config, window)?;
 
     sleep_until(window.start);
     let (server_cpu0, client_cpu0) = (server.cpu.used()?, load.cpu.used()?);
@@ -286,6 +298,11 @@ async fn serve(
             driver::serve(socket, &mut service, stop).await?;
             Ok(Some(service.stats().snapshot()))
         }
+        Subject::A2s => {
+            let mut service = subjects::unlimited(subjects::a2s(&state));
+            driver::serve(socket, &mut service, stop).await?;
+            Ok(Some(service.stats().snapshot()))
+        }
     }
 }
 
@@ -333,7 +350,12 @@ struct Load {
 }
 
 impl Load {
-    fn start(server: SocketAddr, config: LoadConfig, window: Window) -> io::Result<Self> {
+    fn start(
+        server: SocketAddr,
+        kind: LoadKind,
+        config: LoadConfig,
+        window: Window,
+    ) -> io::Result<Self> {
         let (ready_tx, ready_rx) = mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("load generator".to_owned())
@@ -343,8 +365,14 @@ impl Load {
                 }
                 let _ = ready_tx.send(ThreadCpu::current());
                 current_thread_runtime()?.block_on(async move {
+                    let timeout = config.reply_timeout;
                     let clients: Vec<_> = (0..config.clients)
-                        .map(|_| tokio::spawn(sqp_pairs(server, window, config.reply_timeout)))
+                        .map(|_| match kind {
+                            LoadKind::Sqp => tokio::spawn(sqp_pairs(server, window, timeout)),
+                            LoadKind::A2sInfo => {
+                                tokio::spawn(a2s_info_pairs(server, window, timeout))
+                            }
+                        })
                         .collect();
                     let mut tally = Tally::default();
                     for client in clients {
@@ -366,6 +394,22 @@ impl Load {
     }
 }
 
+/// The requests a load generator sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LoadKind {
+    /// SQP challenge and query pairs.
+    Sqp,
+    /// A2S INFO without a challenge, then with the one it got.
+    A2sInfo,
+}
+
+/// Which replies a step waits for: those with `kind` at `offset`.
+#[derive(Debug, Clone, Copy)]
+struct Expect {
+    offset: usize,
+    kind: u8,
+}
+
 /// One client: SQP challenge and query pairs from one source port until the window closes.
 async fn sqp_pairs(server: SocketAddr, window: Window, timeout: Duration) -> io::Result<Tally> {
     let socket = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).await?;
@@ -377,7 +421,10 @@ async fn sqp_pairs(server: SocketAddr, window: Window, timeout: Duration) -> io:
         let Some(len) = exchange(
             &socket,
             &challenge_request,
-            SQP_CHALLENGE,
+            Expect {
+                offset: 0,
+                kind: SQP_CHALLENGE,
+            },
             &mut buf,
             timeout,
             window,
@@ -393,7 +440,10 @@ async fn sqp_pairs(server: SocketAddr, window: Window, timeout: Duration) -> io:
         exchange(
             &socket,
             &query_request,
-            SQP_QUERY,
+            Expect {
+                offset: 0,
+                kind: SQP_QUERY,
+            },
             &mut buf,
             timeout,
             window,
@@ -404,12 +454,61 @@ async fn sqp_pairs(server: SocketAddr, window: Window, timeout: Duration) -> io:
     Ok(tally)
 }
 
-/// Sends `request` and waits for a reply of type `expect`; the reply's length, or `None` if
-/// none came in time. Replies of the other type (late ones) are skipped.
+/// One client: A2S INFO without a challenge, then with the challenge it got, from one source
+/// port until the window closes (the benchmark state's INFO is one datagram).
+async fn a2s_info_pairs(
+    server: SocketAddr,
+    window: Window,
+    timeout: Duration,
+) -> io::Result<Tally> {
+    let socket = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).await?;
+    socket.connect(server).await?;
+    let (challenge_request, challenge_len) = requests::a2s_info(None);
+    let mut buf = vec![0u8; driver::RECV_BUFFER];
+    let mut tally = Tally::default();
+    while Instant::now() < window.end {
+        let Some(len) = exchange(
+            &socket,
+            &challenge_request[..challenge_len],
+            Expect {
+                offset: A2S_KIND_AT,
+                kind: a2s::KIND_CHALLENGE,
+            },
+            &mut buf,
+            timeout,
+            window,
+            &mut tally,
+        )
+        .await?
+        else {
+            continue;
+        };
+        let challenge = requests::a2s_challenge_of(&buf[..len])
+            .ok_or_else(|| io::Error::other("the subject's challenge reply does not decode"))?;
+        let (info_request, info_len) = requests::a2s_info(Some(challenge));
+        exchange(
+            &socket,
+            &info_request[..info_len],
+            Expect {
+                offset: A2S_KIND_AT,
+                kind: a2s::KIND_INFO,
+            },
+            &mut buf,
+            timeout,
+            window,
+            &mut tally,
+        )
+        .await?;
+    }
+    Ok(tally)
+}
+
+/// Sends `request` and waits for a reply of the kind `expect` says; the reply's length, or
+/// `None` if none came in time. Replies of another kind (late ones) are skipped.
 async fn exchange(
     socket: &UdpSocket,
     request: &[u8],
-    expect: u8,
+    expect: Expect,
     buf: &mut [u8],
     timeout: Duration,
     window: Window,
@@ -424,7 +523,7 @@ async fn exchange(
                 tally.timeouts += 1;
                 return Ok(None);
             }
-            Ok(Ok(len)) if len > 0 && buf[0] == expect => {
+            Ok(Ok(len)) if len > expect.offset && buf[expect.offset] == expect.kind => {
                 let received = Instant::now();
                 if received >= window.start && received < window.end {
                     let rtt = received - sent;
