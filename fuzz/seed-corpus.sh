@@ -37,6 +37,12 @@ unhex() { xxd -r -p <(tr -s ' \n' ' ' <"$1"); }
 for f in "$fixtures"/*/*request*.hex; do
   { printf '\x00'; xxd -r -p <(tr -s ' \n' ' ' <"$f"); } >"corpus/responders/$(basename "$f" .hex)"
 done
+# A2S requests have no fixture: INFO without and with a challenge, PLAYER and RULES.
+printf '\x00\xff\xff\xff\xffTSource Engine Query\x00' >corpus/responders/a2s_info_request
+printf '\x00\xff\xff\xff\xffTSource Engine Query\x00\x01\x02\x03\x04' \
+  >corpus/responders/a2s_info_challenge_request
+printf '\x00\xff\xff\xff\xffU\xff\xff\xff\xff' >corpus/responders/a2s_players_request
+printf '\x00\xff\xff\xff\xffV\x01\x02\x03\x04' >corpus/responders/a2s_rules_request
 
 if [ -d "$vectors" ]; then
   for f in "$vectors"/sqp-reference/*response*; do
