@@ -34,9 +34,9 @@ pub struct ServerState {
     pub name: String,
     /// Current map.
     pub map: String,
-    /// Game type or game mode.
+    /// Game type or game mode (A2S sends it as the game's name unless one is configured).
     pub game_type: String,
-    /// Version or build id (SQP build id, OneQuery version, SA:MP `version` rule).
+    /// Version or build id (SQP build id, OneQuery version, SA:MP `version` rule, A2S version).
     pub version: String,
     /// Language (the third string of SA:MP's `i` reply).
     pub language: String,
@@ -55,7 +55,7 @@ pub struct ServerState {
     pub rules: IndexMap<String, RuleValue>,
     /// Whether joining needs a password.
     pub password: bool,
-    /// The game port players connect to.
+    /// The game port players connect to (SQP, GameSpy `hostport`, A2S Extra Data).
     pub port: u16,
     /// Host name or address advertised to clients (OneQuery `FLAG_HAS_ADDRESS`); not sent when
     /// `None`.
