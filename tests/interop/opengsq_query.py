@@ -1,23 +1,31 @@
 """Queries one server with opengsq and prints what opengsq reports, as JSON, on stdout.
 
-    python opengsq_query.py samp|gamespy1 <host> <port>
+    python opengsq_query.py samp|gamespy1|a2s <host> <port>
 
 The output holds opengsq's own results, converted to JSON without interpretation:
 - samp: {"status": Status, "rules": ..., "players": [Player]} from get_status, get_rules and
   get_players. opengsq's get_rules returns a set of (key, value) pairs (a set comprehension
   where a dict was meant), so its pairs are printed as a list, sorted, as opengsq gives no order.
 - gamespy1: {"info": ..., "players": [...], "teams": [...]} from get_status().
+- a2s: {"info": SourceInfo, "players": [Player], "rules": ...} from the Source protocol's
+  get_info, get_players and get_rules, in that order (each on a socket of its own, so each
+  goes through the challenge exchange). get_rules returns a set of (name, value) pairs like
+  Samp's, printed the same way. opengsq's enums (ServerType, Environment, Visibility, VAC) are
+  IntEnums, which json would print as bare numbers; they are printed as "Class.Member" (for
+  example "ServerType.Dedicated"), so what opengsq made of the byte shows. The extra data
+  flag (edf), an int subclass, is printed as its number.
 
 Any failure exits non-zero with opengsq's message.
 """
 
 import asyncio
 import dataclasses
+import enum
 import json
 import sys
 import traceback
 
-from opengsq.protocols import GameSpy1, Samp
+from opengsq.protocols import GameSpy1, Samp, Source
 
 TIMEOUT_SECONDS = 5.0
 
@@ -40,7 +48,30 @@ async def query_gamespy1(host: str, port: int) -> dict:
     return {"info": status.info, "players": status.players, "teams": status.teams}
 
 
-QUERIES = {"samp": query_samp, "gamespy1": query_gamespy1}
+def enum_members_named(value):
+    """`value` with every Enum member in it replaced by "Class.Member"."""
+    if isinstance(value, enum.Enum):
+        return f"{type(value).__name__}.{value.name}"
+    if isinstance(value, dict):
+        return {key: enum_members_named(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [enum_members_named(item) for item in value]
+    return value
+
+
+async def query_a2s(host: str, port: int) -> dict:
+    source = Source(host=host, port=port, timeout=TIMEOUT_SECONDS)
+    info = await source.get_info()
+    players = await source.get_players()
+    rules = await source.get_rules()
+    return {
+        "info": enum_members_named(dataclasses.asdict(info)),
+        "players": [dataclasses.asdict(player) for player in players],
+        "rules": sorted([name, value] for name, value in rules),
+    }
+
+
+QUERIES = {"samp": query_samp, "gamespy1": query_gamespy1, "a2s": query_a2s}
 
 
 def main() -> int:
