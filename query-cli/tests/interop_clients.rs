@@ -17,6 +17,13 @@
 //! The GameSpy v1 clients query through a relay that counts datagrams: the served state's reply
 //! must span several datagrams, and each client must have been sent all of them.
 //!
+//! The A2S clients query `gsq serve --a2s` through the same relay, with INFO challenged as it
+//! is by default: its counts show the challenge exchange (a challenged request is sent twice,
+//! the first time answered with the one-datagram challenge) and the RULES reply, which the
+//! served state makes longer than a Source part, sent in all its parts. Neither gamedig 5.3.3 nor opengsq 3.7.0 has an A2S server
+//! side (their A2S code only sends requests and reads replies), so gsq's A2S client has no
+//! responder written with either to query.
+//!
 //! Without node and gamedig, or without the Python venv and opengsq, a test prints that it
 //! skips; under `CI=true` it fails instead, so CI never passes by skipping.
 
@@ -31,9 +38,11 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use query_net::service::Service;
 use query_net::state::{RuleValue, ServerState, SharedState};
+use query_specs::a2s::{EDF_GAME_ID, EDF_KEYWORDS, EDF_PORT, EDF_STEAM_ID};
 use query_wire::TextEncoding;
 use serde_json::Value;
 
@@ -71,11 +80,17 @@ impl Serve {
     /// Starts `gsq serve` on 127.0.0.1, any free port, for each of `protocols`, and reads the
     /// `<protocol> <address>` lines it prints.
     fn start(protocols: &[&str]) -> Serve {
+        Serve::start_with(protocols, &[])
+    }
+
+    /// [`Serve::start`] with more command-line `options`.
+    fn start_with(protocols: &[&str], options: &[&str]) -> Serve {
         let mut command = Command::new(env!("CARGO_BIN_EXE_gsq"));
         command.arg("serve").arg(state_file());
         for protocol in protocols {
             command.arg(format!("--{protocol}")).arg("127.0.0.1:0");
         }
+        command.args(options);
         let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -478,7 +493,8 @@ const GAMEDIG_FIELDS: [&str; 13] = [
 /// The fields every gamedig result has that do not come from the server's data: `queryPort`,
 /// the port queried; `ping`, gamedig's own round-trip time, which varies run to run, so only
 /// its type and range are checked; `bots`, an empty list, as neither SA:MP nor GameSpy v1
-/// lists bots apart from players.
+/// lists bots apart from players, and the A2S responder reports 0 bots (gamedig's valve
+/// protocol moves that many players into `bots`).
 fn compare_gamedig_common(c: &mut Comparison, queried: SocketAddr, reported: &Value) {
     c.keys("top level", &GAMEDIG_FIELDS, reported);
     c.field(
@@ -966,5 +982,560 @@ fn opengsq_reads_gamespy1() {
         .collect();
     let reported_teams = reported["teams"].as_array().cloned().unwrap_or_default();
     c.list("teams", &teams, &reported_teams);
+    c.finish();
+}
+
+// ---------------------------------------------------------------------------------------------
+// A2S
+
+/// The game folder the A2S tests serve (`--a2s-folder`).
+const A2S_FOLDER: &str = "tf";
+/// The Steam app id the A2S tests serve (`--a2s-app-id`): Team Fortress 2, which neither
+/// client treats specially (gamedig does CS:GO, CS:Source, Rust and a few others, and both
+/// The Ship).
+const A2S_APP_ID: u16 = 440;
+/// The keywords the A2S tests serve (`--a2s-keywords`), one of them not ASCII.
+const A2S_KEYWORDS: &str = "ctf,increased_maxplayers,Zoë";
+
+/// `gsq serve --a2s` with a folder, an app id and keywords, so that INFO carries every field
+/// the responder can fill; the game name is left to the state's game type, and INFO is
+/// challenged, as `gsq serve` does by default.
+fn serve_a2s() -> Serve {
+    let app_id = A2S_APP_ID.to_string();
+    Serve::start_with(
+        &["a2s"],
+        &[
+            "--a2s-folder",
+            A2S_FOLDER,
+            "--a2s-app-id",
+            &app_id,
+            "--a2s-keywords",
+            A2S_KEYWORDS,
+        ],
+    )
+}
+
+/// The responder configuration `gsq serve` builds from [`serve_a2s`]'s options: those three,
+/// and the defaults for the rest (protocol 17, a dedicated server on this machine's OS, no
+/// VAC, no SteamID or game id, INFO challenged).
+fn a2s_config() -> A2sConfig {
+    A2sConfig {
+        folder: A2S_FOLDER.to_owned(),
+        app_id: A2S_APP_ID,
+        keywords: A2S_KEYWORDS.to_owned(),
+        ..A2sConfig::default()
+    }
+}
+
+/// The A2S responder's replies stop adding PLAYER rows and RULES pairs past this many bytes;
+/// the served state must stay under it, or the expectations would have to model the cut.
+const A2S_MAX_REPLY: usize = 32 * 1024;
+
+/// `text` as the A2S responder sends it (its `wire_text`): up to its first NUL (which would end
+/// the string on the wire), cut to 255 bytes between characters, as UTF-8.
+fn a2s_text(text: &str) -> String {
+    let text = text.split('\0').next().unwrap_or_default();
+    let mut end = text.len().min(255);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_owned()
+}
+
+/// A count in one of INFO's u8 fields: the responder saturates it at 255.
+fn a2s_count(n: u32) -> u8 {
+    u8::try_from(n).unwrap_or(u8::MAX)
+}
+
+/// What the A2S responder's INFO carries for `state` under `config`, as its `info` and
+/// `keywords` build it (query-net's `engines::a2s::responder`, documented in the module's
+/// "Mapping").
+#[derive(Debug)]
+struct A2sInfo {
+    protocol: u8,
+    name: String,
+    map: String,
+    folder: String,
+    /// The configured game name, else the state's game type.
+    game: String,
+    app_id: u16,
+    players: u8,
+    max_players: u8,
+    /// Always 0: the state has no bots.
+    bots: u8,
+    server_type: u8,
+    environment: u8,
+    /// The visibility byte: 1 when the state has a password.
+    password: bool,
+    vac: bool,
+    version: String,
+    /// The extra data flags, one bit per optional field sent.
+    flags: u8,
+    /// The state's game port, sent unless 0.
+    port: Option<u16>,
+    steam_id: Option<u64>,
+    /// The configured keywords, after `cp<N>,mp<N>` when a count does not fit a u8; sent
+    /// unless empty.
+    keywords: Option<String>,
+    game_id: Option<u64>,
+}
+
+fn a2s_info(state: &ServerState, config: &A2sConfig) -> A2sInfo {
+    let game = if config.game.is_empty() {
+        &state.game_type
+    } else {
+        &config.game
+    };
+    let (players, slots) = (state.num_players(), state.max_players);
+    let mut keywords = config.keywords.clone();
+    if players > u32::from(u8::MAX) || slots > u32::from(u8::MAX) {
+        let counts = format!("cp{players},mp{slots}");
+        keywords = if keywords.is_empty() {
+            counts
+        } else {
+            format!("{counts},{keywords}")
+        };
+    }
+    let keywords = Some(a2s_text(&keywords)).filter(|k| !k.is_empty());
+    let port = Some(state.port).filter(|&p| p != 0);
+    let mut flags = 0;
+    for (present, bit) in [
+        (port.is_some(), EDF_PORT),
+        (config.steam_id.is_some(), EDF_STEAM_ID),
+        (keywords.is_some(), EDF_KEYWORDS),
+        (config.game_id.is_some(), EDF_GAME_ID),
+    ] {
+        if present {
+            flags |= bit;
+        }
+    }
+    A2sInfo {
+        protocol: config.protocol,
+        name: a2s_text(&state.name),
+        map: a2s_text(&state.map),
+        folder: a2s_text(&config.folder),
+        game: a2s_text(game),
+        app_id: config.app_id,
+        players: a2s_count(players),
+        max_players: a2s_count(slots),
+        bots: 0,
+        server_type: config.server_type,
+        environment: config.environment,
+        password: state.password,
+        vac: config.vac,
+        version: a2s_text(&state.version),
+        flags,
+        port,
+        steam_id: config.steam_id,
+        keywords,
+        game_id: config.game_id,
+    }
+}
+
+/// The PLAYER rows the A2S responder sends for `state`, as its `players` builds them: the first
+/// 255 players (the count is a u8), each name as [`a2s_text`], the score saturated to an i32.
+/// The duration, which the state does not have, is 0 for every row, so it is not returned.
+fn a2s_players(state: &ServerState) -> Vec<(String, i32)> {
+    let rows: Vec<(String, i32)> = state
+        .players
+        .iter()
+        .take(usize::from(u8::MAX))
+        .map(|p| {
+            let score =
+                i32::try_from(p.score).unwrap_or(if p.score < 0 { i32::MIN } else { i32::MAX });
+            (a2s_text(&p.name), score)
+        })
+        .collect();
+    // Header, count, then per row: index, name, NUL, score, duration.
+    let size: usize = 6 + rows.iter().map(|(name, _)| 10 + name.len()).sum::<usize>();
+    assert!(
+        size <= A2S_MAX_REPLY,
+        "the served state's PLAYER reply ({size} bytes) passes the responder's cut"
+    );
+    rows
+}
+
+/// The RULES pairs the A2S responder sends for `state`, as its `rules` and `rule_text` build
+/// them: in the state's order, each value as a Source cvar shows it (a flag as `1`/`0`, where
+/// SA:MP and GameSpy v1 send `true`/`false`; a number in Rust's formatting; text as it is),
+/// names and values as [`a2s_text`].
+fn a2s_rules(state: &ServerState) -> Vec<(String, String)> {
+    let rules: Vec<(String, String)> = state
+        .rules
+        .iter()
+        .map(|(name, value)| {
+            let text = match value {
+                RuleValue::Bool(flag) => if *flag { "1" } else { "0" }.to_owned(),
+                RuleValue::Text(text) => text.clone(),
+                other => other.to_string(),
+            };
+            (a2s_text(name), a2s_text(&text))
+        })
+        .collect();
+    let size = a2s_rules_payload(&rules).len() + 5;
+    assert!(
+        size <= A2S_MAX_REPLY,
+        "the served state's RULES reply ({size} bytes) passes the responder's cut"
+    );
+    rules
+}
+
+/// The RULES reply after its 4-byte header and kind byte: the pair count (u16, little-endian),
+/// then each name and value NUL-terminated.
+fn a2s_rules_payload(rules: &[(String, String)]) -> Vec<u8> {
+    let count = u16::try_from(rules.len()).expect("at most 65535 rules");
+    let mut bytes = count.to_le_bytes().to_vec();
+    for (name, value) in rules {
+        for text in [name, value] {
+            bytes.extend_from_slice(text.as_bytes());
+            bytes.push(0);
+        }
+    }
+    bytes
+}
+
+/// How many datagrams the A2S responder answers a challenged PLAYER (`b'U'`) or RULES
+/// (`b'V'`) request with, for `state` under `config`, by the library's own splitting (one
+/// reply, or Source parts of at most 1400 bytes).
+fn a2s_reply_parts(state: &ServerState, config: &A2sConfig, kind: u8) -> usize {
+    let responder = A2sResponder::new(SharedState::new(state.clone()), config.clone());
+    let mut service = Service::new(responder).rate_limit(None);
+    let from: SocketAddr = "127.0.0.1:40000".parse().expect("an address");
+    let mut request = vec![0xff, 0xff, 0xff, 0xff, kind, 0xff, 0xff, 0xff, 0xff];
+    let challenge = service
+        .handle(from, &request)
+        .next()
+        .expect("a challenge")
+        .to_vec();
+    assert_eq!(challenge.len(), 9, "not a challenge: {challenge:?}");
+    assert_eq!(&challenge[..5], b"\xff\xff\xff\xffA", "not a challenge");
+    request[5..].copy_from_slice(&challenge[5..]);
+    service.handle(from, &request).count()
+}
+
+/// The datagrams each request of an A2S client got, counted by `relay`, against `expected`.
+/// The served state needs a RULES reply of several Source parts, so a client that reads only
+/// one-datagram replies cannot pass.
+fn compare_a2s_datagrams(
+    c: &mut Comparison,
+    requests: &str,
+    expected: &[usize],
+    rules_parts: usize,
+    relay: &CountingRelay,
+) {
+    assert!(
+        rules_parts >= 2,
+        "the served state's A2S RULES reply fits {rules_parts} datagram(s); the interop test \
+         needs several, so add rules to tests/interop/state.toml"
+    );
+    c.list(
+        &format!("datagrams answering each request ({requests})"),
+        expected,
+        &relay.replies_per_request(),
+    );
+}
+
+/// A number as JavaScript's JSON.stringify writes it: without a fraction when it has none.
+fn js_number(n: f64) -> Value {
+    if n.fract() == 0.0 && n.abs() < 2f64.powi(53) {
+        Value::from(n as i64)
+    } else {
+        Value::from(n)
+    }
+}
+
+/// gamedig's valve protocol reports the players out of the wire order: its `cleanup` sorts
+/// `raw.players` by connection time, ascending (a stable sort), then pops from the end, first
+/// `raw.numbots` rows into `bots`, then the rest into `players`. So `players` comes longest
+/// connected first, and among equal durations, as here (the responder sends 0 for every row),
+/// in reverse wire order. `raw.players` keeps the wire order.
+fn as_gamedig_orders_players<T>(mut wire_order: Vec<T>) -> Vec<T> {
+    wire_order.reverse();
+    wire_order
+}
+
+#[test]
+fn gamedig_reads_a2s() {
+    let serve = serve_a2s();
+    let relay = CountingRelay::start(serve.address("a2s"));
+    let Some(reported) = gamedig("a2s", relay.address) else {
+        return;
+    };
+    let state = served_state();
+    let config = a2s_config();
+    let info = a2s_info(&state, &config);
+    let mut c = Comparison::new("gamedig protocol-valve (A2S)");
+
+    // gamedig sends INFO without a challenge first, and again with the challenge the responder
+    // answers that with appended; PLAYER and RULES carry that challenge, so they are answered
+    // at once.
+    let rules_parts = a2s_reply_parts(&state, &config, b'V');
+    let expected = [1, 1, a2s_reply_parts(&state, &config, b'U'), rules_parts];
+    compare_a2s_datagrams(
+        &mut c,
+        "INFO: a challenge, INFO with it: the reply, PLAYER, RULES",
+        &expected,
+        rules_parts,
+        &relay,
+    );
+
+    compare_gamedig_common(&mut c, relay.address, &reported);
+    c.field("protocol", Some("valve"), json_str(&reported["protocol"]));
+    // gamedig trims the name (servers pad it to sort first).
+    c.field(
+        "name (trimmed)",
+        Some(info.name.trim()),
+        json_str(&reported["name"]),
+    );
+    c.field("map", Some(info.map.as_str()), json_str(&reported["map"]));
+    c.field(
+        "password (visibility)",
+        Some(info.password),
+        reported["password"].as_bool(),
+    );
+    c.field(
+        "version",
+        Some(info.version.as_str()),
+        json_str(&reported["version"]),
+    );
+    // gamedig reads counts from the `cp`/`mp` keywords only for Rust's app id.
+    c.field(
+        "maxplayers",
+        Some(u64::from(info.max_players)),
+        reported["maxplayers"].as_u64(),
+    );
+    c.field(
+        "numplayers",
+        Some(u64::from(info.players)),
+        reported["numplayers"].as_u64(),
+    );
+    // The host gamedig was given and the game port INFO carries (the queried port without
+    // one).
+    let connect = format!(
+        "{}:{}",
+        relay.address.ip(),
+        info.port.unwrap_or(relay.address.port())
+    );
+    c.field(
+        "connect (host and game port)",
+        Some(connect.as_str()),
+        json_str(&reported["connect"]),
+    );
+
+    // `raw`: INFO's other fields by gamedig's names (the server type and environment as
+    // characters, VAC as `secure`), the keywords split at commas as `tags`, the SteamID as
+    // text; then the lists, compared below.
+    let raw = &reported["raw"];
+    let mut served_raw = serde_json::json!({
+        "protocol": info.protocol,
+        "folder": info.folder,
+        "game": info.game,
+        "appId": info.app_id,
+        "numbots": info.bots,
+        "listentype": char::from(info.server_type).to_string(),
+        "environment": char::from(info.environment).to_string(),
+        "secure": u8::from(info.vac),
+    });
+    if let Some(keywords) = &info.keywords {
+        served_raw["tags"] = keywords.split(',').collect::<Vec<_>>().into();
+    }
+    if let Some(steam_id) = info.steam_id {
+        served_raw["steamid"] = steam_id.to_string().into();
+    }
+    let lists = ["players", "rules", "rulesBytes"];
+    let mut reported_raw = raw.as_object().cloned().unwrap_or_default();
+    for list in lists {
+        c.field(
+            &format!("raw.{list} (present)"),
+            true,
+            reported_raw.remove(list).is_some(),
+        );
+    }
+    let served_raw = served_raw.as_object().expect("an object");
+    c.object("raw", served_raw, &Value::Object(reported_raw));
+
+    let rows = a2s_players(&state);
+    let wire_order: Vec<Value> = rows
+        .iter()
+        .map(|(name, score)| serde_json::json!({"name": name, "score": score, "time": js_number(0.0)}))
+        .collect();
+    let reported_rows = raw["players"].as_array().cloned().unwrap_or_default();
+    c.list(
+        "raw.players (wire order: name, score, time)",
+        &wire_order,
+        &reported_rows,
+    );
+    let players: Vec<Value> = as_gamedig_orders_players(rows)
+        .into_iter()
+        .map(|(name, score)| {
+            serde_json::json!({"name": name, "raw": {"score": score, "time": js_number(0.0)}})
+        })
+        .collect();
+    let reported_players = reported["players"].as_array().cloned().unwrap_or_default();
+    c.list(
+        "players (gamedig's order: name; raw score, time)",
+        &players,
+        &reported_players,
+    );
+
+    // The rules as a JS object (no order), and the RULES payload as gamedig kept it, byte for
+    // byte, which shows the order and the count too.
+    let rules = a2s_rules(&state);
+    c.list(
+        "raw.rules",
+        &sorted(rules.clone()),
+        &sorted_pairs(&raw["rules"]),
+    );
+    let bytes = &raw["rulesBytes"];
+    c.keys("raw.rulesBytes", &["type", "data"], bytes);
+    c.field(
+        "raw.rulesBytes.type",
+        Some("Buffer"),
+        json_str(&bytes["type"]),
+    );
+    let payload: Vec<u64> = a2s_rules_payload(&rules)
+        .into_iter()
+        .map(u64::from)
+        .collect();
+    let reported_payload: Vec<u64> = bytes["data"]
+        .as_array()
+        .map(|data| {
+            data.iter()
+                .map(|b| b.as_u64().unwrap_or(u64::MAX))
+                .collect()
+        })
+        .unwrap_or_default();
+    c.list(
+        "raw.rulesBytes.data (RULES after its kind byte)",
+        &payload,
+        &reported_payload,
+    );
+    c.finish();
+}
+
+/// opengsq's name for INFO's server type: `ServerType.parse` lowercases the byte and looks it
+/// up (`d`, `l`, `p`), failing the query on any other.
+fn opengsq_server_type(byte: u8) -> String {
+    let member = match byte.to_ascii_lowercase() {
+        b'd' => "Dedicated",
+        b'l' => "Listen",
+        b'p' => "Proxy",
+        other => panic!("opengsq cannot read server type {other:#04x}"),
+    };
+    format!("ServerType.{member}")
+}
+
+/// opengsq's name for INFO's environment: `Environment.parse` lowercases the byte, and reads
+/// `l` and `w` as Linux and Windows and anything else as Mac (`m`, or `o` before L4D).
+fn opengsq_environment(byte: u8) -> String {
+    let member = match byte.to_ascii_lowercase() {
+        b'l' => "Linux",
+        b'w' => "Windows",
+        _ => "Mac",
+    };
+    format!("Environment.{member}")
+}
+
+#[test]
+fn opengsq_reads_a2s() {
+    let serve = serve_a2s();
+    let relay = CountingRelay::start(serve.address("a2s"));
+    let Some(reported) = opengsq("a2s", relay.address) else {
+        return;
+    };
+    let state = served_state();
+    let config = a2s_config();
+    let info = a2s_info(&state, &config);
+    let mut c = Comparison::new("opengsq Source (A2S)");
+
+    // opengsq's get_info, get_players and get_rules each send their request without a
+    // challenge (PLAYER and RULES with -1), then again with the challenge the responder
+    // answers with.
+    let rules_parts = a2s_reply_parts(&state, &config, b'V');
+    let expected = [
+        1,
+        1,
+        1,
+        a2s_reply_parts(&state, &config, b'U'),
+        1,
+        rules_parts,
+    ];
+    compare_a2s_datagrams(
+        &mut c,
+        "INFO, PLAYER, RULES: each a challenge, then the reply",
+        &expected,
+        rules_parts,
+        &relay,
+    );
+
+    c.keys("result", &["info", "players", "rules"], &reported);
+    // opengsq decodes text as UTF-8 (dropping undecodable bytes, of which the responder sends
+    // none), reads the SteamID and game id as signed, and names the enums' members; the extra
+    // data flags come as their number, and The Ship's fields are null for other app ids.
+    let as_signed = |id: Option<u64>| id.map(|id| id as i64);
+    let served_info = serde_json::json!({
+        "protocol": info.protocol,
+        "name": info.name,
+        "map": info.map,
+        "folder": info.folder,
+        "game": info.game,
+        "id": info.app_id,
+        "players": info.players,
+        "max_players": info.max_players,
+        "bots": info.bots,
+        "server_type": opengsq_server_type(info.server_type),
+        "environment": opengsq_environment(info.environment),
+        "visibility": if info.password { "Visibility.Private" } else { "Visibility.Public" },
+        "vac": if info.vac { "VAC.Secured" } else { "VAC.Unsecured" },
+        "version": info.version,
+        "edf": info.flags,
+        "port": info.port,
+        "steam_id": as_signed(info.steam_id),
+        "spectator_port": null,
+        "spectator_name": null,
+        "keywords": info.keywords,
+        "game_id": as_signed(info.game_id),
+        "mode": null,
+        "witnesses": null,
+        "duration": null,
+    });
+    c.object(
+        "info",
+        served_info.as_object().expect("an object"),
+        &reported["info"],
+    );
+
+    // Players in the wire order; deaths and money are The Ship's, null here.
+    let players: Vec<Value> = a2s_players(&state)
+        .into_iter()
+        .map(|(name, score)| {
+            serde_json::json!({
+                "name": name,
+                "score": score,
+                "duration": 0.0,
+                "deaths": null,
+                "money": null,
+            })
+        })
+        .collect();
+    let reported_players = reported["players"].as_array().cloned().unwrap_or_default();
+    c.list(
+        "players (name, score, duration)",
+        &players,
+        &reported_players,
+    );
+
+    let rules: Vec<(String, String)> = reported["rules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .map(|pair| {
+            (
+                json_str(&pair[0]).expect("name").to_owned(),
+                json_str(&pair[1]).expect("value").to_owned(),
+            )
+        })
+        .collect();
+    c.list("rules", &sorted(a2s_rules(&state)), &sorted(rules));
     c.finish();
 }
