@@ -15,7 +15,7 @@ fn demo_queries_every_protocol_in_under_five_seconds() {
     assert!(took < Duration::from_secs(5), "demo took {took:?}");
     assert_eq!(ran.stderr, "", "nothing on stderr when all goes well");
     let out = &ran.stdout;
-    for protocol in ["sqp", "onequery", "samp", "gamespy1"] {
+    for protocol in ["sqp", "onequery", "samp", "gamespy1", "a2s"] {
         let header = format!("{protocol} 127.0.0.1:");
         assert_eq!(
             out.lines().filter(|l| l.starts_with(&header)).count(),
@@ -39,13 +39,13 @@ fn demo_queries_every_protocol_in_under_five_seconds() {
 fn demo_json_is_one_status_per_protocol() {
     let ran = run(&["demo", "--json"]);
     let statuses = ran.json_lines();
-    assert_eq!(statuses.len(), 4, "{ran:#?}");
+    assert_eq!(statuses.len(), 5, "{ran:#?}");
     let mut protocols: Vec<&str> = statuses
         .iter()
         .map(|s| s["protocol"].as_str().unwrap())
         .collect();
     protocols.sort_unstable();
-    assert_eq!(protocols, ["gamespy1", "onequery", "samp", "sqp"]);
+    assert_eq!(protocols, ["a2s", "gamespy1", "onequery", "samp", "sqp"]);
     for status in &statuses {
         assert_eq!(status["name"], "gsq demo — Café Ünïcode", "{status:#}");
         assert_eq!(status["num_players"], 3);
