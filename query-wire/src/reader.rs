@@ -293,10 +293,11 @@ impl<'a> Reader<'a> {
         Ok(text)
     }
 
-    /// How many bytes come before the next NUL, at most `max`.
+    /// How many bytes come before the next NUL, at most `max`. The NUL is found with `memchr`,
+    /// many bytes at a time: names, keywords and rule values run to dozens of bytes.
     #[inline]
     fn nul_position(&self, max: Option<usize>) -> Result<usize> {
-        let Some(len) = self.rest.iter().position(|&b| b == 0) else {
+        let Some(len) = memchr::memchr(0, self.rest) else {
             let kind = ErrorKind::UnexpectedEnd { need: 1, have: 0 };
             return Err(Error::new(kind, self.offset + self.rest.len()));
         };
