@@ -65,7 +65,7 @@ pub enum Command {
 }
 
 const QUERY_HELP: &str = "\
-With `auto`, all four protocols are tried at once (each on its default port unless a port is
+With `auto`, every protocol is tried at once (each on its default port unless a port is
 given) and the first to answer is shown.
 
 Output: a table when stdout is a terminal, one JSON object otherwise (or with --json). The JSON
@@ -75,6 +75,7 @@ players, teams (when any), rules, ping_ms, complete, raw.
 Examples:
   gsq query sqp 203.0.113.5                 SQP on port 7779
   gsq query samp 203.0.113.5:7777 --json --pretty
+  gsq query a2s 203.0.113.5:27016           Valve A2S (Source, GoldSrc, most Steam games)
   gsq query auto 203.0.113.5:27015          whichever protocol answers on that port
   gsq query gamespy1 ut.example.org:7778 --encoding latin1
   gsq query onequery hytale.example.org --token \"$ONEQUERY_TOKEN\"
@@ -88,7 +89,7 @@ Examples:
     "Default ports, used when the address has none:\n  {DEFAULT_PORTS_HELP}.\n{QUERY_HELP}"
 ))]
 pub struct QueryArgs {
-    /// Protocol: sqp, onequery, samp, gamespy1, or auto (try all four at once).
+    /// Protocol: sqp, onequery, samp, gamespy1, a2s, or auto (try them all at once).
     #[arg(value_parser = parse_protocol_choice)]
     pub protocol: ProtocolChoice,
 
@@ -212,7 +213,7 @@ const BULK_HELP: &str = "\
 Input: one target per line, `<protocol> <host[:port]>`, or `<host[:port]>` with --protocol.
 Blank lines and lines starting with `#` are skipped; a line that does not parse becomes an
 error object in the output and the run goes on. Hosts without a port use the protocol's
-default port (sqp 7779, onequery 5520, samp 7777, gamespy1 23000).
+default port (sqp 7779, onequery 5520, samp 7777, gamespy1 23000, a2s 27015).
 
 Output: one JSON object per line (NDJSON), in completion order. An answer is the ServerStatus
 object of `gsq query --json` plus `target` (as written in the input) and `line`; a failure is
@@ -429,13 +430,14 @@ Examples:
   gsq decode gamespy1 part1.bin part2.bin part3.bin --encoding latin1 --pretty
   xxd -p capture.bin | gsq decode samp --hex -
   gsq decode gamespy1 --status part1.bin part3.bin
-  gsq decode samp --status capture.pcap\n\nExit codes: 0 decoded, 2 unreadable file or bad arguments, 3 unknown protocol,\n9 malformed bytes (all codes: 'gsq --help').";
+  gsq decode samp --status capture.pcap
+  gsq decode a2s --status info.bin players-part0.bin players-part1.bin rules.bin\n\nExit codes: 0 decoded, 2 unreadable file or bad arguments, 3 unknown protocol,\n9 malformed bytes (all codes: 'gsq --help').";
 
 /// `gsq decode`.
 #[derive(Debug, Clone, Args)]
 #[command(after_help = DECODE_HELP)]
 pub struct DecodeArgs {
-    /// Protocol: sqp, onequery, samp, gamespy1.
+    /// Protocol: sqp, onequery, samp, gamespy1, a2s.
     #[arg(value_parser = parse_protocol)]
     pub protocol: Protocol,
 
@@ -452,7 +454,7 @@ pub struct DecodeArgs {
     #[arg(long, value_parser = parse_chunks)]
     pub chunks: Option<query_specs::sqp::ChunkSet>,
 
-    /// Text encoding (SA:MP, GameSpy); default windows-1252.
+    /// Text encoding: default windows-1252 for SA:MP and GameSpy, utf-8 for A2S.
     #[arg(short, long, value_parser = parse_encoding)]
     pub encoding: Option<TextEncoding>,
 
@@ -495,8 +497,8 @@ impl PacketKind {
 }
 
 const DEMO_HELP: &str = "\
-Starts an SQP, OneQuery, SA:MP and GameSpy v1 responder on 127.0.0.1 (free ports), with a
-sample server state (players with accented names, rules), queries each with the real
+Starts an SQP, OneQuery, SA:MP, GameSpy v1 and A2S responder on 127.0.0.1 (free ports), with
+a sample server state (players with accented names, rules), queries each with the real
 client, and prints what came back. Nothing leaves the machine.
 
 Examples:
@@ -603,7 +605,7 @@ fn parse_protocol_choice(text: &str) -> Result<ProtocolChoice, BadValue> {
             BadValue::new(
                 Category::UnknownProtocol,
                 format!(
-                    "unknown protocol {text:?}: expected one of sqp, onequery, samp, gamespy1, auto"
+                    "unknown protocol {text:?}: expected one of sqp, onequery, samp, gamespy1, a2s, auto"
                 ),
             )
         })

@@ -4,7 +4,8 @@
 //! (`captures/` in the external test vectors) and with the reference SQP client's fixtures
 //! (`sqp-reference/`). It patches only what has to match the request: the SA:MP header the
 //! server echoes, and the SQP challenge. The GameSpy v1 replies are also delivered out of
-//! order, duplicated, and without the part that carries `\final\`.
+//! order, duplicated, and without the part that carries `\final\`. The A2S replay asks for a
+//! challenge before answering anything, and sends split parts last first.
 //!
 //! The vectors are read from `$QUERY_VECTORS` (see `query_tests::vectors_dir`); without them
 //! these tests skip, except under `CI=true`, where they fail.
@@ -1002,4 +1003,145 @@ fn assert_every_fixture_chunk(status: &ServerStatus) {
     assert_reference_teams(status);
     assert_reference_metrics(status);
     assert!(status.complete);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A2S
+
+/// Every A2S capture's name (`tf2_1`), offline servers' empty files left out.
+fn a2s_captures() -> Option<Vec<String>> {
+    let folder = query_tests::vectors_dir()?.join("captures/gameq/a2s");
+    let mut names: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", folder.display()))
+        .filter_map(|entry| {
+            let name = entry.ok()?.file_name().into_string().ok()?;
+            Some(name.strip_suffix("_response.txt")?.to_owned())
+        })
+        .filter(|name| {
+            query_tests::read_capture(&format!("gameq/a2s/{name}_response.txt"))
+                .is_some_and(|datagrams| !datagrams.is_empty())
+        })
+        .collect();
+    names.sort();
+    Some(names)
+}
+
+fn multiset<'a>(names: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut names: Vec<&str> = names.collect();
+    names.sort_unstable();
+    names
+}
+
+#[test]
+fn a2s_captures_through_gsq_with_challenges_decode_to_the_servers_values() {
+    let Some(captures) = a2s_captures() else {
+        return;
+    };
+    assert!(captures.len() >= 80, "{} captures", captures.len());
+    let mut d = Differences::default();
+    for capture in &captures {
+        let file = format!("gameq/a2s/{capture}_response.txt");
+        let datagrams = query_tests::read_capture(&file).unwrap();
+        let server = ReplayServer::start(Script::A2s { datagrams });
+        // Captures without a RULES reply leave the client waiting once, briefly.
+        let status = expect_status(&gsq_query(
+            "a2s",
+            &server,
+            &["--timeout", "300ms", "--retries", "0"],
+        ));
+        let Some(theirs) = capture_result(&format!("gameq/a2s/{capture}_result.json")) else {
+            return;
+        };
+        let mut one = Differences::default();
+        one.check("name", text(&theirs, "hostname"), status.name.as_str());
+        one.check(
+            "map",
+            theirs.get("map").and_then(Value::as_str),
+            status.map.as_deref(),
+        );
+        one.check(
+            "max players",
+            number::<u32>(&theirs["max_players"]),
+            status.max_players,
+        );
+        let their_players = theirs
+            .get("players")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        one.check(
+            "player names",
+            multiset(
+                their_players
+                    .iter()
+                    .map(|p| p["name"].as_str().unwrap_or_default()),
+            ),
+            multiset(status.players.iter().map(|p| p.name.as_str())),
+        );
+        // INFO is asked without a challenge, then with the one given; PLAYER and RULES carry
+        // it from the start.
+        let requests = server.requests();
+        one.check(
+            "first request",
+            b"\xff\xff\xff\xffT".as_slice(),
+            &requests[0][..5],
+        );
+        one.check("requests", 4, requests.len());
+        d.absorb(capture, one);
+    }
+    d.finish(&format!("{} A2S captures through gsq", captures.len()));
+}
+
+#[test]
+fn a2s_decode_of_capture_files_joins_split_parts_and_gives_the_status() {
+    let Some(datagrams) = query_tests::read_capture("gameq/a2s/tf2_1_response.txt") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<String> = datagrams
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, datagram)| {
+            let path = dir.path().join(format!("datagram{i}.bin"));
+            std::fs::write(&path, datagram).unwrap();
+            path.display().to_string()
+        })
+        .collect();
+    let mut args = vec!["decode", "a2s", "--status"];
+    args.extend(files.iter().map(String::as_str));
+    let outcome = replay_support::run_gsq(&args, Duration::from_secs(30));
+    let status = expect_status(&outcome);
+    let theirs = capture_result("gameq/a2s/tf2_1_result.json").unwrap();
+    assert_eq!(status.name, text(&theirs, "hostname"));
+    assert_eq!(
+        status.players.len(),
+        theirs["players"].as_array().unwrap().len()
+    );
+    assert_eq!(status.rules.len(), number::<usize>(&theirs["num_rules"]));
+    assert!(status.complete);
+
+    // Without --status: the split RULES parts come out as one joined reply.
+    let split: Vec<&str> = files
+        .iter()
+        .zip(datagrams.iter().rev())
+        .filter(|(_, d)| d.starts_with(b"\xfe\xff\xff\xff"))
+        .map(|(f, _)| f.as_str())
+        .collect();
+    assert!(split.len() >= 2, "tf2_1 has a split reply");
+    let mut args = vec!["decode", "a2s"];
+    args.extend(&split);
+    let outcome = replay_support::run_gsq(&args, Duration::from_secs(30));
+    assert_eq!(outcome.code, Some(0), "{}", outcome.stderr);
+    let json: Value = serde_json::from_str(outcome.stdout.trim()).unwrap();
+    assert_eq!(json["type"], "reply");
+    assert!(
+        json["packet"]["Rules"]["rules"].as_array().unwrap().len() > 10,
+        "{json}"
+    );
+    assert!(
+        outcome.stderr.contains("split parts joined"),
+        "{}",
+        outcome.stderr
+    );
 }

@@ -7,10 +7,10 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use query_net::Protocol;
 use query_specs::a2s::{
     InfoDetailed, PlayerList, Reassembly, Reply, Rule, SINGLE_BYTES, SPLIT_BYTES,
 };
-use query_net::Protocol;
 use query_tests::{split_datagrams, vectors_dir};
 use query_wire::{Decode, Encode};
 

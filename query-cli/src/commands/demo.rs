@@ -1,6 +1,6 @@
 //! `gsq demo`: every protocol end to end on loopback, in about a second.
 //!
-//! Starts the four responders on 127.0.0.1 (free ports) with one sample state, queries each
+//! Starts a responder per protocol on 127.0.0.1 (free ports) with one sample state, queries each
 //! with the same client `gsq query` uses, prints what came back, and stops the responders.
 
 use std::net::SocketAddr;
@@ -120,7 +120,7 @@ pub async fn run(args: &DemoArgs) -> Outcome {
 
     if format == Format::Table {
         print_line(
-            "gsq demo: SQP, OneQuery, SA:MP and GameSpy v1 responders on 127.0.0.1 serve one \
+            "gsq demo: SQP, OneQuery, SA:MP, GameSpy v1 and A2S responders on 127.0.0.1 serve one \
              sample state; the real client queried each:",
         )?;
     }

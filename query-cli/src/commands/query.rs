@@ -1,4 +1,4 @@
-//! `gsq query`: one server, one protocol or all four at once.
+//! `gsq query`: one server, in one protocol or in all of them at once.
 
 use std::net::SocketAddr;
 

@@ -14,6 +14,8 @@ use query_net::clock::Now;
 use query_net::driver;
 use query_net::engine::{DropReason, ReplySink, Responder, Verdict};
 use query_net::service::Service;
+use query_specs::a2s;
+use query_wire::{Decode, Encode};
 use tokio_util::sync::CancellationToken;
 
 /// What the replay server answers.
@@ -36,7 +38,15 @@ pub enum Script {
         challenge_response: Vec<u8>,
         exchanges: Vec<SqpExchange>,
     },
+    /// A2S, as a current Source server: every request without [`A2S_CHALLENGE`] gets that
+    /// challenge; with it, the recorded datagrams of the reply kind asked for (whole packets of
+    /// that type, and every split part of a reply of that type), in reverse order, so split
+    /// parts arrive last first.
+    A2s { datagrams: Vec<Vec<u8>> },
 }
+
+/// The challenge the A2S replay issues.
+pub const A2S_CHALLENGE: i32 = 0x2a2b_2c2d;
 
 /// One SQP query of the reference client's fixtures.
 #[derive(Debug, Clone)]
@@ -150,8 +160,49 @@ impl Replay {
                 }
                 _ => Err(DropReason::Malformed),
             },
+            Script::A2s { datagrams } => {
+                let (wanted, challenge): (&[u8], Option<i32>) =
+                    match a2s::Request::from_bytes(request) {
+                        Ok(a2s::Request::Info(info)) => {
+                            (&[a2s::KIND_INFO, a2s::KIND_INFO_DETAILED], info.challenge)
+                        }
+                        Ok(a2s::Request::Players(c)) => (&[a2s::KIND_PLAYERS], Some(c.challenge)),
+                        Ok(a2s::Request::Rules(c)) => (&[a2s::KIND_RULES], Some(c.challenge)),
+                        Err(_) => return Err(DropReason::Malformed),
+                    };
+                if challenge != Some(A2S_CHALLENGE) {
+                    let reply = a2s::Reply::Challenge(a2s::Challenge {
+                        challenge: A2S_CHALLENGE,
+                    });
+                    return push(replies, &reply.to_vec_with(0).expect("a challenge encodes"));
+                }
+                for datagram in datagrams.iter().rev() {
+                    if a2s_kind(datagram, datagrams).is_some_and(|kind| wanted.contains(&kind)) {
+                        push(replies, datagram)?;
+                    }
+                }
+                Ok(())
+            }
         }
     }
+}
+
+/// The type of the reply an A2S datagram is or is a part of.
+fn a2s_kind(datagram: &[u8], all: &[Vec<u8>]) -> Option<u8> {
+    if datagram.starts_with(a2s::SINGLE_BYTES) {
+        return datagram.get(4).copied();
+    }
+    let id = datagram.get(4..8)?;
+    let mut parts = a2s::Reassembly::new();
+    let same_reply = all
+        .iter()
+        .filter(|d| d.starts_with(a2s::SPLIT_BYTES) && d.get(4..8) == Some(id));
+    for part in same_reply {
+        if let Ok(Some(whole)) = parts.push(part) {
+            return whole.get(4).copied();
+        }
+    }
+    None
 }
 
 impl Responder for Replay {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use query_net::engines::sqp::{chunk_names, find_chunks, ChunkSearchError};
 use query_net::{replay, Options, Protocol, ServerStatus};
-use query_specs::{gamespy1, onequery, samp, sqp};
+use query_specs::{a2s, gamespy1, onequery, samp, sqp};
 use query_wire::{Decode, TextEncoding};
 use serde::Serialize;
 
@@ -63,6 +63,12 @@ fn decode_datagrams(args: &DecodeArgs, datagrams: &[Datagram]) -> Outcome<(Body,
         Protocol::OneQuery => each_datagram(datagrams, |d| decode_onequery(d, args.as_kind)),
         Protocol::Samp => each_datagram(datagrams, |d| decode_samp(d, args.as_kind, encoding)),
         Protocol::GameSpy1 => decode_gamespy1(datagrams, args.as_kind, encoding),
+        Protocol::A2s => {
+            let encoding = args
+                .encoding
+                .unwrap_or(query_net::engines::a2s::DEFAULT_ENCODING);
+            decode_a2s(datagrams, args.as_kind, encoding)
+        }
     }
 }
 
@@ -560,7 +566,7 @@ fn decode_samp(
 /// SA:MP text serializes as Windows-1252. That code page (as WHATWG and encoding_rs define
 /// it) gives every byte a distinct character, so encoding a JSON string back to 1252 recovers
 /// the wire bytes exactly, which are then read in the chosen encoding. Every string in a
-/// SA:MP packet is such text.
+/// SA:MP or A2S packet is such text (A2S's one `&str`, the INFO request's payload, is ASCII).
 fn reread(text: &str, encoding: TextEncoding) -> String {
     match TextEncoding::Windows1252.encode(text) {
         Some(bytes) => encoding.decode_lossy(&bytes).into_owned(),
@@ -640,6 +646,103 @@ fn gamespy1_reply(datagrams: &[Datagram], encoding: TextEncoding) -> Attempt {
     parts
         .reply_with(encoding)
         .map(|assembled| serialize(&assembled))
+}
+
+// ---------------------------------------------------------------------------------------------
+// A2S
+
+/// Whole packets one by one; split parts (`FE FF FF FF`) put together into their reply first.
+/// A player list is read with the app id of an INFO reply among the files (The Ship's list
+/// differs), 0 without one.
+fn decode_a2s(
+    datagrams: &[Datagram],
+    forced: Option<PacketKind>,
+    encoding: TextEncoding,
+) -> Outcome<(Body, Vec<String>)> {
+    let app_id = datagrams
+        .iter()
+        .find_map(|d| match a2s::Reply::from_bytes_with(&d.bytes, 0) {
+            Ok(a2s::Reply::Info(info)) => Some(info.app_id),
+            _ => None,
+        })
+        .unwrap_or(0);
+    let (parts, whole): (Vec<&Datagram>, Vec<&Datagram>) = datagrams
+        .iter()
+        .partition(|d| d.bytes.starts_with(a2s::SPLIT_BYTES));
+    let mut joined = Vec::new();
+    let mut notes = Vec::new();
+    if !parts.is_empty() {
+        if forced == Some(PacketKind::Request) {
+            return Err(Failure::usage(
+                "split parts are parts of a reply, not requests",
+            ));
+        }
+        let bytes = a2s_joined(&parts)?;
+        notes.push(format!(
+            "{} split parts joined into one {}-byte reply",
+            parts.len(),
+            bytes.len()
+        ));
+        joined.push(Datagram {
+            source: PathBuf::from("the joined reply"),
+            bytes,
+        });
+    }
+    let decode = |d: &Datagram| {
+        let bytes = &d.bytes;
+        let (mut reading, notes) = choose(
+            d,
+            Protocol::A2s,
+            forced,
+            || a2s::Request::from_bytes(bytes).map(|r| serialize(&r)),
+            || a2s::Reply::from_bytes_with(bytes, app_id).map(|r| serialize(&r)),
+            // The type byte tells them apart; both cannot decode.
+            PacketKind::Reply,
+        )?;
+        if encoding != TextEncoding::Windows1252 {
+            reading.packet.map_strings(&|text| reread(text, encoding));
+        }
+        Ok((reading, notes))
+    };
+    let all: Vec<Datagram> = whole
+        .into_iter()
+        .map(|d| Datagram {
+            source: d.source.clone(),
+            bytes: d.bytes.clone(),
+        })
+        .chain(joined)
+        .collect();
+    let (body, more) = each_datagram(&all, decode)?;
+    notes.extend(more);
+    Ok((body, notes))
+}
+
+/// The reply the split parts make, or why they make none.
+fn a2s_joined(parts: &[&Datagram]) -> Outcome<Vec<u8>> {
+    let mut reassembly = a2s::Reassembly::new();
+    for part in parts {
+        match reassembly.push(&part.bytes) {
+            Ok(Some(whole)) => return Ok(whole),
+            Ok(None) => {}
+            Err(e) => {
+                return Err(Failure::new(
+                    Category::Malformed,
+                    format!("{}: malformed a2s split part: {e}", part.name()),
+                ))
+            }
+        }
+    }
+    let missing = reassembly.missing_parts();
+    let why = if missing.is_empty() {
+        "the first part (number 0) is missing, or the parts belong to different replies".to_owned()
+    } else {
+        format!("parts {missing:?} are missing")
+    };
+    Err(Failure::new(
+        Category::Malformed,
+        format!("the a2s split reply is incomplete: {why}"),
+    )
+    .hint("give every part of the reply; --status shows what a client makes of the rest"))
 }
 
 #[cfg(test)]
