@@ -121,7 +121,8 @@ pub fn element_ctx() -> Ident {
     local("__element_ctx")
 }
 
-/// Where an element started, to catch elements that read nothing.
+/// Where an element started: to catch elements that read nothing, and to size a list by its
+/// first element.
 pub fn element_start() -> Ident {
     local("__element_start")
 }

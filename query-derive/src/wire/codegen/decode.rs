@@ -636,28 +636,28 @@ fn repeat(
                 quote!(if #index == #max { #fail; })
             });
             let start = names::element_start();
-            let (mark, check) = if may_be_empty(&repeat.element) {
+            let check = may_be_empty(&repeat.element).then(|| {
                 let empty = names::private("empty_element");
                 let fail = element_path.fail(quote!(#empty(#r)));
-                (
-                    Some(quote!(let #start = #r.offset();)),
-                    Some(quote!(if #r.offset() == #start { #fail; })),
-                )
-            } else {
-                (None, None)
-            };
+                quote!(if #r.offset() == #start { #fail; })
+            });
             let zero = Literal::usize_suffixed(0);
             let check_min = too_few(quote!(#r.offset()), &index);
+            let reserve = names::private("reserve_like_first");
             quote!({
                 let mut #elements = <#vec_ty>::new();
                 #element_ctx_let
                 let mut #index = #zero;
                 while !#r.is_empty() {
                     #limit
-                    #mark
+                    let #start = #r.offset();
                     let #element = #decode_element;
                     #check
                     #elements.push(#element);
+                    if #index == #zero {
+                        // Room for the rest, were they the size of the first.
+                        #reserve(&mut #elements, #r.offset() - #start, #r.remaining());
+                    }
                     #index += 1;
                 }
                 #check_min
