@@ -148,8 +148,8 @@ pub struct A2sClient {
     parts: Reassembly,
     /// The start of the current step's split reply, kept when a resend gives up on its parts.
     prefix: Option<Vec<u8>>,
-    /// The whole INFO reply, once accepted.
-    info: Option<Vec<u8>>,
+    /// The app id INFO gave (0 before, and for GoldSrc's detailed reply): PLAYER decodes by it.
+    app_id: u16,
     /// The status being built, once INFO is in.
     status: Option<ServerStatus>,
     first_sent: Option<Instant>,
@@ -173,7 +173,7 @@ impl A2sClient {
             challenges: 0,
             parts: Reassembly::new(),
             prefix: None,
-            info: None,
+            app_id: 0,
             status: None,
             first_sent: None,
             best_rtt: None,
@@ -223,18 +223,6 @@ impl A2sClient {
         self.result = Some(result);
     }
 
-    /// The app id INFO gave (0 before, and for GoldSrc's detailed reply): PLAYER decodes by it.
-    fn app_id(&self) -> u16 {
-        match self
-            .info
-            .as_deref()
-            .map(|info| Reply::from_bytes_with(info, 0))
-        {
-            Some(Ok(Reply::Info(info))) => info.app_id,
-            _ => 0,
-        }
-    }
-
     /// A whole reply: a datagram, or a split reply joined.
     fn on_whole(&mut self, reply: &[u8], now: Instant) {
         let Some(&kind) = reply.get(SINGLE_BYTES.len()) else {
@@ -273,7 +261,7 @@ impl A2sClient {
     }
 
     fn on_answer(&mut self, reply: &[u8], now: Instant) {
-        let decoded = Reply::from_bytes_with(reply, self.app_id());
+        let decoded = Reply::from_bytes_with(reply, self.app_id);
         if let (Step::Info, Err(e)) = (self.step, &decoded) {
             // Anyone can forge a datagram from the server's address: wait for the real one.
             self.last_bad = Some(e.clone());
@@ -284,14 +272,13 @@ impl A2sClient {
         }
         match decoded {
             Ok(Reply::Info(info)) => {
+                self.app_id = info.app_id;
                 let info = InfoReply::Info(&info);
                 self.status = Some(status_from_info(self.target, info, self.encoding));
-                self.info = Some(reply.to_vec());
             }
             Ok(Reply::InfoDetailed(info)) => {
                 let info = InfoReply::Detailed(&info);
                 self.status = Some(status_from_info(self.target, info, self.encoding));
-                self.info = Some(reply.to_vec());
             }
             Ok(Reply::Players(list)) => {
                 if let Some(status) = &mut self.status {
@@ -322,7 +309,7 @@ impl A2sClient {
         match step {
             Step::Players => {
                 if let Some((count, rows)) = players_before_cut(reply) {
-                    status::add_players_before_cut(status, count, &rows, encoding);
+                    status::add_rows(status, count, &rows, encoding);
                 }
             }
             Step::Rules => {

@@ -158,7 +158,14 @@ pub fn add_players(status: &mut ServerStatus, list: &PlayerList<'_>, encoding: T
     }
 }
 
-fn add_rows(status: &mut ServerStatus, count: u8, rows: &[WirePlayer<'_>], encoding: TextEncoding) {
+/// Sets the players to `rows` (score and seconds on the server) and `raw.players_count` to
+/// the count byte as sent.
+pub(super) fn add_rows(
+    status: &mut ServerStatus,
+    count: u8,
+    rows: &[WirePlayer<'_>],
+    encoding: TextEncoding,
+) {
     status.players = rows
         .iter()
         .map(|row| Player {
@@ -218,17 +225,6 @@ pub fn rules_before_cut(reply: &[u8]) -> Option<(u16, Vec<Rule<'_>>)> {
         rest = after;
     }
     Some((count, rules))
-}
-
-/// Adds the rows of a player list that was cut short, and marks the status incomplete.
-pub fn add_players_before_cut(
-    status: &mut ServerStatus,
-    count: u8,
-    rows: &[WirePlayer<'_>],
-    encoding: TextEncoding,
-) {
-    add_rows(status, count, rows, encoding);
-    status.complete = false;
 }
 
 /// Records `value` under `key` in the status's `raw` object.
