@@ -121,12 +121,13 @@ pub fn too_many_on_encode(w: &Writer<'_>, len: usize, max: usize) -> Error {
 /// The most elements an `until_end` repeat reserves room for at once.
 const MAX_UNTIL_END_RESERVE: usize = 1024;
 
-/// After an `until_end` repeat's first element: room for as many more as the rest of the input
-/// would hold were they all that size (at most [`MAX_UNTIL_END_RESERVE`]), so a list of similar
-/// rows is allocated once instead of growing from empty.
+/// An `until_end` repeat's list, made once its first element is read: room for it and as many
+/// more as the rest of the input would hold were they all that size (at most
+/// [`MAX_UNTIL_END_RESERVE`]), so a list of similar rows is allocated once, and never for an
+/// empty list.
 #[inline]
-pub fn reserve_like_first<T>(elements: &mut Vec<T>, first_len: usize, remaining: usize) {
-    elements.reserve((remaining / first_len.max(1)).min(MAX_UNTIL_END_RESERVE));
+pub fn vec_like_first<T>(first_len: usize, remaining: usize) -> Vec<T> {
+    Vec::with_capacity(1 + (remaining / first_len.max(1)).min(MAX_UNTIL_END_RESERVE))
 }
 
 /// More elements than `max_count` allows, found while reading an `until_end` repeat.

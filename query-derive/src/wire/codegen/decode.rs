@@ -643,7 +643,7 @@ fn repeat(
             });
             let zero = Literal::usize_suffixed(0);
             let check_min = too_few(quote!(#r.offset()), &index);
-            let reserve = names::private("reserve_like_first");
+            let like_first = names::private("vec_like_first");
             quote!({
                 let mut #elements = <#vec_ty>::new();
                 #element_ctx_let
@@ -653,11 +653,11 @@ fn repeat(
                     let #start = #r.offset();
                     let #element = #decode_element;
                     #check
-                    #elements.push(#element);
                     if #index == #zero {
-                        // Room for the rest, were they the size of the first.
-                        #reserve(&mut #elements, #r.offset() - #start, #r.remaining());
+                        // One allocation: room for the rest, were they the size of the first.
+                        #elements = #like_first(#r.offset() - #start, #r.remaining());
                     }
+                    #elements.push(#element);
                     #index += 1;
                 }
                 #check_min
