@@ -17,8 +17,13 @@
 //! The one heap allocation is the players' `Vec`, as in the derived `Players`: it is sized once
 //! from the count byte, bounded by the rows the bytes left can hold (a lying count must not
 //! reserve memory), and grows past that only if the server sent more rows than it said.
-//! Nothing is reused between calls. [`decode_players_growing`] is the same decoder with a
-//! `Vec` that grows from empty, as the derived one's does, to show what that costs.
+//! Nothing is reused between calls.
+//!
+//! [`decode_players`] builds the same `query_specs::a2s::Players` value the derived decoder
+//! builds (names as `Text`, a `Cow` that may own its bytes), so the two differ only in how the
+//! bytes are read, as the SQP baseline does. [`decode_players_borrowed`] is the same decoder
+//! building rows of its own with `&[u8]` names: not the baseline, a measure of what the
+//! `Text` type costs (a larger row, and a drop that looks at every name).
 
 /// Why a datagram was refused and at which byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -170,39 +175,52 @@ fn decode_extra<'a>(input: &mut Input<'a>) -> Result<Extra<'a>, Malformed> {
     })
 }
 
-/// Decodes a whole `S2A_PLAYER` datagram of any game but The Ship.
-pub fn decode_players(datagram: &[u8]) -> Result<Players<'_>, Malformed> {
-    players(datagram, true)
+/// Decodes a whole `S2A_PLAYER` datagram of any game but The Ship into the specs' type.
+pub fn decode_players(datagram: &[u8]) -> Result<query_specs::a2s::Players<'_>, Malformed> {
+    let (count, players) = players(datagram, |index, name, score, duration| {
+        query_specs::a2s::Player {
+            index,
+            name: query_wire::Text::from_bytes(name),
+            score,
+            duration,
+        }
+    })?;
+    Ok(query_specs::a2s::Players { count, players })
 }
 
-/// [`decode_players`] with a `Vec` that starts empty and doubles as rows come, as the derived
-/// `until_end` repeat's does: not the baseline, a measure of what pre-sizing saves.
-pub fn decode_players_growing(datagram: &[u8]) -> Result<Players<'_>, Malformed> {
-    players(datagram, false)
+/// [`decode_players`] into rows with `&[u8]` names; see the module docs.
+pub fn decode_players_borrowed(datagram: &[u8]) -> Result<Players<'_>, Malformed> {
+    let (count, players) = players(datagram, |index, name, score, duration| Player {
+        index,
+        name,
+        score,
+        duration,
+    })?;
+    Ok(Players { count, players })
 }
 
+/// The count byte and every row, each made by `row` from its index, name, score and duration.
 #[inline(always)]
-fn players(datagram: &[u8], presized: bool) -> Result<Players<'_>, Malformed> {
+fn players<'a, R>(
+    datagram: &'a [u8],
+    row: impl Fn(u8, &'a [u8], i32, f32) -> R,
+) -> Result<(u8, Vec<R>), Malformed> {
     let mut input = Input::new(datagram);
     input.kind(KIND_PLAYERS)?;
     let count = input.u8()?;
-    let mut players = if presized {
-        Vec::with_capacity(usize::from(count).min(input.rest.len() / MIN_ROW))
-    } else {
-        Vec::new()
-    };
+    let mut players = Vec::with_capacity(usize::from(count).min(input.rest.len() / MIN_ROW));
     while !input.rest.is_empty() {
         let index = input.u8()?;
         let name = input.nul_str()?;
         let [s0, s1, s2, s3, d0, d1, d2, d3] = input.array()?;
-        players.push(Player {
+        players.push(row(
             index,
             name,
-            score: i32::from_le_bytes([s0, s1, s2, s3]),
-            duration: f32::from_le_bytes([d0, d1, d2, d3]),
-        });
+            i32::from_le_bytes([s0, s1, s2, s3]),
+            f32::from_le_bytes([d0, d1, d2, d3]),
+        ));
     }
-    Ok(Players { count, players })
+    Ok((count, players))
 }
 
 /// A cursor over the unread bytes that remembers their absolute offset for errors.
