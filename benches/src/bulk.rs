@@ -1,4 +1,4 @@
-//! Bulk-client throughput: `gsq bulk`, gamedig and opengsq against one [fleet](crate::fleet).
+//! Bulk-client throughput: `gsq bulk`, gamedig and opengsq against one fleet ([`crate::fleet`]).
 //!
 //! The fleet runs in its own process; each client run is a child of a fresh `query-bench
 //! measure` process, so its peak memory and CPU time are its own. Every tool gets the same
