@@ -309,6 +309,12 @@ pub enum DropReason {
     Unsupported,
     /// Over the source's rate limit.
     RateLimited,
+    /// Answered, but the replies would overrun the byte budget of the source's netblock or of
+    /// the whole responder (see [`ReplyBudget`](crate::limit::ReplyBudget)).
+    OverByteBudget,
+    /// A request the responder knows but chooses not to answer (SA:MP `o` on a server that is
+    /// not open.mp): counted, not worth a log line.
+    Declined,
 }
 
 /// The reply datagrams for one request, encoded back to back into one reusable buffer.
@@ -336,6 +342,8 @@ pub struct ReplySink {
     used: usize,
     ends: Vec<usize>,
     max_datagram: usize,
+    /// Set by a responder whose request carried a valid challenge or token.
+    proven: bool,
 }
 
 impl ReplySink {
@@ -349,7 +357,27 @@ impl ReplySink {
             used: 0,
             ends: Vec::new(),
             max_datagram,
+            proven: false,
         }
+    }
+
+    /// Marks the replies as going to a source that proved its address (it echoed a challenge
+    /// or token only that address received), so they are not charged to the byte budget of
+    /// unproven sources. Responders call it only after checking the challenge; everything
+    /// else is charged.
+    pub fn mark_proven(&mut self) {
+        self.proven = true;
+    }
+
+    /// Whether [`mark_proven`](ReplySink::mark_proven) was called since the last
+    /// [`clear`](ReplySink::clear).
+    pub fn is_proven(&self) -> bool {
+        self.proven
+    }
+
+    /// The bytes of every datagram pushed so far.
+    pub fn total_bytes(&self) -> usize {
+        self.used
     }
 
     /// The per-datagram cap.
@@ -421,6 +449,7 @@ impl ReplySink {
     pub fn clear(&mut self) {
         self.used = 0;
         self.ends.clear();
+        self.proven = false;
     }
 }
 

@@ -1,15 +1,23 @@
 //! One responder made ready to face the network: rate limit first, then the protocol, then the
-//! counters. This is everything [`serve`](crate::driver::serve) does per datagram except the
-//! socket calls, so it is tested without sockets.
+//! byte budget, then the counters. This is everything [`serve`](crate::driver::serve) does per
+//! datagram except the socket calls, so it is tested without sockets.
+//!
+//! A responder plugs in by implementing [`Responder`] and nothing else: the service caps its
+//! datagrams ([`Service::max_datagram`], 1,400 bytes by default; the responder splits or cuts
+//! to [`ReplySink::max_datagram`]), counts the bytes of its replies against the budgets of
+//! [`ReplyBudget`], and counts every drop. The one thing a responder with a challenge must do
+//! is call [`ReplySink::mark_proven`] when a request carried a valid one, so that its replies
+//! to proven clients are not charged to the budget for unproven ones.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use crate::clock::{Clock, SystemClock};
 use crate::engine::{DropReason, ReplySink, Responder, Verdict};
-use crate::limit::{RateLimit, SourceLimiter, Stats};
+use crate::limit::{ByteLimiter, OverBudget, RateLimit, ReplyBudget, SourceLimiter, Stats};
 
-/// A [`Responder`] with its per-source rate limiter, its counters and its reply buffer.
+/// A [`Responder`] with its per-source rate limiter, its byte budgets, its counters and its
+/// reply buffer.
 ///
 /// ```
 /// use std::net::SocketAddr;
@@ -38,6 +46,7 @@ use crate::limit::{RateLimit, SourceLimiter, Stats};
 pub struct Service<R, C: Clock + Clone = SystemClock> {
     responder: R,
     limiter: Option<SourceLimiter<C>>,
+    budget: Option<ByteLimiter<C>>,
     stats: Arc<Stats>,
     sink: ReplySink,
     clock: C,
@@ -45,15 +54,22 @@ pub struct Service<R, C: Clock + Clone = SystemClock> {
     last_verdict: Verdict,
 }
 
+impl<R> Service<R> {
+    /// The default cap on one reply datagram: under the 1,500-byte Ethernet MTU with room for
+    /// IP, UDP and tunnel headers, so replies are not fragmented at the IP layer.
+    pub const DEFAULT_MAX_DATAGRAM: usize = 1400;
+}
+
 impl<R: Responder> Service<R> {
-    /// `responder` on the system clock, with the default [`RateLimit`].
+    /// `responder` on the system clock, with the default [`RateLimit`] and [`ReplyBudget`].
     pub fn new(responder: R) -> Self {
         Self::with_clock(responder, SystemClock)
     }
 }
 
 impl<R: Responder, C: Clock + Clone> Service<R, C> {
-    /// `responder` reading time from `clock`, with the default [`RateLimit`].
+    /// `responder` reading time from `clock`, with the default [`RateLimit`] and
+    /// [`ReplyBudget`], and datagrams of at most [`DEFAULT_MAX_DATAGRAM`](Service::DEFAULT_MAX_DATAGRAM).
     pub fn with_clock(responder: R, clock: C) -> Self {
         Service {
             responder,
@@ -61,8 +77,12 @@ impl<R: Responder, C: Clock + Clone> Service<R, C> {
                 RateLimit::default(),
                 clock.clone(),
             )),
+            budget: Some(ByteLimiter::with_clock(
+                ReplyBudget::default(),
+                clock.clone(),
+            )),
             stats: Arc::default(),
-            sink: ReplySink::default(),
+            sink: ReplySink::new(Service::<R>::DEFAULT_MAX_DATAGRAM),
             clock,
             last_verdict: Verdict::Answered,
         }
@@ -73,6 +93,15 @@ impl<R: Responder, C: Clock + Clone> Service<R, C> {
     #[must_use]
     pub fn rate_limit(mut self, limit: Option<RateLimit>) -> Self {
         self.limiter = limit.map(|limit| SourceLimiter::with_clock(limit, self.clock.clone()));
+        self
+    }
+
+    /// Sets the byte budgets for replies to sources that have not proved their address;
+    /// `None` sends them whatever their request rate allows (for tests and trusted networks
+    /// only).
+    #[must_use]
+    pub fn reply_budget(mut self, budget: Option<ReplyBudget>) -> Self {
+        self.budget = budget.map(|budget| ByteLimiter::with_clock(budget, self.clock.clone()));
         self
     }
 
@@ -126,6 +155,27 @@ impl<R: Responder, C: Clock + Clone> Service<R, C> {
         } else {
             Verdict::Dropped(DropReason::RateLimited)
         };
+        let verdict = match verdict {
+            Verdict::Answered if !self.sink.is_proven() && !self.sink.is_empty() => {
+                let bytes = self.sink.total_bytes();
+                match &mut self.budget {
+                    Some(budget) => match budget.spend(from.ip(), bytes) {
+                        Ok(()) => verdict,
+                        Err(over) => {
+                            Stats::bump(match over {
+                                OverBudget::Netblock => &self.stats.dropped_netblock_budget,
+                                OverBudget::Total => &self.stats.dropped_total_budget,
+                            });
+                            self.sink.clear();
+                            self.last_verdict = Verdict::Dropped(DropReason::OverByteBudget);
+                            return self.sink.datagrams();
+                        }
+                    },
+                    None => verdict,
+                }
+            }
+            other => other,
+        };
         self.last_verdict = verdict;
         match verdict {
             Verdict::Answered if self.sink.is_empty() => {
@@ -133,7 +183,14 @@ impl<R: Responder, C: Clock + Clone> Service<R, C> {
                 self.last_verdict = Verdict::Dropped(DropReason::Unsupported);
                 Stats::bump(&self.stats.dropped_unsupported);
             }
-            Verdict::Answered => Stats::bump(&self.stats.answered),
+            Verdict::Answered => {
+                Stats::bump(&self.stats.answered);
+                let bytes = self.sink.total_bytes();
+                Stats::add(&self.stats.reply_bytes, bytes);
+                if !self.sink.is_proven() {
+                    Stats::add(&self.stats.unproven_reply_bytes, bytes);
+                }
+            }
             Verdict::Dropped(reason) => {
                 self.sink.clear();
                 Stats::bump(match reason {
@@ -141,6 +198,10 @@ impl<R: Responder, C: Clock + Clone> Service<R, C> {
                     DropReason::BadChallenge => &self.stats.dropped_bad_challenge,
                     DropReason::RateLimited => &self.stats.dropped_rate_limited,
                     DropReason::Unsupported => &self.stats.dropped_unsupported,
+                    DropReason::Declined => &self.stats.dropped_declined,
+                    // Only the service itself drops for the byte budget; a responder that
+                    // says so is counted the same way.
+                    DropReason::OverByteBudget => &self.stats.dropped_netblock_budget,
                 });
             }
         }
@@ -298,6 +359,79 @@ mod tests {
             seen[1].wall,
             UNIX_EPOCH + Duration::from_secs(1_740_000_030)
         );
+    }
+
+    /// Answers anything with `size` bytes, marking the reply proven when the request says so.
+    struct Sized {
+        size: usize,
+    }
+
+    impl Responder for Sized {
+        fn handle(
+            &mut self,
+            _: SocketAddr,
+            datagram: &[u8],
+            _: Now,
+            replies: &mut ReplySink,
+        ) -> Verdict {
+            if datagram == b"proven" {
+                replies.mark_proven();
+            }
+            let size = self.size;
+            match replies.push_with(|buf| Ok::<usize, ()>(size.min(buf.len()))) {
+                Ok(()) => Verdict::Answered,
+                Err(()) => Verdict::Dropped(DropReason::Unsupported),
+            }
+        }
+    }
+
+    #[test]
+    fn unproven_replies_are_charged_to_their_netblock_and_proven_ones_are_not() {
+        let clock = ManualClock::new(UNIX_EPOCH);
+        let budget = ReplyBudget {
+            netblock: crate::limit::ByteRate {
+                per_second: NonZeroU32::new(1000).unwrap(),
+                burst: 1000,
+            },
+            ..ReplyBudget::default()
+        };
+        let mut service = Service::with_clock(Sized { size: 800 }, clock.clone())
+            .rate_limit(None)
+            .reply_budget(Some(budget));
+        let attacker = |last: u8| SocketAddr::from(([192, 0, 2, last], 1000));
+        let answered = (1..=10)
+            .filter(|&i| service.handle(attacker(i), b"spoofed").count() == 1)
+            .count();
+        // 800 + 800 (within the 1000-byte burst), then the /24 is in debt.
+        assert_eq!(answered, 2);
+        assert_eq!(
+            service.last_verdict(),
+            Verdict::Dropped(DropReason::OverByteBudget)
+        );
+        // A client of that /24 that proved its address is still answered.
+        assert_eq!(service.handle(attacker(1), b"proven").count(), 1);
+        // Another netblock is untouched.
+        assert_eq!(
+            service
+                .handle(SocketAddr::from(([198, 51, 100, 1], 1)), b"x")
+                .count(),
+            1
+        );
+        let s = service.stats().snapshot();
+        assert_eq!(s.dropped_netblock_budget, 8);
+        assert_eq!(s.answered, 4);
+        assert_eq!(s.reply_bytes, 4 * 800);
+        assert_eq!(s.unproven_reply_bytes, 3 * 800);
+        clock.advance(Duration::from_secs(1));
+        assert_eq!(service.handle(attacker(7), b"x").count(), 1);
+    }
+
+    #[test]
+    fn replies_are_capped_at_1400_bytes_by_default() {
+        let mut service =
+            Service::with_clock(Sized { size: 100_000 }, ManualClock::new(UNIX_EPOCH));
+        let lens: Vec<usize> = service.handle(from(1), b"x").map(<[u8]>::len).collect();
+        assert_eq!(lens, [1400]);
     }
 
     #[test]

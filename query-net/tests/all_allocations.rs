@@ -260,3 +260,52 @@ fn routing_adds_no_allocation() {
     });
     assert_eq!(count, 0, "{count} allocations through the router");
 }
+
+#[test]
+fn the_service_limits_and_byte_budgets_add_no_allocation() {
+    use query_net::engines::samp::SampResponder;
+    use query_net::limit::{ByteRate, ReplyBudget};
+    use query_net::service::Service;
+    use query_specs::samp::{Header, Request as SampRequest, RequestBody};
+    // SA:MP has no challenge: every reply is charged to the byte budget. The flood comes
+    // from a few sources of one netblock, so after the first round every bucket exists.
+    let budget = ReplyBudget {
+        netblock: ByteRate {
+            per_second: std::num::NonZeroU32::new(1000).unwrap(),
+            burst: 1000,
+        },
+        ..ReplyBudget::default()
+    };
+    let mut service =
+        Service::new(SampResponder::new(state(), Default::default())).reply_budget(Some(budget));
+    let request = SampRequest {
+        header: Header {
+            address: [127, 0, 0, 1],
+            port: 7777,
+            opcode: b'r',
+        },
+        body: RequestBody::Rules,
+    }
+    .to_vec()
+    .unwrap();
+    let sources: Vec<SocketAddr> = (1..=8)
+        .map(|i| SocketAddr::from(([127, 0, 5, i], 40000)))
+        .collect();
+    let round = |service: &mut Service<SampResponder>| {
+        let mut datagrams = 0;
+        for &source in &sources {
+            datagrams += service.handle(source, &request).count();
+        }
+        datagrams
+    };
+    assert!(round(&mut service) > 0);
+    let count = allocations(|| {
+        for _ in 0..100 {
+            round(&mut service);
+        }
+    });
+    let stats = service.stats().snapshot();
+    assert!(stats.dropped_netblock_budget > 0, "{stats:?}");
+    assert!(stats.dropped_rate_limited > 0, "{stats:?}");
+    assert_eq!(count, 0, "{count} allocations for {stats:?}");
+}

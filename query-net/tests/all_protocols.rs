@@ -431,6 +431,9 @@ fn accounted(s: &StatsSnapshot) -> u64 {
         + s.dropped_rate_limited
         + s.dropped_bad_challenge
         + s.dropped_unsupported
+        + s.dropped_declined
+        + s.dropped_netblock_budget
+        + s.dropped_total_budget
 }
 
 /// Queries every protocol once from 127.0.0.1 and checks the name that comes back. With the
@@ -502,7 +505,12 @@ async fn an_unlimited_flood_reaches_every_parser_without_growing_memory() {
     const WARM_UP: usize = 20_000;
     const FLOOD: usize = 100_000;
     // No rate limit: every datagram reaches the protocols' decoders.
-    let server = serve(Service::new(AllProtocols::new(state())).rate_limit(None)).await;
+    let server = serve(
+        Service::new(AllProtocols::new(state()))
+            .rate_limit(None)
+            .reply_budget(None),
+    )
+    .await;
     let address = server.addr.to_string();
     let started = Instant::now();
 

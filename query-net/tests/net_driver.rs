@@ -24,7 +24,10 @@ struct Server {
 async fn start_server(responder: EchoResponder, limit: Option<RateLimit>) -> Server {
     let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
     let addr = socket.local_addr().unwrap();
-    let mut service = Service::new(responder).rate_limit(limit);
+    // Echoes test the driver, not the responders' datagram cap: the largest UDP payload.
+    let mut service = Service::new(responder)
+        .rate_limit(limit)
+        .max_datagram(query_net::engine::ReplySink::MAX_UDP_PAYLOAD);
     let stats = Arc::clone(service.stats());
     let shutdown = CancellationToken::new();
     let token = shutdown.clone();

@@ -248,7 +248,7 @@ fn lists_are_not_answered_above_100_players() {
     for body in [RequestBody::Clients, RequestBody::Players] {
         assert_eq!(
             h.send(&request(body)),
-            (Verdict::Dropped(DropReason::Unsupported), vec![])
+            (Verdict::Dropped(DropReason::Declined), vec![])
         );
     }
     // The count the state reports decides, not the length of its list.
@@ -260,7 +260,7 @@ fn lists_are_not_answered_above_100_players() {
     h.shared.update(|s| s.player_count = Some(250));
     assert_eq!(
         h.send(&request(RequestBody::Players)).0,
-        Verdict::Dropped(DropReason::Unsupported)
+        Verdict::Dropped(DropReason::Declined)
     );
 }
 
@@ -275,12 +275,12 @@ fn open_mp_style_answers_o_and_not_d() {
     let mut samp = Harness::new(state(), SampConfig::default());
     assert_eq!(
         samp.send(&request(RequestBody::Extra)),
-        (Verdict::Dropped(DropReason::Unsupported), vec![])
+        (Verdict::Dropped(DropReason::Declined), vec![])
     );
     let mut omp = Harness::new(state(), SampConfig::open_mp(extra));
     assert_eq!(
         omp.send(&request(RequestBody::Players)).0,
-        Verdict::Dropped(DropReason::Unsupported)
+        Verdict::Dropped(DropReason::Declined)
     );
     let bytes = omp.reply(&request(RequestBody::Extra));
     let ReplyBody::Extra(o) = Reply::from_bytes(&bytes).unwrap().body else {
@@ -441,4 +441,48 @@ fn rcon_commands_go_to_the_handler_one_datagram_per_line() {
     assert_eq!(lines(&replies), ["Grüße"]);
     let (_, replies) = h.send(&rcon("pw", "nothing"));
     assert!(replies.is_empty());
+}
+
+#[test]
+fn every_reply_fits_the_datagram_cap_and_lists_are_cut_between_entries() {
+    // The largest state SA:MP lists: 100 players with 255-byte names, 300 long rules.
+    let long = |i: usize| format!("{i:03}{}", "x".repeat(252));
+    let mut state = ServerState {
+        players: (0..100)
+            .map(|i| PlayerState {
+                name: long(i),
+                ..PlayerState::default()
+            })
+            .collect(),
+        ..state()
+    };
+    state.rules = (0..300)
+        .map(|i| (long(i), query_net::state::RuleValue::Text(long(i))))
+        .collect();
+    for cap in [1400, 576, ReplySink::MAX_UDP_PAYLOAD] {
+        let mut h = Harness::new(state.clone(), SampConfig::default());
+        h.sink = ReplySink::new(cap);
+        for body in [
+            RequestBody::Rules,
+            RequestBody::Clients,
+            RequestBody::Players,
+        ] {
+            let bytes = h.reply(&request(body));
+            assert!(bytes.len() <= cap, "{} > {cap}", bytes.len());
+            // Each entry's size: length-prefixed texts, then a score (and an id and a ping).
+            let (listed, all, entry) = match Reply::from_bytes(&bytes).unwrap().body {
+                ReplyBody::Rules(rules) => (rules.len(), 302, 1 + 255 + 1 + 255),
+                ReplyBody::Clients(clients) => (clients.len(), 100, 1 + 255 + 4),
+                ReplyBody::Players(players) => (players.len(), 100, 1 + 1 + 255 + 4 + 4),
+                other => panic!("{other:?}"),
+            };
+            // Everything, or cut where the next entry would not fit (or at the 8 KiB bound
+            // for rules).
+            assert!(listed >= 1, "{cap}");
+            assert!(
+                listed == all || bytes.len() + entry > cap.min(8192 + 11),
+                "{cap}: {listed} listed"
+            );
+        }
+    }
 }

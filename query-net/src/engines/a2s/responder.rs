@@ -247,6 +247,8 @@ impl Responder for A2sResponder {
             Request::Rules(c) => (Wanted::Rules, Some(c.challenge)),
         };
         if proof.is_some_and(|c| self.is_valid(from, c, now.wall)) {
+            // Only `from` was given this challenge: the source is not spoofed.
+            replies.mark_proven();
             return self.answer(wanted, replies);
         }
         // The 9-byte challenge is no longer than any request that gets it.

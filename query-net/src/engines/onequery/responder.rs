@@ -186,6 +186,8 @@ impl Responder for OneQueryResponder {
         if !self.key.verify(&query.token, from.ip(), now.wall) {
             return Verdict::Dropped(DropReason::BadChallenge);
         }
+        // Only `from`'s address was given this token: the source is not spoofed.
+        replies.mark_proven();
         let needed = if request.kind == KIND_PLAYERS {
             Permissions::PLAYERS
         } else {

@@ -110,6 +110,8 @@ const MAX_RULES_BYTES: usize = 8192;
 /// RCON output: lines per command, bytes per line.
 const MAX_RESPONDER_RCON_LINES: usize = 1000;
 const MAX_RCON_LINE: usize = 512;
+/// The header every reply starts with: `SAMP`, the server's address and port, the opcode.
+const HEADER_LEN: usize = 11;
 
 /// Answers SA:MP / open.mp queries from a [`SharedState`]; see the [module](self) docs.
 ///
@@ -170,15 +172,18 @@ impl SampResponder {
         &self.config
     }
 
-    /// The reply bodies for the current state, encoded again only when the state changed.
-    fn encoded(&mut self) -> Result<&EncodedReplies, query_wire::Error> {
+    /// The reply bodies for the current state and a datagram cap of `datagram` bytes, encoded
+    /// again only when either changed.
+    fn encoded(&mut self, datagram: usize) -> Result<&EncodedReplies, query_wire::Error> {
         let current = self.state.load();
-        let stale = !matches!(&self.replies, Some(r) if Arc::ptr_eq(&r.snapshot, &current));
+        let stale = !matches!(&self.replies,
+            Some(r) if Arc::ptr_eq(&r.snapshot, &current) && r.datagram == datagram);
         if stale {
             let buffer = self.replies.take().map(|r| r.bytes).unwrap_or_default();
             self.replies = Some(EncodedReplies::build(
                 Arc::clone(&current),
                 &self.config,
+                datagram,
                 buffer,
             )?);
         }
@@ -246,11 +251,14 @@ impl Responder for SampResponder {
                 return self.answer_rcon(header, password, command, replies);
             }
             _ => {
-                let Ok(encoded) = self.encoded() else {
+                let Ok(encoded) = self.encoded(replies.max_datagram()) else {
                     return Verdict::Dropped(DropReason::Unsupported);
                 };
+                // `o` on a SA:MP server, `d` on an open.mp one, the lists with more players
+                // than SA:MP lists: known requests left unanswered on purpose, as the real
+                // servers do.
                 let Some(body) = encoded.body(header.opcode) else {
-                    return Verdict::Dropped(DropReason::Unsupported);
+                    return Verdict::Dropped(DropReason::Declined);
                 };
                 replies.push_with(|buf| {
                     let start = header.encode_into(buf)?;
@@ -278,10 +286,17 @@ impl Responder for SampResponder {
 
 /// The bodies (after the header) of the `i`, `r`, `c`, `d` and `o` replies for one state
 /// snapshot, back to back in one buffer.
+///
+/// SA:MP has no split replies, so each reply is made to fit one datagram: rules and players
+/// past the room left are not listed (the count in the list says how many are). A client sees
+/// fewer players listed than the `i` reply counts, as it does from a real server with more
+/// than 100 players.
 #[derive(Debug)]
 struct EncodedReplies {
     /// Held so that the pointer compared against stays this snapshot's.
     snapshot: Arc<ServerState>,
+    /// The datagram cap the bodies were fitted to.
+    datagram: usize,
     bytes: Vec<u8>,
     info: Range<usize>,
     rules: Range<usize>,
@@ -294,10 +309,13 @@ impl EncodedReplies {
     fn build(
         snapshot: Arc<ServerState>,
         config: &SampConfig,
+        datagram: usize,
         mut bytes: Vec<u8>,
     ) -> Result<Self, query_wire::Error> {
         bytes.clear();
         let state = &*snapshot;
+        // Room for a body after the 11-byte header.
+        let room = datagram.saturating_sub(HEADER_LEN);
         let encoding = config.encoding;
         let text = |s, max| wire_text(s, encoding, max);
 
@@ -322,7 +340,7 @@ impl EncodedReplies {
                 value: text(value, MAX_SHORT_TEXT),
             };
             rules_len += rule.encoded_len(());
-            if rules_len > MAX_RULES_BYTES {
+            if rules_len > MAX_RULES_BYTES.min(room) {
                 break;
             }
             rules.push(rule);
@@ -332,15 +350,21 @@ impl EncodedReplies {
         let (mut clients, mut players) = (None, None);
         if state.num_players() <= MAX_LISTED_PLAYERS {
             let listed = state.players.iter().take(MAX_LISTED_PLAYERS as usize);
+            let mut len = ReplyBody::Clients(Vec::new()).encoded_len(OP_CLIENTS);
             let list = listed
                 .clone()
                 .map(|p| Client {
                     name: text(&p.name, MAX_SHORT_TEXT),
                     score: fit::saturate_i32(p.score),
                 })
+                .take_while(|client| {
+                    len += client.encoded_len(());
+                    len <= room
+                })
                 .collect();
             clients = Some(append(&mut bytes, &ReplyBody::Clients(list))?);
             if config.detailed_players {
+                let mut len = ReplyBody::Players(Vec::new()).encoded_len(OP_PLAYERS);
                 let list = listed
                     .enumerate()
                     .map(|(i, p)| ListedPlayer {
@@ -352,6 +376,10 @@ impl EncodedReplies {
                         name: text(&p.name, MAX_SHORT_TEXT),
                         score: fit::saturate_i32(p.score),
                         ping: p.ping,
+                    })
+                    .take_while(|player| {
+                        len += player.encoded_len(());
+                        len <= room
                     })
                     .collect();
                 players = Some(append(&mut bytes, &ReplyBody::Players(list))?);
@@ -373,6 +401,7 @@ impl EncodedReplies {
 
         Ok(EncodedReplies {
             snapshot,
+            datagram,
             bytes,
             info,
             rules,

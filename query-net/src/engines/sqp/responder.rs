@@ -156,6 +156,8 @@ impl Responder for SqpResponder {
                 if !self.challenges.redeem(from, query.challenge, now.instant) {
                     return Verdict::Dropped(DropReason::BadChallenge);
                 }
+                // Only `from` was given this challenge: the source is not spoofed.
+                replies.mark_proven();
                 let chunks = query.requested & ChunkSet::all();
                 let prepared = self.prepare();
                 replies.push_with(|buf| {
