@@ -51,6 +51,7 @@ use tokio_util::time::{delay_queue, DelayQueue};
 use crate::driver::RECV_BUFFER;
 use crate::engine::ClientSession;
 use crate::error::QueryError;
+use crate::service::{classify_recv_error, RecvErrorKind};
 
 /// How a bulk run uses the network.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -282,11 +283,11 @@ struct Pool {
 #[derive(Debug)]
 struct PoolSocket {
     socket: UdpSocket,
-    /// Receive errors in a row; a socket that only errors is no longer polled.
-    failures: u32,
+    /// The socket reported itself closed: it is no longer polled. Other receive errors
+    /// (ICMP reports from unreachable targets, a connection reset on Windows) are per
+    /// datagram and only counted.
+    closed: bool,
 }
-
-const MAX_SOCKET_FAILURES: u32 = 100;
 
 /// A socket pool of one family: not bound yet, bound, or failed to bind (kept to report to
 /// each target of that family).
@@ -530,18 +531,17 @@ where
             socket: socket_index,
             result: received,
         } = received;
-        let failures = match &mut self.pools[fam] {
-            Some(Ok(pool)) => &mut pool.sockets[socket_index].failures,
+        let closed = match &mut self.pools[fam] {
+            Some(Ok(pool)) => &mut pool.sockets[socket_index].closed,
             _ => return,
         };
         let (len, from) = match received {
-            Ok(received) => {
-                *failures = 0;
-                received
-            }
-            Err(_) => {
-                *failures += 1;
+            Ok(received) => received,
+            Err(e) => {
                 bump(&self.counters.recv_errors);
+                if classify_recv_error(&e) == RecvErrorKind::Closed {
+                    *closed = true;
+                }
                 return;
             }
         };
@@ -682,7 +682,7 @@ async fn bind_pool(bind: SocketAddr, count: usize) -> Result<Pool, (io::ErrorKin
         match bind_bulk_socket(bind) {
             Ok(socket) => sockets.push(PoolSocket {
                 socket,
-                failures: 0,
+                closed: false,
             }),
             Err(e) => return Err((e.kind(), format!("cannot bind a socket on {bind}: {e}"))),
         }
@@ -720,7 +720,7 @@ fn poll_recv_any(
             Some(entry) => (0, position, entry),
             None => (1, position - v4.len(), &v6[position - v4.len()]),
         };
-        if entry.failures >= MAX_SOCKET_FAILURES {
+        if entry.closed {
             continue;
         }
         let mut read = ReadBuf::new(buf);

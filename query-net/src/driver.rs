@@ -28,16 +28,17 @@ use crate::error::QueryError;
 use crate::limit::Stats;
 use crate::options::Options;
 use crate::protocol::Protocol;
-use crate::service::Service;
+use crate::service::{classify_recv_error, RecvErrorKind, Service};
 use crate::status::ServerStatus;
 
 /// Receive buffer size: the largest datagram a socket can deliver. Real GameSpy replies exceed
 /// 1024 bytes; a smaller buffer would silently cut them.
 pub const RECV_BUFFER: usize = 65_535;
 
-/// After this many receive errors in a row, [`serve`] gives up: the socket is broken, not
-/// merely bothered by one bad peer.
-const MAX_CONSECUTIVE_RECV_ERRORS: u32 = 100;
+/// After this many receive errors in a row, [`serve`] pauses a little before each further
+/// read, so that an error that repeats without end does not spin the CPU.
+const RECV_ERRORS_BEFORE_PAUSING: u32 = 100;
+const RECV_ERROR_PAUSE: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// Resolves `address` (`host:port`, `1.2.3.4:port` or `[v6]:port`) to its first address.
 pub async fn resolve(address: &str) -> Result<SocketAddr, QueryError> {
@@ -444,9 +445,18 @@ pub async fn serve_with<R: Responder, C: Clock + Clone>(
             }
             Err(e) => {
                 Stats::bump(&stats.recv_errors);
-                consecutive_errors += 1;
-                if consecutive_errors >= MAX_CONSECUTIVE_RECV_ERRORS {
+                // Only a closed socket ends the loop: ICMP reports from earlier replies
+                // (a connection reset on Windows) and the like are per datagram.
+                if classify_recv_error(&e) == RecvErrorKind::Closed {
                     return Err(e);
+                }
+                consecutive_errors += 1;
+                if consecutive_errors >= RECV_ERRORS_BEFORE_PAUSING {
+                    tokio::select! {
+                        biased;
+                        () = shutdown.cancelled() => return Ok(()),
+                        () = tokio::time::sleep(RECV_ERROR_PAUSE) => {}
+                    }
                 }
                 continue;
             }

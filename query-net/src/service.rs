@@ -9,6 +9,7 @@
 //! is call [`ReplySink::mark_proven`] when a request carried a valid one, so that its replies
 //! to proven clients are not charged to the budget for unproven ones.
 
+use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -208,6 +209,60 @@ impl<R: Responder, C: Clock + Clone> Service<R, C> {
         self.sink.datagrams()
     }
 }
+
+/// What a failed receive on a UDP socket means for the loop reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecvErrorKind {
+    /// About one datagram or one peer, not the socket: count it and read on. An ICMP "port
+    /// unreachable" for an earlier send arrives this way (a connection reset on Windows,
+    /// refused or unreachable on Linux), as do a datagram larger than the buffer (Windows), an
+    /// interrupted call and a passing shortage of kernel buffers. Errors not known to be fatal
+    /// are counted here too: a server that stops on a surprise is an easy target.
+    Datagram,
+    /// The socket itself is gone (closed, not a socket, shut down): nothing more will arrive.
+    Closed,
+}
+
+/// Sorts a receive error into [`RecvErrorKind`]s, so that only a closed socket ends a serve
+/// loop or a bulk run's polling of it.
+///
+/// ```
+/// use std::io;
+/// use query_net::service::{classify_recv_error, RecvErrorKind};
+///
+/// let reset = io::Error::from(io::ErrorKind::ConnectionReset);
+/// assert_eq!(classify_recv_error(&reset), RecvErrorKind::Datagram);
+/// ```
+pub fn classify_recv_error(error: &io::Error) -> RecvErrorKind {
+    if let Some(code) = error.raw_os_error() {
+        if CLOSED_SOCKET_ERRORS.contains(&code) {
+            return RecvErrorKind::Closed;
+        }
+        return RecvErrorKind::Datagram;
+    }
+    match error.kind() {
+        io::ErrorKind::NotConnected | io::ErrorKind::Unsupported => RecvErrorKind::Closed,
+        _ => RecvErrorKind::Datagram,
+    }
+}
+
+/// OS error codes that mean the socket cannot be read any more.
+#[cfg(unix)]
+const CLOSED_SOCKET_ERRORS: &[i32] = &[
+    // EBADF: the descriptor was closed.
+    9,
+    // ENOTSOCK: Linux, then the BSDs and macOS.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    88,
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    38,
+];
+/// OS error codes that mean the socket cannot be read any more: WSAEBADF, WSAEINVAL (not
+/// bound), WSAENOTSOCK, WSAESHUTDOWN, WSANOTINITIALISED.
+#[cfg(windows)]
+const CLOSED_SOCKET_ERRORS: &[i32] = &[10009, 10022, 10038, 10058, 10093];
+#[cfg(not(any(unix, windows)))]
+const CLOSED_SOCKET_ERRORS: &[i32] = &[];
 
 #[cfg(test)]
 mod tests {
@@ -432,6 +487,77 @@ mod tests {
             Service::with_clock(Sized { size: 100_000 }, ManualClock::new(UNIX_EPOCH));
         let lens: Vec<usize> = service.handle(from(1), b"x").map(<[u8]>::len).collect();
         assert_eq!(lens, [1400]);
+    }
+
+    #[test]
+    fn receive_errors_about_a_peer_or_a_datagram_are_skipped() {
+        for kind in [
+            io::ErrorKind::ConnectionReset,
+            io::ErrorKind::ConnectionRefused,
+            io::ErrorKind::HostUnreachable,
+            io::ErrorKind::NetworkUnreachable,
+            io::ErrorKind::Interrupted,
+            io::ErrorKind::WouldBlock,
+            io::ErrorKind::TimedOut,
+            io::ErrorKind::OutOfMemory,
+            io::ErrorKind::Other,
+        ] {
+            assert_eq!(
+                classify_recv_error(&io::Error::from(kind)),
+                RecvErrorKind::Datagram,
+                "{kind:?}"
+            );
+        }
+        assert_eq!(
+            classify_recv_error(&io::Error::from(io::ErrorKind::NotConnected)),
+            RecvErrorKind::Closed
+        );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn linux_error_codes_are_classified() {
+        // ECONNREFUSED, EHOSTUNREACH, ENETUNREACH (ICMP reports), EINTR, EAGAIN, ENOBUFS,
+        // ENOMEM, EMSGSIZE: per datagram. EBADF, ENOTSOCK: the socket is gone.
+        for code in [111, 113, 101, 4, 11, 105, 12, 90] {
+            let error = io::Error::from_raw_os_error(code);
+            assert_eq!(
+                classify_recv_error(&error),
+                RecvErrorKind::Datagram,
+                "{error}"
+            );
+        }
+        for code in [9, 88] {
+            let error = io::Error::from_raw_os_error(code);
+            assert_eq!(
+                classify_recv_error(&error),
+                RecvErrorKind::Closed,
+                "{error}"
+            );
+        }
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn windows_error_codes_are_classified() {
+        // WSAECONNRESET (ICMP port unreachable), WSAEMSGSIZE, WSAENETRESET, WSAEINTR,
+        // WSAEWOULDBLOCK: per datagram. WSAENOTSOCK, WSAESHUTDOWN: the socket is gone.
+        for code in [10054, 10040, 10052, 10004, 10035] {
+            let error = io::Error::from_raw_os_error(code);
+            assert_eq!(
+                classify_recv_error(&error),
+                RecvErrorKind::Datagram,
+                "{error}"
+            );
+        }
+        for code in [10038, 10058, 10009] {
+            let error = io::Error::from_raw_os_error(code);
+            assert_eq!(
+                classify_recv_error(&error),
+                RecvErrorKind::Closed,
+                "{error}"
+            );
+        }
     }
 
     #[test]
