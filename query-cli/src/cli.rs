@@ -270,6 +270,18 @@ A2S answers PLAYER and RULES only to a client that proved its address with a cha
 INFO too unless --a2s-no-info-challenge: a forged request gets 9 bytes back, never more than
 it sent. game_type is sent as the game's name unless --a2s-game gives one.
 
+Amplification: SA:MP and GameSpy v1 have no handshake, so any datagram, forged or not, gets
+the full reply (up to 43 KB for an 8-byte GameSpy v1 `\\status\\`). Besides the requests per
+address (--rate-limit, --burst), the bytes sent to sources that have not proved their address
+(every SA:MP and GameSpy v1 client; SQP, OneQuery and A2S clients until they echo a
+challenge) are counted per netblock (--ipv4-prefix, --ipv6-prefix): a netblock gets
+--netblock-bytes per second plus --netblock-burst, and all of them together --total-bytes
+plus --total-burst. With the defaults, no netblock receives more than 64 KiB/s over two
+seconds or more, and a client polling every few seconds is never refused. Each reply
+datagram is at most --max-datagram bytes (split where the protocol splits, lists cut where it
+cannot), so replies are not fragmented. The counts of what was dropped and why are logged on
+exit.
+
 Example state.toml:
   name = \"My Server\"
   map = \"Highrise\"
@@ -328,6 +340,38 @@ pub struct ServeArgs {
     /// Answer every request, however many (trusted networks only).
     #[arg(long, conflicts_with_all = ["rate_limit", "burst"])]
     pub no_rate_limit: bool,
+
+    /// Reply bytes per second each netblock may receive before proving its address.
+    #[arg(long, default_value_t = 32 * 1024, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(1..))]
+    pub netblock_bytes: u32,
+
+    /// Reply bytes a quiet netblock may receive at once beyond --netblock-bytes.
+    #[arg(long, default_value_t = 16 * 1024, value_name = "BYTES")]
+    pub netblock_burst: u32,
+
+    /// Reply bytes per second to all unproven sources together, per listening address.
+    #[arg(long, default_value_t = 2 * 1024 * 1024, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(1..))]
+    pub total_bytes: u32,
+
+    /// Reply bytes all unproven sources may receive at once beyond --total-bytes.
+    #[arg(long, default_value_t = 256 * 1024, value_name = "BYTES")]
+    pub total_burst: u32,
+
+    /// Leading bits of an IPv4 source that name its netblock.
+    #[arg(long, default_value_t = 24, value_name = "BITS", value_parser = clap::value_parser!(u8).range(0..=32))]
+    pub ipv4_prefix: u8,
+
+    /// Leading bits of an IPv6 source that name its netblock.
+    #[arg(long, default_value_t = 56, value_name = "BITS", value_parser = clap::value_parser!(u8).range(0..=128))]
+    pub ipv6_prefix: u8,
+
+    /// Send unproven sources whatever their request rate allows (trusted networks only).
+    #[arg(long, conflicts_with_all = ["netblock_bytes", "netblock_burst", "total_bytes", "total_burst", "ipv4_prefix", "ipv6_prefix"])]
+    pub no_byte_budget: bool,
+
+    /// The largest reply datagram, in bytes (UDP payload).
+    #[arg(long, default_value_t = 1400, value_name = "BYTES", value_parser = clap::value_parser!(u16).range(512..=65507))]
+    pub max_datagram: u16,
 
     /// Log a rejected or rate-limited source at most once per this interval.
     #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION")]

@@ -433,7 +433,10 @@ fn as_opengsq_decodes(text: &str) -> String {
 // SA:MP
 
 /// The rules the SA:MP responder sends for `state`, as its documentation says: `mapname` and
-/// `version` from the state's fields, then the state's rules as text, in order.
+/// `version` from the state's fields, then the state's rules as text, in order, as many as fit
+/// one 1,400-byte datagram (`gsq serve`'s default `--max-datagram`) after the 11-byte header
+/// and the two-byte count; each rule takes its two one-byte lengths and its text (one byte a
+/// character in Windows-1252).
 fn samp_rules(state: &ServerState) -> Vec<(String, String)> {
     let mut rules = vec![
         ("mapname".to_owned(), state.map.clone()),
@@ -446,6 +449,15 @@ fn samp_rules(state: &ServerState) -> Vec<(String, String)> {
         };
         rules.push((key.clone(), text));
     }
+    let mut len = 11 + 2;
+    let fitting = rules
+        .iter()
+        .take_while(|(key, value)| {
+            len += 2 + key.chars().count() + value.chars().count();
+            len <= 1400
+        })
+        .count();
+    rules.truncate(fitting);
     rules
 }
 

@@ -17,7 +17,7 @@ use notify::{RecursiveMode, Watcher};
 use query_net::driver;
 use query_net::engine::DropReason;
 use query_net::engines::a2s::A2sConfig;
-use query_net::limit::{RateLimit, Stats};
+use query_net::limit::{ByteRate, RateLimit, ReplyBudget, Stats};
 use query_net::service::Service;
 use query_net::state::{ServerState, SharedState};
 use query_net::Protocol;
@@ -59,6 +59,7 @@ pub async fn run(args: ServeArgs) -> Outcome {
         burst: NonZeroU32::new(args.burst).unwrap_or(NonZeroU32::MIN),
         ..RateLimit::default()
     });
+    let reply_budget = (!args.no_byte_budget).then(|| reply_budget(&args));
 
     // Watch before announcing: a script that edits the file as soon as the ports are printed
     // must not go unnoticed.
@@ -92,6 +93,8 @@ pub async fn run(args: ServeArgs) -> Outcome {
     for (role, local, socket, responder) in bound {
         let mut service = Service::new(responder)
             .rate_limit(rate_limit)
+            .reply_budget(reply_budget)
+            .max_datagram(usize::from(args.max_datagram))
             .with_stats(Arc::clone(&stats));
         let shutdown = shutdown.clone();
         let source_log = Arc::clone(&source_log);
@@ -118,13 +121,21 @@ pub async fn run(args: ServeArgs) -> Outcome {
     drop(watcher);
     let s = stats.snapshot();
     tracing::info!(
-        "stopped: {} requests, {} answered; dropped {} rate-limited, {} malformed, {} bad challenge, {} unsupported",
+        "stopped: {} requests, {} answered ({} bytes, {} of them to unproven sources); \
+         dropped {} rate-limited, {} over a netblock's byte budget, {} over the total byte \
+         budget, {} malformed, {} bad challenge, {} unsupported, {} declined; {} receive errors",
         s.received,
         s.answered,
+        s.reply_bytes,
+        s.unproven_reply_bytes,
         s.dropped_rate_limited,
+        s.dropped_netblock_budget,
+        s.dropped_total_budget,
         s.dropped_malformed,
         s.dropped_bad_challenge,
-        s.dropped_unsupported
+        s.dropped_unsupported,
+        s.dropped_declined,
+        s.recv_errors
     );
     match failed {
         Some(Ok((role, local, Err(e)))) => Err(Failure::new(
@@ -133,6 +144,21 @@ pub async fn run(args: ServeArgs) -> Outcome {
         )),
         Some(Err(e)) => Err(Failure::internal(format!("a serve loop failed: {e}"))),
         _ => Ok(()),
+    }
+}
+
+/// The byte budgets from the `--netblock-*`, `--total-*` and `--ipv*-prefix` options.
+fn reply_budget(args: &ServeArgs) -> ReplyBudget {
+    let rate = |per_second: u32, burst| ByteRate {
+        per_second: NonZeroU32::new(per_second).unwrap_or(NonZeroU32::MIN),
+        burst,
+    };
+    ReplyBudget {
+        netblock: rate(args.netblock_bytes, args.netblock_burst),
+        total: rate(args.total_bytes, args.total_burst),
+        ipv4_prefix: args.ipv4_prefix,
+        ipv6_prefix: args.ipv6_prefix,
+        ..ReplyBudget::default()
     }
 }
 
@@ -233,6 +259,10 @@ fn stop_signal() -> impl std::future::Future<Output = ()> {
 
 /// Logs a dropped request, at most once per interval for each source.
 fn log_drop(source_log: &Mutex<SourceLog>, source: IpAddr, reason: DropReason) {
+    // Declining is the protocol's normal answer (SA:MP `o` on a SA:MP server): counted only.
+    if reason == DropReason::Declined {
+        return;
+    }
     let report = source_log
         .lock()
         .ok()
@@ -256,6 +286,7 @@ fn describe(reason: DropReason) -> &'static str {
         DropReason::Malformed => "malformed request",
         DropReason::BadChallenge => "missing, wrong or expired challenge or token",
         DropReason::Unsupported => "request not answered by this responder",
+        DropReason::OverByteBudget => "over the byte budget of its netblock or of the server",
         _ => "dropped",
     }
 }
