@@ -7,6 +7,8 @@
 //! - [`bulk`]: `gsq bulk`, gamedig and opengsq against one fleet: wall time, targets per
 //!   second, answers lost, peak memory.
 //! - [`report`]: the markdown table of all results, ratios first.
+//! - [`reflection`]: reply bytes a flood of forged sources in one /24 draws, before and after
+//!   byte budgets.
 //!
 //! Everything stays on loopback and every run is bounded in time.
 
@@ -14,6 +16,7 @@ pub mod bulk;
 pub mod cpu;
 pub mod fleet;
 pub mod measure;
+pub mod reflection;
 pub mod report;
 pub mod requests;
 pub mod responder;

@@ -32,6 +32,25 @@ enum Command {
     Bulk(BulkArgs),
     /// Print the markdown report of the saved results.
     Report(ReportArgs),
+    /// Reply bytes a flood from one /24 draws from each protocol, before and after byte
+    /// budgets.
+    Reflection(ReflectionArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ReflectionArgs {
+    /// Flood sources, 127.0.5.1 onwards.
+    #[arg(long, default_value_t = 32)]
+    sources: u8,
+    /// Requests per second per source (10 is the default request limit per address).
+    #[arg(long, default_value_t = 10)]
+    per_source: u32,
+    /// Seconds per flood.
+    #[arg(long, default_value_t = 3.0)]
+    seconds: f64,
+    /// Also write the results as JSON here.
+    #[arg(long)]
+    json: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -169,6 +188,7 @@ fn main() -> ExitCode {
         Command::ServeFleet(args) => serve_fleet(&args),
         Command::Measure(args) => run_measure(&args),
         Command::Bulk(args) => run_bulk(&args),
+        Command::Reflection(args) => run_reflection(&args),
         Command::Report(args) => {
             print!(
                 "{}",
@@ -191,6 +211,32 @@ fn main() -> ExitCode {
 }
 
 type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+fn run_reflection(args: &ReflectionArgs) -> Result {
+    use query_bench::reflection::{self, FloodConfig, Setup};
+    let config = FloodConfig {
+        sources: args.sources,
+        per_source: args.per_source,
+        duration: Duration::from_secs_f64(args.seconds),
+        poll_every: Duration::from_millis(1500),
+    };
+    let mut rows = Vec::new();
+    for attack in reflection::attacks() {
+        eprintln!("{}", attack.label);
+        let before = reflection::flood(&attack, Setup::Before, config)?;
+        let after = reflection::flood(&attack, Setup::After, config)?;
+        rows.push((before, after));
+    }
+    println!(
+        "{} sources in 127.0.5.0/24, {} requests/s each, {} s per flood\n",
+        args.sources, args.per_source, args.seconds
+    );
+    print!("{}", reflection::table(&rows));
+    if let Some(path) = &args.json {
+        std::fs::write(path, serde_json::to_string_pretty(&rows)?)?;
+    }
+    Ok(())
+}
 
 fn run_responder(args: &ResponderArgs) -> Result {
     let config = LoadConfig {
