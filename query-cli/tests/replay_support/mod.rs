@@ -254,7 +254,11 @@ impl ReplayServer {
             runtime.block_on(async move {
                 let socket = tokio::net::UdpSocket::from_std(socket).expect("tokio socket");
                 // Every request is answered: the client under test is the only sender.
-                let mut service = Service::new(replay).rate_limit(None);
+                // Captured replies go out as the real server sent them: whole, unbudgeted.
+                let mut service = Service::new(replay)
+                    .rate_limit(None)
+                    .reply_budget(None)
+                    .max_datagram(query_net::engine::ReplySink::MAX_UDP_PAYLOAD);
                 driver::serve(&socket, &mut service, &stop)
                     .await
                     .expect("replay socket failed");
