@@ -218,7 +218,7 @@ fn run_reflection(args: &ReflectionArgs) -> Result {
         sources: args.sources,
         per_source: args.per_source,
         duration: Duration::from_secs_f64(args.seconds),
-        poll_every: Duration::from_millis(1500),
+        poll_every: Duration::from_millis(2500),
     };
     let mut rows = Vec::new();
     for attack in reflection::attacks() {

@@ -278,8 +278,9 @@ fn poll(protocol: Protocol, server: SocketAddr, duration: Duration, every: Durat
         while started.elapsed() + Duration::from_secs(1) < duration {
             let asked = Instant::now();
             queries += 1;
-            if driver::query(protocol, server, &options).await.is_ok() {
-                answered += 1;
+            match driver::query(protocol, server, &options).await {
+                Ok(_) => answered += 1,
+                Err(e) => eprintln!("the {protocol} client from 127.0.0.1 failed: {e}"),
             }
             tokio::time::sleep(every.saturating_sub(asked.elapsed())).await;
         }

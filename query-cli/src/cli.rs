@@ -334,7 +334,7 @@ pub struct ServeArgs {
     pub rate_limit: u32,
 
     /// Requests a quiet source may send at once.
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u32).range(1..))]
     pub burst: u32,
 
     /// Answer every request, however many (trusted networks only).

@@ -37,13 +37,14 @@ pub struct RateLimit {
 }
 
 impl Default for RateLimit {
-    /// 10 requests per second with bursts of 20, 65,536 sources: generous for a server list
-    /// polling every few seconds (a SQP or OneQuery client sends two datagrams per query), tight
-    /// for a flood.
+    /// 10 requests per second with bursts of 40, 65,536 sources: generous for a server list
+    /// polling every few seconds (a SQP client sends two datagrams per query; a OneQuery client
+    /// paging through 100 players with 255-byte names about 25), tight for a flood. What a
+    /// request may draw in bytes is bounded separately, by [`ReplyBudget`].
     fn default() -> Self {
         RateLimit {
             per_second: NonZeroU32::new(10).unwrap_or(NonZeroU32::MIN),
-            burst: NonZeroU32::new(20).unwrap_or(NonZeroU32::MIN),
+            burst: NonZeroU32::new(40).unwrap_or(NonZeroU32::MIN),
             max_sources: 65_536,
         }
     }

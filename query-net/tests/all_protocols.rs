@@ -461,7 +461,7 @@ async fn a_rate_limited_flood_does_not_keep_valid_clients_from_being_answered() 
     let running = Arc::clone(&flood);
     let flooding = tokio::task::spawn_blocking(move || running.run());
     // Meanwhile, a client on 127.0.0.1 queries every protocol three times, within its own
-    // rate limit (10 per second, bursts of 20; a round of five queries sends about fourteen).
+    // rate limit (10 per second, bursts of 40; a round of five queries sends about fourteen).
     let address = server.addr.to_string();
     for round in 0..3 {
         if round > 0 {
