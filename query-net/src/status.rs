@@ -54,6 +54,25 @@ pub struct ServerStatus {
     pub raw: serde_json::Value,
 }
 
+impl ServerStatus {
+    /// For a status whose player list was received: when it lists fewer players than
+    /// `num_players` counts (a server that cut its list to fit one datagram, as SA:MP and SQP
+    /// responders must), marks it incomplete and says how many are missing in
+    /// `raw.players_missing`. Lenient the other way: a list longer than the count is kept.
+    pub fn note_cut_player_list(&mut self) {
+        let listed = u32::try_from(self.players.len()).unwrap_or(u32::MAX);
+        if listed < self.num_players {
+            self.complete = false;
+            if let serde_json::Value::Object(raw) = &mut self.raw {
+                raw.insert(
+                    "players_missing".to_owned(),
+                    (self.num_players - listed).into(),
+                );
+            }
+        }
+    }
+}
+
 /// One player as a server reports them. Fields the protocol does not carry are `None` and are
 /// left out of JSON.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -175,5 +194,24 @@ mod tests {
             serde_json::to_value(&player).unwrap(),
             json!({"name": "Alice", "uuid": "00112233-4455-6677-8899-aabbccddeeff"})
         );
+    }
+
+    #[test]
+    fn a_player_list_shorter_than_the_count_makes_the_status_incomplete() {
+        let mut status = sample();
+        status.num_players = 3;
+        status.players = vec![Player::default(); 3];
+        status.note_cut_player_list();
+        assert!(status.complete);
+        status.players.truncate(1);
+        status.note_cut_player_list();
+        assert!(!status.complete);
+        assert_eq!(status.raw["players_missing"], 2);
+        // A list longer than the count is kept as it is.
+        let mut longer = sample();
+        longer.num_players = 0;
+        longer.players = vec![Player::default(); 2];
+        longer.note_cut_player_list();
+        assert!(longer.complete);
     }
 }

@@ -176,6 +176,7 @@ pub(super) fn add_rows(
         })
         .collect();
     set_raw(status, "players_count", count.into());
+    status.note_cut_player_list();
 }
 
 /// Adds the rules, in the order sent; `raw.rules_count` is the count as sent.

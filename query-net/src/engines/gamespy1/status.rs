@@ -115,7 +115,7 @@ pub(super) fn from_assembled(
     }
 
     let owned = |s: &Option<Cow<'_, str>>| s.as_deref().map(str::to_owned);
-    ServerStatus {
+    let mut status = ServerStatus {
         protocol: Protocol::GameSpy1,
         address: target,
         name: owned(&reply.hostname).unwrap_or_default(),
@@ -133,5 +133,10 @@ pub(super) fn from_assembled(
         ping_ms: rtt.as_secs_f64() * 1000.0,
         complete: assembled.complete,
         raw,
+    };
+    // A reply without player keys answered a request that did not ask for them.
+    if !status.players.is_empty() {
+        status.note_cut_player_list();
     }
+    status
 }

@@ -523,6 +523,7 @@ impl SampSession {
                 }),
             );
         }
+        let listed = !list_source.is_null();
         raw.insert("player_list".into(), list_source);
         if let Some(reason) = self.list_missing {
             raw.insert("player_list_missing".into(), reason.into());
@@ -534,7 +535,7 @@ impl SampSession {
         }
 
         let non_empty = |s: String| (!s.is_empty()).then_some(s);
-        Ok(ServerStatus {
+        let mut status = ServerStatus {
             protocol: Protocol::Samp,
             address: self.target,
             name: text(&info.hostname),
@@ -550,7 +551,11 @@ impl SampSession {
             ping_ms: ping.as_secs_f64() * 1000.0,
             complete: !(self.want_players && self.list_missing.is_some()),
             raw: Value::Object(raw),
-        })
+        };
+        if listed {
+            status.note_cut_player_list();
+        }
+        Ok(status)
     }
 }
 

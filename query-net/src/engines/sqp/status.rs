@@ -45,7 +45,7 @@ pub fn status_from_chunks(address: SocketAddr, chunks: &Chunks<'_>) -> ServerSta
         .flatten()
         .map(|rule| (rule.key.to_owned(), value_text(&rule.value)))
         .collect::<IndexMap<_, _>>();
-    ServerStatus {
+    let mut status = ServerStatus {
         protocol: Protocol::Sqp,
         address,
         name: info.map(|i| i.server_name.to_owned()).unwrap_or_default(),
@@ -61,7 +61,11 @@ pub fn status_from_chunks(address: SocketAddr, chunks: &Chunks<'_>) -> ServerSta
         ping_ms: 0.0,
         complete: true,
         raw: serde_json::to_value(chunks).unwrap_or(serde_json::Value::Null),
+    };
+    if chunks.player_info.is_some() {
+        status.note_cut_player_list();
     }
+    status
 }
 
 /// A value as text: numbers in decimal, strings as they are.
