@@ -9,7 +9,9 @@
 #   3. Service::handle without sockets: `cargo bench -p query-bench --bench service`;
 #   4. the SQP codec against a hand-written codec and deku: `cargo bench -p query-specs
 #      --bench sqp_codec`, tabled by scripts/bench-table.sh;
-#   5. bulk clients: `query-bench bulk` (gsq bulk, gamedig, opengsq against a fleet of 10,000
+#   5. reflection: `query-bench reflection`, the reply bytes a flood from one /24 draws from
+#      each protocol with the largest state, before and after byte budgets (3 s per flood);
+#   6. bulk clients: `query-bench bulk` (gsq bulk, gamedig, opengsq against a fleet of 10,000
 #      loopback targets, then gsq alone against 100,000); then the three again with 250 ms per
 #      attempt, and against 100,000 targets.
 # Results are saved in target/bench-results/ (JSON, the clients' outputs, REPORT.md).
@@ -73,6 +75,10 @@ cargo bench -p query-bench --bench service -- --measurement-time 3 --warm-up-tim
 step "SQP codec: derived, hand-written, deku"
 cargo bench -p query-specs --bench sqp_codec -- --measurement-time 3 >&2
 
+step "reflection: a flood from one /24, before and after byte budgets"
+"$bin/query-bench" reflection --seconds "$seconds" --json "$out/reflection.json" \
+    > "$out/reflection.md"
+
 step "bulk clients (${targets} targets, then ${large} for gsq)"
 "$bin/query-bench" bulk --targets "$targets" --large-targets "$large" "${peers[@]}" \
     --gsq "$bin/gsq" --out-dir "$out"
@@ -110,6 +116,10 @@ elapsed=$(( $(date +%s) - started ))
     echo "### SQP codec"
     echo
     scripts/bench-table.sh
+    echo
+    echo "### Reflection: a flood from one /24 (bytes out ÷ bytes in)"
+    echo
+    cat "$out/reflection.md"
     if [[ $extra_bulk == 1 ]]; then
         echo
         echo "### Bulk clients, 250 ms per attempt"
