@@ -309,3 +309,34 @@ fn the_service_limits_and_byte_budgets_add_no_allocation() {
     assert!(stats.dropped_rate_limited > 0, "{stats:?}");
     assert_eq!(count, 0, "{count} allocations for {stats:?}");
 }
+
+#[test]
+fn gamespy1_replies_allocate_nothing() {
+    use query_net::engines::gamespy1::GameSpy1Responder;
+    let mut responder = GameSpy1Responder::new(state(), Default::default());
+    let mut sink = ReplySink::new(1400);
+    let mut ask = |responder: &mut GameSpy1Responder, sink: &mut ReplySink| {
+        let mut datagrams = 0;
+        for request in [
+            &b"\\status\\"[..],
+            b"\\basic\\\\info\\",
+            b"\\players\\\\echo\\x",
+        ] {
+            sink.clear();
+            let verdict = responder.handle(client(), request, now(), sink);
+            assert_eq!(verdict, Verdict::Answered);
+            datagrams += sink.len();
+        }
+        datagrams
+    };
+    ask(&mut responder, &mut sink);
+    let mut datagrams = 0;
+    let count = allocations(|| {
+        for _ in 0..100 {
+            datagrams += ask(&mut responder, &mut sink);
+        }
+    });
+    // The players alone take several parts.
+    assert!(datagrams > 100 * 5, "{datagrams} datagrams");
+    assert_eq!(count, 0, "{count} allocations for 300 GameSpy v1 replies");
+}

@@ -485,7 +485,19 @@ impl<'p> ReplyDatagrams<'p> {
     /// Fails when `payload` is not key/value text, already carries `queryid` or `final`, or
     /// holds a pair too large for one datagram.
     pub fn new(payload: &'p [u8], query_id: u32, max_datagram: usize) -> Result<Self> {
-        let mut bodies = Vec::new();
+        Self::new_in(payload, query_id, max_datagram, Vec::new())
+    }
+
+    /// [`new`](Self::new), planning into `bodies` (cleared first), so that a responder reuses
+    /// one list from reply to reply instead of allocating one each time;
+    /// [`into_bodies`](Self::into_bodies) hands it back.
+    pub fn new_in(
+        payload: &'p [u8],
+        query_id: u32,
+        max_datagram: usize,
+        mut bodies: Vec<Range<usize>>,
+    ) -> Result<Self> {
+        bodies.clear();
         let mut start = 0;
         let mut end = 0;
         for pair in kv::pairs(payload) {
@@ -538,6 +550,11 @@ impl<'p> ReplyDatagrams<'p> {
     /// How many datagrams the reply takes (at least one).
     pub fn len(&self) -> usize {
         self.bodies.len()
+    }
+
+    /// The plan's list, for the next [`new_in`](Self::new_in).
+    pub fn into_bodies(self) -> Vec<Range<usize>> {
+        self.bodies
     }
 
     /// Always false: even an empty reply is sent as one datagram with its trailer.

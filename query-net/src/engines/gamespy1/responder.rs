@@ -76,6 +76,8 @@ pub struct GameSpy1Responder {
     sections: Option<Sections>,
     /// The reply being sent, reused from request to request.
     payload: Vec<u8>,
+    /// Where each datagram's pairs start and end, reused likewise.
+    plan: Vec<Range<usize>>,
     next_query_id: u32,
 }
 
@@ -134,6 +136,7 @@ impl GameSpy1Responder {
             config,
             sections: None,
             payload: Vec::new(),
+            plan: Vec::new(),
             next_query_id: 1,
         }
     }
@@ -186,24 +189,29 @@ impl Responder for GameSpy1Responder {
         let max = self.config.max_datagram.min(replies.max_datagram());
         let query_id = self.next_query_id;
         loop {
-            let Ok(datagrams) = ReplyDatagrams::new(&self.payload, query_id, max) else {
+            let plan = std::mem::take(&mut self.plan);
+            let Ok(datagrams) = ReplyDatagrams::new_in(&self.payload, query_id, max, plan) else {
                 return Verdict::Dropped(DropReason::Unsupported);
             };
             let parts = datagrams.len();
             if parts > MAX_PARTS as usize {
                 // Clients refuse part numbers above MAX_PARTS (only small datagram caps get
                 // here): send what fits, cut between pairs.
+                self.plan = datagrams.into_bodies();
                 let keep = self.payload.len() * (MAX_PARTS as usize) / parts * 9 / 10;
                 cut_between_pairs(&mut self.payload, keep);
                 continue;
             }
             self.next_query_id = query_id.wrapping_add(1);
+            let mut verdict = Verdict::Answered;
             for i in 0..parts {
                 if replies.push_with(|buf| datagrams.write(i, buf)).is_err() {
-                    return Verdict::Dropped(DropReason::Unsupported);
+                    verdict = Verdict::Dropped(DropReason::Unsupported);
+                    break;
                 }
             }
-            return Verdict::Answered;
+            self.plan = datagrams.into_bodies();
+            return verdict;
         }
     }
 }
