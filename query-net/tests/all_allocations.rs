@@ -315,7 +315,7 @@ fn gamespy1_replies_allocate_nothing() {
     use query_net::engines::gamespy1::GameSpy1Responder;
     let mut responder = GameSpy1Responder::new(state(), Default::default());
     let mut sink = ReplySink::new(1400);
-    let mut ask = |responder: &mut GameSpy1Responder, sink: &mut ReplySink| {
+    let ask = |responder: &mut GameSpy1Responder, sink: &mut ReplySink| {
         let mut datagrams = 0;
         for request in [
             &b"\\status\\"[..],
