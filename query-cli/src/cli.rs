@@ -55,7 +55,7 @@ pub enum Command {
     /// Query many servers listed in a file or on stdin; one JSON line per server.
     Bulk(BulkArgs),
     /// Answer queries from a state file, for a game server written in any language.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Decode captured packets and print them as JSON.
     Decode(DecodeArgs),
     /// Start responders for every protocol on loopback, query each, and show the results.
@@ -279,8 +279,8 @@ challenge) are counted per netblock (--ipv4-prefix, --ipv6-prefix): a netblock g
 plus --total-burst. With the defaults, no netblock receives more than 64 KiB/s over two
 seconds or more, and a client polling every few seconds is never refused. Each reply
 datagram is at most --max-datagram bytes (split where the protocol splits, lists cut where it
-cannot), so replies are not fragmented. The counts of what was dropped and why are logged on
-exit.
+cannot), so replies are not fragmented. The counts of what was answered, what was dropped and
+why are logged every --stats-interval and on exit.
 
 Example state.toml:
   name = \"My Server\"
@@ -376,6 +376,11 @@ pub struct ServeArgs {
     /// Log a rejected or rate-limited source at most once per this interval.
     #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION")]
     pub log_interval: Duration,
+
+    /// Log the counters (answered, bytes, drops by reason) once per this interval when a
+    /// request came in it; 0s logs them only on exit.
+    #[arg(long, default_value = "60s", value_parser = parse_duration, value_name = "DURATION")]
+    pub stats_interval: Duration,
 
     /// Text encoding of SA:MP and GameSpy replies (A2S is always UTF-8).
     #[arg(short, long, default_value = "windows-1252", value_parser = parse_encoding)]

@@ -49,7 +49,7 @@ fn run(cli: Cli) -> Outcome {
         match cli.command {
             Command::Query(args) => commands::query::run(args).await,
             Command::Bulk(args) => commands::bulk::run(args, quiet).await,
-            Command::Serve(args) => commands::serve::run(args).await,
+            Command::Serve(args) => commands::serve::run(*args).await,
             Command::Decode(args) => commands::decode::run(&args, quiet),
             Command::Demo(args) => commands::demo::run(&args).await,
             Command::Exporter(args) => commands::exporter::run(args).await,

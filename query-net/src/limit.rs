@@ -450,6 +450,13 @@ macro_rules! counters {
                 StatsSnapshot { $( $name: self.$name.load(Ordering::Relaxed), )* }
             }
         }
+
+        impl StatsSnapshot {
+            /// What was counted between `earlier` and this snapshot.
+            pub fn since(&self, earlier: &StatsSnapshot) -> StatsSnapshot {
+                StatsSnapshot { $( $name: self.$name.saturating_sub(earlier.$name), )* }
+            }
+        }
     };
 }
 
@@ -748,5 +755,9 @@ mod tests {
         assert_eq!(snap.answered, 0);
         let json = serde_json::to_value(snap).unwrap();
         assert_eq!(json["dropped_rate_limited"], 1);
+        Stats::add(&stats.reply_bytes, 1400);
+        let later = stats.snapshot();
+        let delta = later.since(&snap);
+        assert_eq!((delta.received, delta.reply_bytes), (0, 1400));
     }
 }

@@ -17,7 +17,7 @@ use notify::{RecursiveMode, Watcher};
 use query_net::driver;
 use query_net::engine::DropReason;
 use query_net::engines::a2s::A2sConfig;
-use query_net::limit::{ByteRate, RateLimit, ReplyBudget, Stats};
+use query_net::limit::{ByteRate, RateLimit, ReplyBudget, Stats, StatsSnapshot};
 use query_net::service::Service;
 use query_net::state::{ServerState, SharedState};
 use query_net::Protocol;
@@ -89,6 +89,13 @@ pub async fn run(args: ServeArgs) -> Outcome {
 
     let stats = Arc::new(Stats::default());
     let source_log = Arc::new(Mutex::new(SourceLog::new(args.log_interval)));
+    if !args.stats_interval.is_zero() {
+        tokio::spawn(log_stats(
+            Arc::clone(&stats),
+            args.stats_interval,
+            shutdown.clone(),
+        ));
+    }
     let mut loops = tokio::task::JoinSet::new();
     for (role, local, socket, responder) in bound {
         let mut service = Service::new(responder)
@@ -119,13 +126,26 @@ pub async fn run(args: ServeArgs) -> Outcome {
     shutdown.cancel();
     while loops.join_next().await.is_some() {}
     drop(watcher);
-    let s = stats.snapshot();
-    tracing::info!(
-        "stopped: {} requests, {} answered ({} bytes, {} of them to unproven sources); \
+    tracing::info!("stopped: {}", describe_stats(&stats.snapshot()));
+    match failed {
+        Some(Ok((role, local, Err(e)))) => Err(Failure::new(
+            Category::Network,
+            format!("the {role} socket on {local} failed: {e}"),
+        )),
+        Some(Err(e)) => Err(Failure::internal(format!("a serve loop failed: {e}"))),
+        _ => Ok(()),
+    }
+}
+
+/// The counters in one line.
+fn describe_stats(s: &StatsSnapshot) -> String {
+    format!(
+        "{} requests, {} answered ({} datagrams, {} bytes, {} of them to unproven sources); \
          dropped {} rate-limited, {} over a netblock's byte budget, {} over the total byte \
          budget, {} malformed, {} bad challenge, {} unsupported, {} declined; {} receive errors",
         s.received,
         s.answered,
+        s.replies_sent,
         s.reply_bytes,
         s.unproven_reply_bytes,
         s.dropped_rate_limited,
@@ -136,14 +156,28 @@ pub async fn run(args: ServeArgs) -> Outcome {
         s.dropped_unsupported,
         s.dropped_declined,
         s.recv_errors
-    );
-    match failed {
-        Some(Ok((role, local, Err(e)))) => Err(Failure::new(
-            Category::Network,
-            format!("the {role} socket on {local} failed: {e}"),
-        )),
-        Some(Err(e)) => Err(Failure::internal(format!("a serve loop failed: {e}"))),
-        _ => Ok(()),
+    )
+}
+
+/// Logs the counters of each `interval` in which a request came in, until `shutdown`.
+async fn log_stats(stats: Arc<Stats>, interval: Duration, shutdown: CancellationToken) {
+    let mut last = stats.snapshot();
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            _ = ticks.tick() => {}
+        }
+        let now = stats.snapshot();
+        if now.received != last.received {
+            let delta = now.since(&last);
+            tracing::info!(
+                "last {}: {}",
+                humantime::format_duration(interval),
+                describe_stats(&delta)
+            );
+        }
+        last = now;
     }
 }
 
