@@ -135,9 +135,10 @@ pub fn all_protocols(state: &SharedState) -> AllProtocols {
         .with_a2s(a2s(state))
 }
 
-/// `responder` behind a [`Service`] without a rate limit: the benchmarks send from one
-/// address far faster than the default limit (10 per second per source) allows, and measure
-/// the responder, not the limiter.
+/// `responder` behind a [`Service`] without a rate limit or byte budget: the benchmarks send
+/// from one address far faster than the default limits (10 requests per second per source,
+/// 32 KiB/s per netblock to unproven sources) allow, and measure the responder, not the
+/// limiters.
 pub fn unlimited<R: Responder>(responder: R) -> Service<R> {
-    Service::new(responder).rate_limit(None)
+    Service::new(responder).rate_limit(None).reply_budget(None)
 }
