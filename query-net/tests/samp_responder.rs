@@ -444,6 +444,28 @@ fn rcon_commands_go_to_the_handler_one_datagram_per_line() {
 }
 
 #[test]
+fn the_open_mp_urls_are_cut_to_fit_the_datagram_cap() {
+    let url = format!("https://example.com/{}", "u".repeat(2000));
+    let info = OpenMpInfo {
+        discord: url.clone(),
+        light_banner: url.clone(),
+        dark_banner: url.clone(),
+        logo: url,
+    };
+    let mut h = Harness::new(state(), SampConfig::open_mp(info));
+    h.sink = ReplySink::new(1400);
+    let bytes = h.reply(&request(RequestBody::Extra));
+    assert!(bytes.len() <= 1400, "{}", bytes.len());
+    let ReplyBody::Extra(extra) = Reply::from_bytes(&bytes).unwrap().body else {
+        panic!("not extra");
+    };
+    assert!(extra
+        .logo
+        .as_bytes()
+        .starts_with(b"https://example.com/uuu"));
+}
+
+#[test]
 fn every_reply_fits_the_datagram_cap_and_lists_are_cut_between_entries() {
     // The largest state SA:MP lists: 100 players with 255-byte names, 300 long rules.
     let long = |i: usize| format!("{i:03}{}", "x".repeat(252));

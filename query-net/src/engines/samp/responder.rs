@@ -386,14 +386,16 @@ impl EncodedReplies {
             }
         }
 
+        // Four URLs with four-byte lengths (and any bytes before them) fit the datagram.
+        let url_max = MAX_URL.min(room.saturating_sub(32) / 4);
         let extra = match &config.open_mp {
             Some(o) => Some(append(
                 &mut bytes,
                 &ReplyBody::Extra(Extra {
-                    discord: text(&o.discord, MAX_URL),
-                    light_banner: text(&o.light_banner, MAX_URL),
-                    dark_banner: text(&o.dark_banner, MAX_URL),
-                    logo: text(&o.logo, MAX_URL),
+                    discord: text(&o.discord, url_max),
+                    light_banner: text(&o.light_banner, url_max),
+                    dark_banner: text(&o.dark_banner, url_max),
+                    logo: text(&o.logo, url_max),
                 }),
             )?),
             None => None,
