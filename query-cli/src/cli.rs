@@ -131,6 +131,17 @@ pub struct ClientArgs {
     #[arg(short, long, default_value_t = 2)]
     pub retries: u32,
 
+    /// The most one query may take from its first send, whatever the server does (a server
+    /// dripping reply parts or pages cannot hold it longer): it then ends with what arrived,
+    /// marked incomplete, or a timeout.
+    #[arg(long, default_value = "15s", value_parser = parse_duration)]
+    pub deadline: Duration,
+
+    /// The most reply bytes one query accepts from its server; past it the query ends with
+    /// what arrived, marked incomplete, or an error.
+    #[arg(long, default_value_t = query_net::Options::DEFAULT_MAX_REPLY_BYTES, value_name = "BYTES")]
+    pub max_reply_bytes: usize,
+
     /// What to fetch besides the server info, comma-separated: players, rules, teams,
     /// metrics, all, none.
     #[arg(long, value_delimiter = ',', default_value = "all", value_enum)]
@@ -189,6 +200,8 @@ impl ClientArgs {
             encoding: self.encoding,
             auth_token: self.token.clone(),
             gamespy_request: self.gamespy_request.clone(),
+            deadline: self.deadline,
+            max_reply_bytes: self.max_reply_bytes,
         }
     }
 }

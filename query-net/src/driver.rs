@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::address::HostPort;
 use crate::clock::Clock;
-use crate::engine::{ClientSession, DropReason, Responder, Verdict};
+use crate::engine::{Bounded, ClientSession, DropReason, Responder, Verdict};
 use crate::engines;
 use crate::engines::a2s::A2sClient;
 use crate::engines::gamespy1::GameSpy1Session;
@@ -201,7 +201,8 @@ fn is_icmp_echo(error: &io::Error) -> bool {
     )
 }
 
-/// Runs `session` on a socket of its own.
+/// Runs `session` on a socket of its own. The session is run as given: wrap it in a
+/// [`Bounded`] for an overall deadline and byte cap (the other query functions do).
 pub async fn query_session<S: ClientSession>(session: S) -> Result<S::Output, QueryError> {
     let socket = bind_for(session.target()).await?;
     run_session(&socket, session).await
@@ -254,7 +255,11 @@ pub async fn query_sqp(
     options: &Options,
 ) -> Result<ServerStatus, QueryError> {
     let target = target.into().resolve(Protocol::Sqp.default_port()).await?;
-    query_session(SqpClient::new(target, options)).await
+    query_session(Bounded::from_options(
+        SqpClient::new(target, options),
+        options,
+    ))
+    .await
 }
 
 /// Queries a OneQuery server (port 5520 unless `target` names one): BASIC, then the players
@@ -280,7 +285,11 @@ pub async fn query_onequery(
         .into()
         .resolve(Protocol::OneQuery.default_port())
         .await?;
-    query_session(OneQueryClient::new(target, options)?).await
+    query_session(Bounded::from_options(
+        OneQueryClient::new(target, options)?,
+        options,
+    ))
+    .await
 }
 
 /// Queries an SA:MP or open.mp server (port 7777 unless `target` names one). For an RCON
@@ -302,7 +311,11 @@ pub async fn query_samp(
     options: &Options,
 ) -> Result<ServerStatus, QueryError> {
     let target = target.into().resolve(Protocol::Samp.default_port()).await?;
-    query_session(SampSession::new(target, options)?).await
+    query_session(Bounded::from_options(
+        SampSession::new(target, options)?,
+        options,
+    ))
+    .await
 }
 
 /// Queries a GameSpy v1 server (port 23000 unless `target` names one) with
@@ -328,7 +341,11 @@ pub async fn query_gamespy1(
         .into()
         .resolve(Protocol::GameSpy1.default_port())
         .await?;
-    query_session(GameSpy1Session::new(target, options)).await
+    query_session(Bounded::from_options(
+        GameSpy1Session::new(target, options),
+        options,
+    ))
+    .await
 }
 
 /// Queries a Valve A2S server (port 27015 unless `target` names one): INFO, then PLAYER and
@@ -350,7 +367,11 @@ pub async fn query_a2s(
     options: &Options,
 ) -> Result<ServerStatus, QueryError> {
     let target = target.into().resolve(Protocol::A2s.default_port()).await?;
-    query_session(A2sClient::new(target, options)).await
+    query_session(Bounded::from_options(
+        A2sClient::new(target, options),
+        options,
+    ))
+    .await
 }
 
 /// [`query`] for code without an async runtime: runs one on the current thread.

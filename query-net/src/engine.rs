@@ -68,6 +68,17 @@ pub trait ClientSession {
 
     /// The outcome, once: `Some` exactly one time, then `None`.
     fn poll_result(&mut self) -> Option<Result<Self::Output, QueryError>>;
+
+    /// The query's [`Bounded`] limits ran out (its deadline passed, or the server sent more
+    /// bytes than one query may hold): end now with what arrived. `why` says which limit.
+    ///
+    /// The default fails with `why`; a session that has part of its answer returns it (a
+    /// status with `complete: false`). Called at most once, and never after
+    /// [`poll_result`](ClientSession::poll_result) returned `Some`.
+    fn give_up(&mut self, why: QueryError, now: Instant) -> Result<Self::Output, QueryError> {
+        let _ = now;
+        Err(why)
+    }
 }
 
 impl<S: ClientSession + ?Sized> ClientSession for Box<S> {
@@ -93,6 +104,209 @@ impl<S: ClientSession + ?Sized> ClientSession for Box<S> {
     }
     fn poll_result(&mut self) -> Option<Result<Self::Output, QueryError>> {
         (**self).poll_result()
+    }
+    fn give_up(&mut self, why: QueryError, now: Instant) -> Result<Self::Output, QueryError> {
+        (**self).give_up(why, now)
+    }
+}
+
+/// What [`Bounded`] reports as `waiting_for` when a query's deadline passes.
+pub const DEADLINE_PASSED: &str = "whole reply before the query's deadline";
+
+/// A session held to the overall limits of one query, whatever the server does: a deadline
+/// from its first send, and a cap on the bytes of the datagrams it accepts from the target.
+///
+/// Per-attempt timeouts alone do not bound a query: a server that drips GameSpy parts or
+/// OneQuery pages, or answers each A2S step just before its timeout, keeps a session going for
+/// many timeouts, and one that sends many large parts makes it hold them all. When a limit is
+/// reached the wrapped session's [`give_up`](ClientSession::give_up) ends it with what arrived
+/// (`complete: false`) or an error: a [`QueryError::Timeout`] waiting for [`DEADLINE_PASSED`],
+/// or a [`QueryError::Protocol`] naming the byte cap. The datagram that would pass the cap is
+/// not handed on. Every session made by [`engines::new_session`](crate::engines::new_session)
+/// and the [`driver`](crate::driver) is wrapped in one, with [`Options::deadline`] and
+/// [`Options::max_reply_bytes`].
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use query_net::engine::{Bounded, ClientSession};
+/// use query_net::engines::gamespy1::GameSpy1Session;
+/// use query_net::{Options, QueryError};
+///
+/// let options = Options { timeout: Duration::from_secs(1), ..Options::default() };
+/// let target = "127.0.0.1:23000".parse().unwrap();
+/// let mut session = Bounded::new(GameSpy1Session::new(target, &options), Duration::from_secs(3), 1 << 16);
+/// let t0 = Instant::now();
+/// assert!(session.poll_transmit(t0).is_some());
+/// // Parts that never end: the deadline ends the query 3 s after it began, with what came.
+/// let mut now = t0;
+/// for part in 1..=40 {
+///     now += Duration::from_millis(100);
+///     session.handle_datagram(target, format!("\\p{part}\\x\\queryid\\1.{part}").as_bytes(), now);
+/// }
+/// let status = loop {
+///     if let Some(result) = session.poll_result() {
+///         break result?;
+///     }
+///     let wake = session.poll_timeout().unwrap();
+///     session.handle_timeout(wake);
+/// };
+/// assert!(!status.complete);
+/// # Ok::<(), QueryError>(())
+/// ```
+#[derive(Debug)]
+pub struct Bounded<S: ClientSession> {
+    inner: S,
+    deadline: Duration,
+    max_bytes: usize,
+    started: Option<Instant>,
+    received: usize,
+    sends: u32,
+    result: Option<Result<S::Output, QueryError>>,
+    done: bool,
+}
+
+impl<S: ClientSession> Bounded<S> {
+    /// `session`, ended `deadline` after its first send, or once the datagrams accepted from
+    /// the target add up to more than `max_bytes`.
+    pub fn new(session: S, deadline: Duration, max_bytes: usize) -> Self {
+        Bounded {
+            inner: session,
+            deadline,
+            max_bytes,
+            started: None,
+            received: 0,
+            sends: 0,
+            result: None,
+            done: false,
+        }
+    }
+
+    /// `session` with [`Options::deadline`] and [`Options::max_reply_bytes`].
+    pub fn from_options(session: S, options: &Options) -> Self {
+        Self::new(session, options.deadline, options.max_reply_bytes)
+    }
+
+    /// The bytes accepted from the target so far.
+    pub fn bytes_received(&self) -> usize {
+        self.received
+    }
+
+    /// The wrapped session.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    fn ends_at(&self) -> Option<Instant> {
+        self.started.map(|start| start + self.deadline)
+    }
+
+    fn end(&mut self, why: QueryError, now: Instant) {
+        self.done = true;
+        // A result the session reached but nobody collected yet wins over giving up.
+        let result = match self.inner.poll_result() {
+            Some(result) => result,
+            None => self.inner.give_up(why, now),
+        };
+        self.result = Some(result);
+    }
+
+    fn deadline_error(&self, now: Instant) -> QueryError {
+        QueryError::Timeout {
+            waiting_for: DEADLINE_PASSED,
+            attempts: self.sends,
+            after: self
+                .started
+                .map_or(Duration::ZERO, |start| now.saturating_duration_since(start)),
+        }
+    }
+
+    fn past_deadline(&self, now: Instant) -> bool {
+        self.ends_at().is_some_and(|end| now >= end)
+    }
+}
+
+impl<S: ClientSession> ClientSession for Bounded<S> {
+    type Output = S::Output;
+
+    fn target(&self) -> SocketAddr {
+        self.inner.target()
+    }
+
+    fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
+        if self.done {
+            return None;
+        }
+        self.started.get_or_insert(now);
+        if self.past_deadline(now) {
+            let why = self.deadline_error(now);
+            self.end(why, now);
+            return None;
+        }
+        let sent = self.inner.poll_transmit(now);
+        if sent.is_some() {
+            self.sends = self.sends.saturating_add(1);
+        }
+        sent
+    }
+
+    fn on_reply(&mut self, datagram: &[u8], now: Instant) {
+        if self.done {
+            return;
+        }
+        if self.past_deadline(now) {
+            let why = self.deadline_error(now);
+            self.end(why, now);
+            return;
+        }
+        self.received = self.received.saturating_add(datagram.len());
+        if self.received > self.max_bytes {
+            let why = QueryError::protocol(format!(
+                "the server sent more than the {} bytes one query may hold",
+                self.max_bytes
+            ));
+            self.end(why, now);
+            return;
+        }
+        self.inner.on_reply(datagram, now);
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        if self.done {
+            return None;
+        }
+        match (self.inner.poll_timeout(), self.ends_at()) {
+            (Some(wake), Some(end)) => Some(wake.min(end)),
+            (wake, end) => wake.or(end),
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        if self.done {
+            return;
+        }
+        if self.past_deadline(now) {
+            let why = self.deadline_error(now);
+            self.end(why, now);
+        } else {
+            self.inner.handle_timeout(now);
+        }
+    }
+
+    fn poll_result(&mut self) -> Option<Result<Self::Output, QueryError>> {
+        if let Some(result) = self.result.take() {
+            return Some(result);
+        }
+        if self.done {
+            return None;
+        }
+        let result = self.inner.poll_result();
+        self.done |= result.is_some();
+        result
+    }
+
+    fn give_up(&mut self, why: QueryError, now: Instant) -> Result<Self::Output, QueryError> {
+        self.done = true;
+        self.inner.give_up(why, now)
     }
 }
 

@@ -60,9 +60,25 @@ pub struct Options {
     /// The GameSpy v1 request, `\status\` by default (some games answer only `\info\` or
     /// `\status\xserverquery`).
     pub gamespy_request: String,
+    /// The most one query may take from its first send, whatever the server does: 15 s by
+    /// default. [`timeout`](Options::timeout) bounds each wait, but a server that drips reply
+    /// parts or pages, or answers each step just in time, could otherwise hold a query for many
+    /// timeouts. When it passes, the query ends with what arrived (`complete: false`) or a
+    /// timeout error; see [`Bounded`](crate::engine::Bounded).
+    pub deadline: Duration,
+    /// The most bytes of reply datagrams one query accepts from its server, 512 KiB by default
+    /// (real status replies are a few KiB, A2S rule lists a few tens): it caps what a hostile
+    /// server can make a query hold, GameSpy parts, SQP and OneQuery pages and A2S split parts
+    /// alike. Reaching it ends the query with what arrived (`complete: false`) or an error.
+    pub max_reply_bytes: usize,
 }
 
 impl Options {
+    /// The default [`deadline`](Options::deadline): 15 s.
+    pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(15);
+    /// The default [`max_reply_bytes`](Options::max_reply_bytes): 512 KiB.
+    pub const DEFAULT_MAX_REPLY_BYTES: usize = 512 * 1024;
+
     /// How many times a request is sent before giving up: `retries + 1`.
     pub fn attempts(&self) -> u32 {
         self.retries.saturating_add(1)
@@ -85,6 +101,8 @@ impl Default for Options {
             encoding: None,
             auth_token: None,
             gamespy_request: "\\status\\".to_owned(),
+            deadline: Self::DEFAULT_DEADLINE,
+            max_reply_bytes: Self::DEFAULT_MAX_REPLY_BYTES,
         }
     }
 }
@@ -101,6 +119,8 @@ impl fmt::Debug for Options {
             .field("encoding", &self.encoding)
             .field("auth_token", &self.auth_token.as_ref().map(|_| Redacted))
             .field("gamespy_request", &self.gamespy_request)
+            .field("deadline", &self.deadline)
+            .field("max_reply_bytes", &self.max_reply_bytes)
             .finish()
     }
 }

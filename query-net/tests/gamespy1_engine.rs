@@ -354,3 +354,86 @@ fn in_an_incomplete_reply_a_player_whose_name_was_lost_is_left_out() {
     assert_eq!(status.raw["player_fragments"], 1);
     assert_eq!(status.raw["missing_parts"], serde_json::json!([1]));
 }
+
+/// Runs `s` on the virtual clock until it ends, resending as asked.
+fn run_to_end(
+    s: &mut GameSpy1Session,
+    mut now: Instant,
+) -> Result<query_net::ServerStatus, QueryError> {
+    loop {
+        while s.poll_transmit(now).is_some() {}
+        if let Some(result) = s.poll_result() {
+            return result;
+        }
+        now = s.poll_timeout().expect("a pending session waits");
+        s.handle_timeout(now);
+    }
+}
+
+#[test]
+fn empty_datagrams_lone_backslashes_and_bare_trailers_are_no_reply() {
+    for junk in [&b""[..], b"\\", b"\\queryid\\9.1\\final\\", b"\\final\\"] {
+        let t0 = Instant::now();
+        let mut s = session(&options(), t0);
+        s.handle_datagram(target(), junk, t0 + ms(1));
+        assert!(s.poll_result().is_none(), "{junk:?} ended the query");
+        let err = run_to_end(&mut s, t0).unwrap_err();
+        assert!(matches!(err, QueryError::Malformed(_)), "{junk:?}: {err}");
+        // Three attempts were made: the junk did not count as the first part.
+        let mut s = session(&options(), t0);
+        s.handle_datagram(target(), junk, t0 + ms(1));
+        s.handle_datagram(
+            target(),
+            b"\\hostname\\real\\queryid\\4.1\\final\\",
+            t0 + ms(2),
+        );
+        let status = s.poll_result().unwrap().unwrap();
+        assert_eq!(status.name, "real");
+        assert!(status.complete);
+    }
+    // A bare trailer as a later part is a real server's last datagram.
+    let t0 = Instant::now();
+    let mut s = session(&options(), t0);
+    s.handle_datagram(target(), b"\\hostname\\two\\queryid\\5.1", t0 + ms(1));
+    s.handle_datagram(target(), b"\\queryid\\5.2\\final\\", t0 + ms(2));
+    let status = s.poll_result().unwrap().unwrap();
+    assert!(status.complete);
+    assert_eq!(status.name, "two");
+}
+
+#[test]
+fn a_junk_datagram_with_its_own_query_id_does_not_capture_the_session() {
+    let t0 = Instant::now();
+    let mut s = session(&options(), t0);
+    let [a, b, c] = ut_parts();
+    // The junk comes first, and its id is never completed.
+    s.handle_datagram(target(), b"\\hostname\\junk\\queryid\\99.1", t0 + ms(1));
+    s.handle_datagram(target(), b"\\player_0\\junk\\queryid\\98.2", t0 + ms(1));
+    for part in [&a, &b, &c] {
+        s.handle_datagram(target(), part, t0 + ms(3));
+    }
+    let status = s.poll_result().unwrap().unwrap();
+    assert!(status.complete);
+    assert_eq!(status.name, "Café CTF");
+    assert_eq!(status.players.len(), 3);
+    assert_eq!(status.raw["query_id"], 20, "{}", status.raw);
+
+    // Nothing completes: the id with the most parts is reported, incomplete.
+    let mut s = session(&options(), t0);
+    s.handle_datagram(target(), b"\\hostname\\junk\\queryid\\99.1", t0 + ms(1));
+    s.handle_datagram(target(), &a, t0 + ms(2));
+    s.handle_datagram(target(), &c, t0 + ms(2));
+    let status = run_to_end(&mut s, t0 + ms(2)).unwrap();
+    assert!(!status.complete);
+    assert_eq!(status.name, "Café CTF");
+
+    // Ids past the limit are dropped rather than held.
+    let mut s = session(&options(), t0);
+    for id in 0..100 {
+        let junk = format!("\\hostname\\junk{id}\\queryid\\{}.1", 1000 + id);
+        s.handle_datagram(target(), junk.as_bytes(), t0 + ms(1));
+    }
+    s.handle_datagram(target(), &a, t0 + ms(2));
+    let status = run_to_end(&mut s, t0 + ms(2)).unwrap();
+    assert_eq!(status.name, "junk0", "the first seen among equals");
+}

@@ -2,6 +2,7 @@
 
 use std::net::SocketAddr;
 
+use query_net::engine::Bounded;
 use query_net::engines::samp;
 use query_net::engines::sqp::SqpClient;
 use query_net::{driver, engines, Options, Protocol, QueryError, RconCommand, ServerStatus};
@@ -84,7 +85,8 @@ async fn query_sqp_chunks(
     chunks: ChunkSet,
 ) -> Outcome<ServerStatus> {
     let what = format!("{} {target}", Protocol::Sqp);
-    driver::query_session(SqpClient::with_chunks(target, options, chunks))
+    let session = SqpClient::with_chunks(target, options, chunks);
+    driver::query_session(Bounded::from_options(session, options))
         .await
         .map_err(|e| Failure::from_query(&what, &e))
 }
@@ -99,7 +101,7 @@ async fn run_rcon(
     let what = format!("samp rcon {target}");
     let session =
         samp::rcon_session(target, rcon, options).map_err(|e| Failure::from_query(&what, &e))?;
-    let lines = driver::query_session(session)
+    let lines = driver::query_session(Bounded::from_options(session, options))
         .await
         .map_err(|e| Failure::from_query(&what, &e))?;
     let text = match format {

@@ -3,7 +3,7 @@
 
 use std::net::SocketAddr;
 
-use crate::engine::ClientSession;
+use crate::engine::{Bounded, ClientSession};
 use crate::error::QueryError;
 use crate::options::Options;
 use crate::protocol::Protocol;
@@ -26,11 +26,13 @@ pub fn new_session(
     target: SocketAddr,
     options: &Options,
 ) -> Result<StatusSession, QueryError> {
-    match protocol {
+    let session = match protocol {
         Protocol::Sqp => sqp::client(target, options),
         Protocol::OneQuery => onequery::client(target, options),
         Protocol::Samp => samp::client(target, options),
         Protocol::GameSpy1 => gamespy1::client(target, options),
         Protocol::A2s => a2s::client(target, options),
-    }
+    }?;
+    // Every protocol's query ends by the deadline and holds at most the byte cap.
+    Ok(Box::new(Bounded::from_options(session, options)))
 }

@@ -440,4 +440,37 @@ impl ClientSession for A2sClient {
     fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
         self.result.take()
     }
+
+    /// With the INFO reply in: the status with what the current step got (the whole rows of
+    /// its split parts), `complete: false`, `why` under the step's error key; the steps not
+    /// begun are left out. Before it: `why`.
+    fn give_up(&mut self, why: QueryError, now: Instant) -> Result<ServerStatus, QueryError> {
+        self.retry.finish(now);
+        if !self.finished {
+            if self.step == Step::Info {
+                self.finish(Err(why));
+            } else {
+                let prefix = self.parts.received_prefix().or_else(|| self.prefix.take());
+                match prefix {
+                    Some(prefix) => self.keep_before_cut(&prefix, &why.to_string()),
+                    None => {
+                        if let Some(status) = &mut self.status {
+                            status.complete = false;
+                            status::set_raw(status, self.step.error_key(), why.to_string().into());
+                        }
+                    }
+                }
+                let mut status = self.status.take().ok_or_else(|| {
+                    QueryError::protocol("the query ended before the server's INFO reply")
+                });
+                if let Ok(status) = &mut status {
+                    status.ping_ms = self.best_rtt.unwrap_or_default().as_secs_f64() * 1000.0;
+                }
+                self.finish(status);
+            }
+        }
+        self.result
+            .take()
+            .unwrap_or_else(|| Err(QueryError::protocol("the query has ended")))
+    }
 }

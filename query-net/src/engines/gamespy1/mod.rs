@@ -8,6 +8,13 @@
 //! `\final\` is in. The request decides what comes back: [`Options::players`] and
 //! [`Options::rules`] do not apply here (ask `\info\` for the server fields alone).
 //!
+//! - Not a reply: a datagram with no key/value pair other than `\queryid\` and `\final\`
+//!   that claims to be the first part (an empty datagram, a lone `\`) is counted as
+//!   malformed, never as an answer.
+//! - Several query ids: a stray or forged datagram with a `\queryid\` of its own does not
+//!   capture the session. Up to [`MAX_QUERY_IDS`] query ids are reassembled side by side; the
+//!   first whose parts complete is the reply, and if none does, the one with the most parts
+//!   (the first seen among equals).
 //! - Nothing at all arrived: the request is sent again after each timeout, and when the
 //!   attempts run out the query fails with a timeout (or with the decode error of the last
 //!   datagram that came but made no sense).
@@ -43,6 +50,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use query_specs::gamespy1::{Pushed, Reassembly};
+use query_wire::kv;
 use query_wire::TextEncoding;
 
 use super::StatusSession;
@@ -57,6 +65,11 @@ pub const DEFAULT_ENCODING: TextEncoding = query_specs::gamespy1::ENCODING;
 
 /// The request sent when [`Options::gamespy_request`] is empty.
 pub const DEFAULT_REQUEST: &str = "\\status\\";
+
+/// How many query ids one session reassembles side by side; datagrams of further ids are
+/// dropped. Each holds at most [`MAX_PARTS`](query_specs::gamespy1::MAX_PARTS) parts, and
+/// [`Options::max_reply_bytes`] caps the bytes of all of them.
+pub const MAX_QUERY_IDS: usize = 4;
 
 /// Once the attempt's timeout has passed, a reply whose parts are still arriving gets at least
 /// this long after the latest one for the next.
@@ -74,7 +87,8 @@ pub struct GameSpy1Session {
     encoding: TextEncoding,
     timeout: Duration,
     retry: Retry,
-    parts: Reassembly,
+    /// One reassembly per query id seen, in the order first seen.
+    candidates: Vec<Reassembly>,
     /// The round trip to the first part; `Some` once anything arrived.
     first_rtt: Option<Duration>,
     /// When the attempt that got the first part timed out.
@@ -102,7 +116,7 @@ impl GameSpy1Session {
             encoding,
             timeout: options.timeout,
             retry,
-            parts: Reassembly::new(),
+            candidates: Vec::new(),
             first_rtt: None,
             attempt_end: None,
             rest_until: None,
@@ -118,17 +132,83 @@ impl GameSpy1Session {
         self.finished = true;
     }
 
+    /// The reassembly to report: a complete one, else the one with the most parts (the first
+    /// seen among equals).
+    fn best(&self) -> Option<&Reassembly> {
+        self.candidates
+            .iter()
+            .find(|parts| parts.is_complete())
+            .or_else(|| {
+                self.candidates
+                    .iter()
+                    .rev()
+                    .max_by_key(|parts| parts.parts_received())
+            })
+    }
+
     /// The status from the parts that arrived.
     fn status(&self) -> Result<ServerStatus, QueryError> {
-        let assembled = self.parts.reply_with(self.encoding)?;
+        let Some(parts) = self.best() else {
+            return Err(QueryError::protocol("no part of the reply arrived"));
+        };
+        let assembled = parts.reply_with(self.encoding)?;
         Ok(status::from_assembled(
             self.target,
             &assembled,
-            &self.parts,
+            parts,
             self.encoding,
             self.first_rtt.unwrap_or_default(),
         ))
     }
+
+    /// Files one datagram with the reassembly of its query id, starting one for a new id while
+    /// fewer than [`MAX_QUERY_IDS`] are held.
+    fn push(&mut self, datagram: &[u8]) -> Result<Option<usize>, query_wire::Error> {
+        check_is_reply(datagram)?;
+        for (index, parts) in self.candidates.iter_mut().enumerate() {
+            match parts.push(datagram)? {
+                Pushed::New => return Ok(Some(index)),
+                Pushed::Duplicate => return Ok(None),
+                Pushed::OtherQuery => {}
+            }
+        }
+        if self.candidates.len() >= MAX_QUERY_IDS {
+            return Ok(None);
+        }
+        let mut parts = Reassembly::new();
+        match parts.push(datagram)? {
+            Pushed::New => {
+                self.candidates.push(parts);
+                Ok(Some(self.candidates.len() - 1))
+            }
+            Pushed::Duplicate | Pushed::OtherQuery => Ok(None),
+        }
+    }
+}
+
+/// Strict: a datagram that would be the first part of a reply must carry at least one pair
+/// besides `\queryid\` and `\final\`. An empty datagram, a lone `\` or a bare trailer is
+/// no reply, and taking it as one would report a server with an empty name. A later part may
+/// be a bare trailer (some servers send `\final\` on its own).
+fn check_is_reply(datagram: &[u8]) -> Result<(), query_wire::Error> {
+    let pairs = kv::split_pairs(datagram).map_err(|e| e.in_field("Datagram"))?;
+    let is_marker = |key: &[u8]| key == b"queryid" || key == b"final";
+    if pairs.iter().any(|pair| !is_marker(pair.key)) {
+        return Ok(());
+    }
+    let part = pairs
+        .iter()
+        .find(|pair| pair.key == b"queryid")
+        .and_then(|pair| pair.value.rsplit(|&b| b == b'.').next())
+        .map(|number| number == b"1");
+    if part == Some(false) {
+        return Ok(());
+    }
+    Err(query_wire::Error::new(
+        query_wire::ErrorKind::Invalid("a datagram without any key/value pair is no GameSpy reply"),
+        0,
+    )
+    .in_field("Datagram"))
 }
 
 impl ClientSession for GameSpy1Session {
@@ -149,20 +229,20 @@ impl ClientSession for GameSpy1Session {
         if self.finished {
             return;
         }
-        match self.parts.push(datagram) {
-            Ok(Pushed::New) => {}
-            Ok(Pushed::Duplicate | Pushed::OtherQuery) => return,
+        let index = match self.push(datagram) {
+            Ok(Some(index)) => index,
+            Ok(None) => return,
             Err(error) => {
                 self.malformed = Some(error);
                 return;
             }
-        }
+        };
         if self.first_rtt.is_none() {
             // The first part: stop resending, a new request would get a new query id.
             self.attempt_end = self.retry.poll_timeout();
             self.first_rtt = Some(self.retry.finish(now).unwrap_or_default());
         }
-        if self.parts.is_complete() {
+        if self.candidates[index].is_complete() {
             let status = self.status();
             self.finish(status, now);
             return;
@@ -204,5 +284,18 @@ impl ClientSession for GameSpy1Session {
 
     fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
         self.result.take()
+    }
+
+    /// What arrived, `complete: false`; without any part, `why` (or the last malformed
+    /// datagram's error).
+    fn give_up(&mut self, why: QueryError, now: Instant) -> Result<ServerStatus, QueryError> {
+        let result = if self.candidates.is_empty() {
+            Err(self.malformed.take().map_or(why, QueryError::Malformed))
+        } else {
+            self.status()
+        };
+        self.retry.finish(now);
+        self.finished = true;
+        result
     }
 }

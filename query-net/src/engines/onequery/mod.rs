@@ -411,4 +411,26 @@ impl ClientSession for OneQueryClient {
     fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
         self.result.take()
     }
+
+    /// With the BASIC reply in: the status with the player pages that came, `complete: false`
+    /// and `why` in `raw.players_error`. Before it: `why`.
+    fn give_up(&mut self, why: QueryError, now: Instant) -> Result<ServerStatus, QueryError> {
+        self.retry.finish(now);
+        if self.finished {
+            return self
+                .result
+                .take()
+                .unwrap_or_else(|| Err(QueryError::protocol("the query has ended")));
+        }
+        if self.basic.is_some() {
+            self.players_error = Some(why.to_string());
+            self.complete();
+            return self
+                .result
+                .take()
+                .unwrap_or_else(|| Err(QueryError::protocol("the query has ended")));
+        }
+        self.finished = true;
+        Err(why)
+    }
 }

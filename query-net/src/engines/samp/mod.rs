@@ -662,6 +662,30 @@ impl ClientSession for SampSession {
     fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
         self.result.take()
     }
+
+    /// With the info reply in: the status from what came, `complete: false`, `why` in
+    /// `raw.ended_early`. Before it: `why`.
+    fn give_up(&mut self, why: QueryError, now: Instant) -> Result<ServerStatus, QueryError> {
+        if self.finished {
+            return self
+                .result
+                .take()
+                .unwrap_or_else(|| Err(QueryError::protocol("the query has ended")));
+        }
+        let result = match self.info.reply() {
+            Some(_) => self.status().map(|mut status| {
+                status.complete = false;
+                if let Some(raw) = status.raw.as_object_mut() {
+                    raw.insert("ended_early".to_owned(), why.to_string().into());
+                }
+                status
+            }),
+            None => Err(why),
+        };
+        self.finish(Err(QueryError::protocol("the query has ended")), now);
+        self.result = None;
+        result
+    }
 }
 
 #[cfg(test)]
