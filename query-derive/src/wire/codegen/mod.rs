@@ -80,6 +80,15 @@ pub fn expand(container: &Container) -> TokenStream {
         ),
         None => (TokenStream::new(), TokenStream::new()),
     };
+    // An enum's decode is always inlined: out of line, its value comes back through a
+    // temporary that the caller copies, and copying an enum whose variants write different
+    // bytes stalls the processor on loads that span a narrower store (an SQP table of typed
+    // values decoded 2.2 times slower than by hand). Inlined, each arm writes where the value
+    // is kept.
+    let decode_inline = match &container.data {
+        Data::Enum(_) => quote!(#[inline(always)]),
+        Data::Struct(_) => quote!(#[inline]),
+    };
     // Expressions reach lists through `Items`, whether they hold a `Vec` or a view's source.
     let items = names::items_trait();
 
@@ -98,7 +107,7 @@ pub fn expand(container: &Container) -> TokenStream {
                 type Ctx = #ctx_type;
                 const NAME: &'static #str = #name;
 
-                #[inline]
+                #decode_inline
                 fn decode(#reader: &mut #reader_type<#lifetime>, #ctx_param) -> #result<Self> {
                     #decode_body
                 }
