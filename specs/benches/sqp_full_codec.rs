@@ -1,0 +1,206 @@
+//! The cost of the derived SQP decoder against a hand-written one on a query response with
+//! every chunk: ServerInfo, 12 ServerRules of every value kind, a 30-row PlayerInfo table
+//! (name, score, ping, team), a 2-row TeamInfo table and 5 Metrics, where the decoded value
+//! holds `Vec`s. The packet is encoded by the specs' own encoder from that value.
+//!
+//! One criterion group, `sqp_full_response`, holds `derived`
+//! (`query_specs::sqp::Response::from_bytes_with(packet, ChunkSet::all())`, as the client
+//! calls it) and `handwritten` (`handwritten_sqp_full`, written for speed, building the same
+//! value). Every decode starts from the packet's bytes and ends with the value dropped, inside
+//! the timing. Before measuring, both decoders run on the packet and on damaged copies of it and
+//! must accept and refuse the same ones, with equal values.
+//!
+//! ```text
+//! cargo bench -p query-specs --bench sqp_full_codec -- --measurement-time 5
+//! ```
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use query_specs::sqp::{
+    ChunkSet, Chunks, FieldHeader, Metrics, QueryResponse, Response, Rule, ServerInfo, Table, Value,
+};
+use query_wire::{Decode, Encode};
+
+mod handwritten_sqp_full;
+
+/// Player and team names, as a real server list shows them.
+const NAMES: [&str; 10] = [
+    "Vex",
+    "kalimba",
+    "Dr. Tortoise",
+    "ńoname",
+    "xXx_sniper_xXx",
+    "Mara",
+    "Zed",
+    "hollow",
+    "Pixel Pete",
+    "オオカミ",
+];
+
+/// The response the benchmark decodes: every chunk, 30 players, 2 teams.
+fn response() -> Response<'static> {
+    let rules = vec![
+        rule("friendlyFire", Value::Byte(0)),
+        rule("roundTime", Value::U16(600)),
+        rule("seed", Value::U32(1_234_567)),
+        rule("worldId", Value::U64(0x0123_4567_89ab_cdef)),
+        rule("motd", Value::Str("Welcome! Be nice, no cheats.")),
+        rule("gravity", Value::F32(9.81)),
+        rule("maxPing", Value::U16(250)),
+        rule("region", Value::Str("eu-west")),
+        rule("hardcore", Value::Byte(1)),
+        rule("tickRate", Value::U16(64)),
+        rule("mapCycle", Value::Str("dust,harbor,crater,summit")),
+        rule("uptime", Value::U32(86_400)),
+    ];
+    let player_fields = vec![
+        field("name", 4),
+        field("score", 2),
+        field("ping", 1),
+        field("team", 0),
+    ];
+    let player_values = (0..30u32)
+        .flat_map(|i| {
+            [
+                Value::Str(NAMES[i as usize % NAMES.len()]),
+                Value::U32(i * 37 % 500),
+                Value::U16((20 + i * 7 % 180) as u16),
+                Value::Byte((i % 2) as u8),
+            ]
+        })
+        .collect();
+    let team_values = vec![
+        Value::Str("Red"),
+        Value::U32(1200),
+        Value::Str("Blue"),
+        Value::U32(1350),
+    ];
+    Response::Query(QueryResponse {
+        challenge: 0x1234_5678,
+        version: 1,
+        current_packet: 0,
+        last_packet: 0,
+        chunks: Chunks {
+            server_info: Some(ServerInfo {
+                current_players: 30,
+                max_players: 64,
+                server_name: "Official EU #3 | Hardcore | 64 tick",
+                game_type: "Team Deathmatch",
+                build_id: "2024.11.2-r51812",
+                map: "harbor",
+                port: 7777,
+            }),
+            server_rules: Some(rules),
+            player_info: Some(Table {
+                count: 30,
+                fields: Some(player_fields),
+                values: player_values,
+            }),
+            team_info: Some(Table {
+                count: 2,
+                fields: Some(vec![field("name", 4), field("score", 2)]),
+                values: team_values,
+            }),
+            metrics: Some(Metrics {
+                values: vec![0.42, 61.9, 128.0, 3.5, 0.0],
+            }),
+        },
+    })
+}
+
+fn rule(key: &'static str, value: Value<'static>) -> Rule<'static> {
+    Rule {
+        key,
+        kind: value.tag(),
+        value,
+    }
+}
+
+fn field(name: &'static str, kind: u8) -> FieldHeader<'static> {
+    FieldHeader { name, kind }
+}
+
+fn decode_derived(packet: &[u8]) -> query_wire::Result<Response<'_>> {
+    Response::from_bytes_with(packet, ChunkSet::all())
+}
+
+/// Where the ServerInfo chunk's length starts: after the 11-byte header.
+const SERVER_INFO_LEN_AT: usize = 11;
+
+/// The packet and damaged copies, each with whether it must decode.
+fn cases(packet: &[u8]) -> Vec<(&'static str, Vec<u8>, bool)> {
+    let edit = |at: usize, byte: u8| {
+        let mut copy = packet.to_vec();
+        copy[at] = byte;
+        copy
+    };
+    // The first rule's value kind: after the ServerInfo chunk, the rules' length and the key.
+    let info_len = u32::from_be_bytes(
+        packet[SERVER_INFO_LEN_AT..SERVER_INFO_LEN_AT + 4]
+            .try_into()
+            .unwrap(),
+    ) as usize;
+    let rules_at = SERVER_INFO_LEN_AT + 4 + info_len + 4;
+    let first_kind_at = rules_at + 1 + usize::from(packet[rules_at]);
+    vec![
+        ("the packet", packet.to_vec(), true),
+        ("one byte short", packet[..packet.len() - 1].to_vec(), false),
+        ("a trailing byte", [packet, &[0]].concat(), false),
+        ("a challenge type byte", edit(0, 0), false),
+        ("an unknown value kind", edit(first_kind_at, 9), false),
+        ("a rule of another kind", edit(first_kind_at, 1), false),
+        (
+            "invalid UTF-8 in the server name",
+            edit(SERVER_INFO_LEN_AT + 9, 0xff),
+            false,
+        ),
+        (
+            "a ServerInfo chunk one byte longer",
+            edit(SERVER_INFO_LEN_AT + 3, packet[SERVER_INFO_LEN_AT + 3] + 1),
+            false,
+        ),
+    ]
+}
+
+/// Panics unless both decoders accept and refuse the same cases with equal values.
+fn check_same_work(packet: &[u8], expected: &Response<'_>) {
+    for (what, bytes, valid) in cases(packet) {
+        let derived = decode_derived(&bytes);
+        let hand = handwritten_sqp_full::decode_response(&bytes);
+        assert_eq!(derived.is_ok(), valid, "derived on {what}: {derived:?}");
+        assert_eq!(hand.is_some(), valid, "hand-written on {what}: {hand:?}");
+        if let (Ok(derived), Some(hand)) = (derived, hand) {
+            assert_eq!(derived, hand, "decoded alike on {what}");
+        }
+    }
+    assert_eq!(&decode_derived(packet).unwrap(), expected);
+}
+
+/// Decodes `input` and drops the result inside the timing, handing it to `black_box` by
+/// reference where it was built.
+#[inline(always)]
+fn decode_and_drop<'a, T>(input: &'a [u8], decode: impl Fn(&'a [u8]) -> T) {
+    let value = decode(black_box(input));
+    black_box(&value);
+}
+
+fn sqp_full_codec(c: &mut Criterion) {
+    let value = response();
+    let packet = value
+        .to_vec_with(ChunkSet::all())
+        .expect("the response encodes");
+    check_same_work(&packet, &value);
+    let mut group = c.benchmark_group("sqp_full_response");
+    group.throughput(Throughput::Bytes(packet.len() as u64));
+    group.bench_function("derived", |b| {
+        b.iter(|| decode_and_drop(&packet, decode_derived))
+    });
+    group.bench_function("handwritten", |b| {
+        b.iter(|| decode_and_drop(&packet, handwritten_sqp_full::decode_response))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, sqp_full_codec);
+criterion_main!(benches);
