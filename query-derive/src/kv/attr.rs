@@ -63,6 +63,23 @@ impl Encoding {
     }
 }
 
+/// How a container's pairs are framed as whole bytes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Backslash,
+    Nul,
+}
+
+impl Format {
+    /// The `KvFormat` variant's name.
+    pub fn variant(self) -> &'static str {
+        match self {
+            Format::Backslash => "Backslash",
+            Format::Nul => "Nul",
+        }
+    }
+}
+
 /// A keyword that was present, remembered by where it was written.
 pub type Flag = Option<Span>;
 
@@ -71,6 +88,7 @@ pub type Flag = Option<Span>;
 pub struct Container {
     pub encoding: Option<Encoding>,
     pub unknown_prefix: Option<StrArg>,
+    pub format: Option<(Format, Span)>,
 }
 
 /// `#[kv(...)]` on a named field.
@@ -191,8 +209,21 @@ impl Container {
             } else if meta.path.is_ident(UNKNOWN_PREFIX) {
                 let prefix = string(meta)?;
                 set_once(&mut out.unknown_prefix, prefix, meta, UNKNOWN_PREFIX)
+            } else if meta.path.is_ident(FORMAT) {
+                let name = string(meta)?;
+                let format = match name.value.as_str() {
+                    "nul" => Format::Nul,
+                    "backslash" => Format::Backslash,
+                    other => {
+                        return Err(syn::Error::new(
+                            name.span,
+                            format!("unknown format {other:?}: expected \"backslash\" or \"nul\""),
+                        ))
+                    }
+                };
+                set_once(&mut out.format, (format, name.span), meta, FORMAT)
             } else {
-                Err(unknown(meta, "`encoding`, `unknown_prefix`"))
+                Err(unknown(meta, "`encoding`, `unknown_prefix`, `format`"))
             }
         });
         out

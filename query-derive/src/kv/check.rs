@@ -35,7 +35,14 @@ fn check_generics(errors: &mut Errors, cont: &Container<'_>) {
 
 /// A key must be writable: not empty and free of the delimiter.
 fn check_key_text(errors: &mut Errors, arg: &StrArg, what: &str) {
-    if arg.value.is_empty() {
+    if arg.value.contains('\0') {
+        errors.at(
+            arg.span,
+            format!(
+                "{what} cannot contain a NUL: it separates keys and values in `format = \"nul\"`"
+            ),
+        );
+    } else if arg.value.is_empty() {
         errors.at(arg.span, format!("{what} cannot be empty"));
     } else if arg.value.contains('\\') {
         errors.at(

@@ -63,9 +63,18 @@ fn common_consts(cont: &Container<'_>) -> TokenStream {
         cont.attrs.encoding.map_or("Utf8", attr::Encoding::variant),
         proc_macro2::Span::call_site(),
     );
+    let format = match cont.attrs.format {
+        Some((format, _)) if format != attr::Format::Backslash => {
+            let kv = names::kv();
+            let variant = syn::Ident::new(format.variant(), proc_macro2::Span::call_site());
+            quote!(const FORMAT: #kv::KvFormat = #kv::KvFormat::#variant;)
+        }
+        _ => quote!(),
+    };
     quote! {
         const NAME: &'static str = #name;
         const DEFAULT_ENCODING: #text_encoding = #text_encoding::#variant;
+        #format
     }
 }
 
@@ -127,6 +136,54 @@ mod tests {
         assert!(out.contains("const _ : () ="));
         assert!(out.contains(":: query_wire :: kv :: FromKeyValues < 'a > for Reply < 'a >"));
         assert!(out.contains(":: query_wire :: kv :: ToKeyValues for Reply < 'a >"));
+    }
+
+    fn pretty(tokens: TokenStream) -> String {
+        let file: syn::File = syn::parse2(tokens).expect("the expansion parses as items");
+        prettyplease::unparse(&file)
+    }
+
+    #[test]
+    fn nul_format_sets_the_format_of_both_traits() {
+        let out = derive(quote! {
+            #[kv(format = "nul", encoding = "latin-1")]
+            struct Info<'a> {
+                hostname: Option<std::borrow::Cow<'a, str>>,
+                #[kv(rest)]
+                rules: Vec<(std::borrow::Cow<'a, str>, std::borrow::Cow<'a, str>)>,
+            }
+        });
+        let text = out.to_string();
+        assert_eq!(text.matches("const FORMAT").count(), 2, "{text}");
+        insta::assert_snapshot!(pretty(out));
+    }
+
+    #[test]
+    fn table_row_keys_are_column_names() {
+        let out = derive(quote! {
+            struct PlayerRow<'a> {
+                #[kv(key = "player_")]
+                name: Option<std::borrow::Cow<'a, str>>,
+                #[kv(key = "score_")]
+                score: Option<i32>,
+                #[kv(rest)]
+                extra: Vec<(std::borrow::Cow<'a, str>, std::borrow::Cow<'a, str>)>,
+            }
+        });
+        assert!(!out.to_string().contains("const FORMAT"));
+        insta::assert_snapshot!(pretty(out));
+    }
+
+    #[test]
+    fn misused_format_is_reported() {
+        let out = derive(quote! {
+            #[kv(format = "json", format = "nul")]
+            struct Info {
+                #[kv(key = "a\0b")]
+                a: Option<u32>,
+            }
+        });
+        assert_eq!(compile_errors(&out), 2, "{out}");
     }
 
     #[test]

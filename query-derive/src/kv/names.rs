@@ -10,6 +10,7 @@ pub const KV: &str = "kv";
 
 pub const ENCODING: &str = "encoding";
 pub const UNKNOWN_PREFIX: &str = "unknown_prefix";
+pub const FORMAT: &str = "format";
 
 pub const KEY: &str = "key";
 pub const ALIAS: &str = "alias";

@@ -55,6 +55,13 @@
 //! |---|---|
 //! | `encoding = "windows-1252"` | text encoding of `from_bytes` / `to_vec` (default UTF-8); `utf-8`, `latin-1`, `windows-1252`, `windows-1251` |
 //! | `unknown_prefix = "team"` | as an indexed element: unknown `base_N` keys whose base starts with this belong here (needs a `rest` field) |
+//! | `format = "nul"` | `from_bytes` / `to_vec` / `encode_into` / `encoded_len` frame the pairs as `key\0value\0...\0`, ended by an empty key (GameSpy 2, 3, 4); `"backslash"` (the default) is `\key\value`. Inside a `#[derive(Wire)]` packet the field is a [`KvBlock<T>`](KvBlock) |
+//!
+//! Column tables (GameSpy 2 and 3 players and teams) need no key of their own: a row type is a
+//! plain derived struct whose keys are the column names (`#[kv(key = "player_")]`), with a
+//! `rest` field for columns it does not declare; [`RowTable`] (GameSpy 2, row by row) and
+//! [`ColumnSections`] + [`ColumnTable`] (GameSpy 3, column by column, continued across parts)
+//! carry the layouts as `#[derive(Wire)]` fields.
 //!
 //! Field attributes, on the fields of a struct:
 //!
@@ -96,13 +103,17 @@
 //! group element by element, so decode → encode → decode gives back an equal value.
 
 mod group;
+mod nul;
 mod pairs;
 mod sink;
+mod table;
 mod value;
 
 pub use group::{split_index, FromRest, IndexedField, IndexedGroup, ToIndexedField, ToRest};
+pub use nul::{nul_pair_len, read_nul_pairs, write_nul_document, KvBlock, KvFormat, Nul};
 pub use pairs::{pairs, split_pairs, Pair, Pairs, DELIMITER};
 pub use sink::{check_pair, pair_len, KvSink, LenCounter};
+pub use table::{row_columns, Column, ColumnSections, ColumnTable, RowTable, Section};
 pub use value::{display_value, parse_value, trim, FromValue, ToValue};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -119,6 +130,8 @@ pub trait FromKeyValues<'a>: Sized {
     const KEEPS_UNKNOWN: bool;
     /// As an indexed element: the prefix of unknown bases that belong to it.
     const UNKNOWN_PREFIX: Option<&'static [u8]>;
+    /// How [`from_bytes`](FromKeyValues::from_bytes) frames the pairs (`#[kv(format = "nul")]`).
+    const FORMAT: KvFormat = KvFormat::Backslash;
 
     /// Whether `key` is one the type declares (a field's key or alias), used to route
     /// indexed keys to the right group.
@@ -137,7 +150,14 @@ pub trait FromKeyValues<'a>: Sized {
     /// Decodes `\key\value` text in `encoding`. Errors carry the type name as the first
     /// segment of their path.
     fn from_bytes_with(bytes: &'a [u8], encoding: TextEncoding) -> Result<Self> {
-        let pairs = split_pairs(bytes).map_err(|e| e.in_field(Self::NAME))?;
+        let pairs = match Self::FORMAT {
+            KvFormat::Backslash => split_pairs(bytes),
+            KvFormat::Nul => {
+                let mut r = crate::Reader::new(bytes);
+                read_nul_pairs(&mut r).and_then(|p| r.expect_end().map(|()| p))
+            }
+        }
+        .map_err(|e| e.in_field(Self::NAME))?;
         Self::from_pairs(&pairs, None, encoding).map_err(|e| e.in_field(Self::NAME))
     }
 }
@@ -148,6 +168,8 @@ pub trait ToKeyValues {
     const NAME: &'static str;
     /// The text encoding [`to_vec`](ToKeyValues::to_vec) uses.
     const DEFAULT_ENCODING: TextEncoding;
+    /// How [`to_vec`](ToKeyValues::to_vec) and the other whole-value encoders frame the pairs.
+    const FORMAT: KvFormat = KvFormat::Backslash;
 
     /// The element number held in a `#[kv(index)]` field, if the type has one.
     fn index(&self) -> Option<usize>;
@@ -160,6 +182,19 @@ pub trait ToKeyValues {
         encoding: TextEncoding,
     ) -> Result<()>;
 
+    /// Writes the whole value in [`FORMAT`](ToKeyValues::FORMAT): the pairs, and for
+    /// [`KvFormat::Nul`] the empty key that ends them.
+    fn write_document<S: KvSink + ?Sized>(
+        &self,
+        sink: &mut S,
+        encoding: TextEncoding,
+    ) -> Result<()> {
+        match Self::FORMAT {
+            KvFormat::Backslash => self.write_pairs(sink, None, encoding),
+            KvFormat::Nul => write_nul_document(self, &mut &mut *sink, encoding),
+        }
+    }
+
     /// The exact encoded size in the default encoding.
     fn encoded_len(&self) -> Result<usize> {
         self.encoded_len_with(Self::DEFAULT_ENCODING)
@@ -168,7 +203,7 @@ pub trait ToKeyValues {
     /// The exact encoded size in `encoding`.
     fn encoded_len_with(&self, encoding: TextEncoding) -> Result<usize> {
         let mut counter = LenCounter::default();
-        self.write_pairs(&mut counter, None, encoding)
+        self.write_document(&mut counter, encoding)
             .map_err(|e| e.in_field(Self::NAME))?;
         Ok(counter.0)
     }
@@ -181,7 +216,7 @@ pub trait ToKeyValues {
     /// Encodes into the start of `buf` in `encoding`; returns the bytes written.
     fn encode_into_with(&self, buf: &mut [u8], encoding: TextEncoding) -> Result<usize> {
         let mut w = Writer::new(buf);
-        self.write_pairs(&mut w, None, encoding)
+        self.write_document(&mut w, encoding)
             .map_err(|e| e.in_field(Self::NAME))?;
         Ok(w.position())
     }
@@ -194,7 +229,7 @@ pub trait ToKeyValues {
     /// Encodes into a new `Vec` in `encoding`.
     fn to_vec_with(&self, encoding: TextEncoding) -> Result<Vec<u8>> {
         let mut out = Vec::new();
-        self.write_pairs(&mut out, None, encoding)
+        self.write_document(&mut out, encoding)
             .map_err(|e| e.in_field(Self::NAME))?;
         Ok(out)
     }

@@ -19,6 +19,10 @@ pub trait KvSink {
     ///
     /// Fails without writing anything when the key or value contains a backslash.
     fn put_pair(&mut self, key: &[u8], index: Option<usize>, value: &[u8]) -> Result<()>;
+
+    /// Writes bytes as they are: the framing of other formats ([`Nul`](super::Nul), the
+    /// column tables) goes through it.
+    fn put_raw(&mut self, bytes: &[u8]) -> Result<()>;
 }
 
 /// The encoded size of one pair, `\key\value` or `\key_N\value`.
@@ -45,13 +49,13 @@ pub fn check_pair(key: &[u8], index: Option<usize>, value: &[u8], at: usize) -> 
 }
 
 /// The decimal digits of an index, without allocating.
-struct IndexDigits {
+pub(super) struct IndexDigits {
     buf: [u8; 20],
     start: usize,
 }
 
 impl IndexDigits {
-    fn new(mut n: usize) -> Self {
+    pub(super) fn new(mut n: usize) -> Self {
         let mut buf = [0u8; 20];
         let mut start = buf.len();
         loop {
@@ -65,7 +69,7 @@ impl IndexDigits {
         IndexDigits { buf, start }
     }
 
-    fn as_bytes(&self) -> &[u8] {
+    pub(super) fn as_bytes(&self) -> &[u8] {
         &self.buf[self.start..]
     }
 }
@@ -97,6 +101,10 @@ impl KvSink for Writer<'_> {
         check_pair(key, index, value, at)?;
         pieces(key, index, value, |bytes| self.put_bytes(bytes))
     }
+
+    fn put_raw(&mut self, bytes: &[u8]) -> Result<()> {
+        self.put_bytes(bytes)
+    }
 }
 
 impl KvSink for Vec<u8> {
@@ -111,6 +119,11 @@ impl KvSink for Vec<u8> {
             self.extend_from_slice(bytes);
             Ok(())
         })
+    }
+
+    fn put_raw(&mut self, bytes: &[u8]) -> Result<()> {
+        self.extend_from_slice(bytes);
+        Ok(())
     }
 }
 
@@ -128,6 +141,11 @@ impl KvSink for LenCounter {
         self.0 += pair_len(key, index, value);
         Ok(())
     }
+
+    fn put_raw(&mut self, bytes: &[u8]) -> Result<()> {
+        self.0 += bytes.len();
+        Ok(())
+    }
 }
 
 impl<S: KvSink + ?Sized> KvSink for &mut S {
@@ -137,6 +155,10 @@ impl<S: KvSink + ?Sized> KvSink for &mut S {
 
     fn put_pair(&mut self, key: &[u8], index: Option<usize>, value: &[u8]) -> Result<()> {
         (**self).put_pair(key, index, value)
+    }
+
+    fn put_raw(&mut self, bytes: &[u8]) -> Result<()> {
+        (**self).put_raw(bytes)
     }
 }
 
