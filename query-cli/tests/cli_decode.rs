@@ -355,6 +355,14 @@ fn bytes_that_are_no_packet_report_the_reading_that_got_furthest() {
     let files = Files::new(&[b""]);
     run(&["decode", "samp", files.arg(0)])
         .assert_error(MALFORMED, &["malformed samp", "at byte 0"]);
+    // Empty input is no GameSpy v1 packet either, nor is a lone backslash.
+    for protocol in ["sqp", "onequery", "samp", "gamespy1", "a2s"] {
+        run(&["decode", protocol, files.arg(0)])
+            .assert_error(MALFORMED, &[&format!("malformed {protocol}"), "at byte 0"]);
+    }
+    let files = Files::new(&[b"\\"]);
+    run(&["decode", "gamespy1", files.arg(0)])
+        .assert_error(MALFORMED, &["malformed gamespy1 reply", "no reply"]);
 }
 
 #[test]

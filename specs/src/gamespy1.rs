@@ -344,7 +344,9 @@ impl Reassembly {
     /// Adds one received datagram.
     ///
     /// A datagram that is not key/value text, or whose `\queryid\` is malformed or numbers a
-    /// part outside `1..=MAX_PARTS`, is an error and changes nothing.
+    /// part outside `1..=MAX_PARTS`, is an error and changes nothing; so is a first part (or a
+    /// datagram without `\queryid\`) with no pair besides the `queryid` and `final` markers:
+    /// an empty datagram or a lone `\` is no reply.
     pub fn push(&mut self, datagram: &[u8]) -> Result<Pushed> {
         let pairs = kv::split_pairs(datagram).map_err(|e| e.in_field("Datagram"))?;
         let trailer = Trailer::from_pairs(&pairs, None, ENCODING)
@@ -367,6 +369,19 @@ impl Reassembly {
             )
             .in_field("query_id")
             .in_field(<Trailer as FromKeyValues<'_>>::NAME));
+        }
+        if part == 1
+            && pairs
+                .iter()
+                .all(|p| p.key == QUERYID_KEY || p.key == FINAL_KEY)
+        {
+            // Strict: taking an empty datagram, a lone `\` or a bare trailer for a first part
+            // would report a server with no name. A later part may be a bare trailer.
+            return Err(Error::new(
+                ErrorKind::Invalid("a first part without any key/value pair is no reply"),
+                0,
+            )
+            .in_field("Datagram"));
         }
         if let (Some(held), Some(id)) = (self.query_id, id) {
             if held != id {
@@ -702,6 +717,20 @@ mod tests {
         ));
         assert!(parts.push(b"no backslash").is_err());
         assert_eq!(parts.parts_received(), 0);
+    }
+
+    #[test]
+    fn a_first_part_without_pairs_is_no_reply_but_a_bare_last_part_is_kept() {
+        let mut parts = Reassembly::new();
+        for junk in [&b""[..], b"\\", b"\\final\\", b"\\queryid\\4.1\\final\\"] {
+            let err = parts.push(junk).unwrap_err();
+            assert_eq!(err.path_string(), "Datagram", "{junk:?}");
+            assert_eq!(err.offset(), 0);
+        }
+        assert_eq!(parts.parts_received(), 0);
+        assert_eq!(parts.push(b"\\a\\1\\queryid\\4.1").unwrap(), Pushed::New);
+        assert_eq!(parts.push(b"\\queryid\\4.2\\final\\").unwrap(), Pushed::New);
+        assert!(parts.is_complete());
     }
 
     #[test]

@@ -586,7 +586,18 @@ fn decode_gamespy1(
     if let [only] = datagrams {
         let bytes = &only.bytes;
         // Any key/value text is a valid reply; a request is one made only of query keywords.
-        let requests = gamespy1::Request::decode_all(bytes);
+        let requests = gamespy1::Request::decode_all(bytes).and_then(|queries| {
+            // No query at all (empty input) is no request, as no pair is no reply.
+            if queries.is_empty() {
+                Err(query_wire::Error::new(
+                    query_wire::ErrorKind::UnexpectedEnd { need: 1, have: 0 },
+                    0,
+                )
+                .in_field("Request"))
+            } else {
+                Ok(queries)
+            }
+        });
         let prefer = match &requests {
             Ok(queries)
                 if !queries.is_empty()

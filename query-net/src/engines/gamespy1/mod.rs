@@ -50,7 +50,6 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use query_specs::gamespy1::{Pushed, Reassembly};
-use query_wire::kv;
 use query_wire::TextEncoding;
 
 use super::StatusSession;
@@ -164,7 +163,6 @@ impl GameSpy1Session {
     /// Files one datagram with the reassembly of its query id, starting one for a new id while
     /// fewer than [`MAX_QUERY_IDS`] are held.
     fn push(&mut self, datagram: &[u8]) -> Result<Option<usize>, query_wire::Error> {
-        check_is_reply(datagram)?;
         for (index, parts) in self.candidates.iter_mut().enumerate() {
             match parts.push(datagram)? {
                 Pushed::New => return Ok(Some(index)),
@@ -184,31 +182,6 @@ impl GameSpy1Session {
             Pushed::Duplicate | Pushed::OtherQuery => Ok(None),
         }
     }
-}
-
-/// Strict: a datagram that would be the first part of a reply must carry at least one pair
-/// besides `\queryid\` and `\final\`. An empty datagram, a lone `\` or a bare trailer is
-/// no reply, and taking it as one would report a server with an empty name. A later part may
-/// be a bare trailer (some servers send `\final\` on its own).
-fn check_is_reply(datagram: &[u8]) -> Result<(), query_wire::Error> {
-    let pairs = kv::split_pairs(datagram).map_err(|e| e.in_field("Datagram"))?;
-    let is_marker = |key: &[u8]| key == b"queryid" || key == b"final";
-    if pairs.iter().any(|pair| !is_marker(pair.key)) {
-        return Ok(());
-    }
-    let part = pairs
-        .iter()
-        .find(|pair| pair.key == b"queryid")
-        .and_then(|pair| pair.value.rsplit(|&b| b == b'.').next())
-        .map(|number| number == b"1");
-    if part == Some(false) {
-        return Ok(());
-    }
-    Err(query_wire::Error::new(
-        query_wire::ErrorKind::Invalid("a datagram without any key/value pair is no GameSpy reply"),
-        0,
-    )
-    .in_field("Datagram"))
 }
 
 impl ClientSession for GameSpy1Session {

@@ -1,0 +1,145 @@
+//! `gsq query` and `gsq bulk` against hostile GameSpy v1 servers on loopback: a server whose
+//! only answer is an empty datagram or a lone backslash gets no status, and a server that
+//! drips reply parts without end is left at `--deadline` with what arrived.
+
+mod cli_support;
+
+use std::net::UdpSocket;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cli_support::{run, run_with_stdin};
+
+/// A server answering every request with `reply(n)` for n = 1, 2, ... spaced `gap` apart, until
+/// the returned flag is set or 500 datagrams were sent.
+struct Fake {
+    addr: String,
+    stop: Arc<AtomicBool>,
+}
+
+impl Fake {
+    fn start(gap: Duration, reply: impl Fn(u32) -> Option<Vec<u8>> + Send + 'static) -> Fake {
+        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket
+            .set_read_timeout(Some(Duration::from_millis(5)))
+            .unwrap();
+        let addr = socket.local_addr().unwrap().to_string();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 2048];
+            let mut clients = Vec::new();
+            let mut sent = 0;
+            let mut next = Instant::now();
+            while !stopped.load(Ordering::Relaxed) && sent < 500 {
+                if let Ok((_, from)) = socket.recv_from(&mut buf) {
+                    clients.push((from, 1u32));
+                }
+                if Instant::now() < next {
+                    continue;
+                }
+                next = Instant::now() + gap;
+                for (client, n) in &mut clients {
+                    if let Some(datagram) = reply(*n) {
+                        let _ = socket.send_to(&datagram, *client);
+                        sent += 1;
+                    }
+                    *n += 1;
+                }
+            }
+        });
+        Fake { addr, stop }
+    }
+}
+
+impl Drop for Fake {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn an_empty_datagram_or_a_lone_backslash_is_no_answer() {
+    for junk in [&b""[..], b"\\"] {
+        let fake = Fake::start(Duration::from_millis(1), move |n| {
+            (n == 1).then(|| junk.to_vec())
+        });
+        let ran = run(&[
+            "query",
+            "gamespy1",
+            &fake.addr,
+            "--json",
+            "--timeout",
+            "200ms",
+            "--retries",
+            "0",
+        ]);
+        ran.assert_error(9, &["malformed", "no reply"]);
+
+        let fake = Fake::start(Duration::from_millis(1), move |n| {
+            (n == 1).then(|| junk.to_vec())
+        });
+        let ran = run_with_stdin(
+            &["bulk", "--timeout", "200ms", "--retries", "0"],
+            &format!("gamespy1 {}\n", fake.addr),
+        );
+        let lines = ran.json_lines();
+        assert_eq!(lines.len(), 1, "{ran:#?}");
+        assert_eq!(lines[0]["error_kind"], "malformed", "{:#}", lines[0]);
+        assert!(ran.stderr.contains("0 answered"), "{}", ran.stderr);
+    }
+}
+
+/// Parts 1, 2, 3... of query id 4, one every 30 ms, never the final one.
+fn drip(n: u32) -> Option<Vec<u8>> {
+    (n <= 64).then(|| format!("\\hostname\\drip\\p{n}\\x\\queryid\\4.{n}").into_bytes())
+}
+
+#[test]
+fn a_server_dripping_parts_is_left_at_the_deadline_with_what_arrived() {
+    let fake = Fake::start(Duration::from_millis(30), drip);
+    let started = Instant::now();
+    let ran = run(&[
+        "query",
+        "gamespy1",
+        &fake.addr,
+        "--json",
+        "--timeout",
+        "200ms",
+        "--deadline",
+        "1s",
+    ]);
+    let took = started.elapsed();
+    let status = ran.json();
+    assert_eq!(status["complete"], false, "{status:#}");
+    assert_eq!(status["name"], "drip");
+    let parts = status["raw"]["parts_received"].as_u64().unwrap();
+    assert!((20..=34).contains(&parts), "{parts}");
+    // The process's own start-up and exit come on top of the 1 s.
+    assert!(
+        took >= Duration::from_secs(1) && took < Duration::from_secs(3),
+        "{took:?}"
+    );
+
+    let fake = Fake::start(Duration::from_millis(30), drip);
+    let started = Instant::now();
+    let ran = run_with_stdin(
+        &["bulk", "--timeout", "200ms", "--deadline", "1s"],
+        &format!("gamespy1 {}\n", fake.addr),
+    );
+    let took = started.elapsed();
+    let lines = ran.json_lines();
+    assert_eq!(lines[0]["complete"], false, "{:#}", lines[0]);
+    assert!(took < Duration::from_secs(3), "{took:?}");
+}
+
+#[test]
+fn the_deadline_and_byte_cap_are_in_the_help() {
+    for command in ["query", "bulk"] {
+        let ran = run(&[command, "--help"]);
+        assert!(ran.stdout.contains("--deadline"), "{}", ran.stdout);
+        assert!(ran.stdout.contains("[default: 15s]"), "{}", ran.stdout);
+        assert!(ran.stdout.contains("--max-reply-bytes"), "{}", ran.stdout);
+    }
+}
