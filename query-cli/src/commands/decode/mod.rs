@@ -203,25 +203,54 @@ fn too_long(path: &Path) -> Failure {
 
 /// Hex text to bytes; white space anywhere is ignored.
 fn parse_hex(path: &Path, text: &[u8]) -> Outcome<Vec<u8>> {
+    let failure = |reason: String| {
+        Failure::new(
+            Category::Malformed,
+            format!("{}: not hex text: {reason}", path.display()),
+        )
+        .hint("drop --hex for raw bytes")
+    };
+    if let Some(reason) = first_non_hex(text) {
+        return Err(failure(reason));
+    }
     let digits: Vec<u8> = text
         .iter()
         .copied()
         .filter(|b| !b.is_ascii_whitespace())
         .collect();
     hex::decode(&digits).map_err(|e| {
-        let reason = match e {
-            hex::FromHexError::InvalidHexCharacter { c, index } => {
-                format!("{c:?} is not a hex digit (digit {} of the file)", index + 1)
-            }
+        failure(match e {
             hex::FromHexError::OddLength => "an odd number of hex digits".to_owned(),
             other => other.to_string(),
-        };
-        Failure::new(
-            Category::Malformed,
-            format!("{}: not hex text: {reason}", path.display()),
-        )
-        .hint("drop --hex for raw bytes")
+        })
     })
+}
+
+/// The first character of `text` that is neither a hex digit nor white space, as read (UTF-8:
+/// `'é'`, not the `'Ã'` of its first byte), with its position among the digits; a byte that is
+/// no UTF-8 at all is shown as a byte.
+fn first_non_hex(text: &[u8]) -> Option<String> {
+    let mut digit = 0;
+    for chunk in text.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c.is_ascii_whitespace() {
+                continue;
+            }
+            digit += 1;
+            if !c.is_ascii_hexdigit() {
+                return Some(format!(
+                    "{c:?} is not a hex digit (digit {digit} of the file)"
+                ));
+            }
+        }
+        if let Some(&byte) = chunk.invalid().first() {
+            return Some(format!(
+                "byte 0x{byte:02x} is not a hex digit nor UTF-8 text (digit {} of the file)",
+                digit + 1
+            ));
+        }
+    }
+    None
 }
 
 /// Decodes datagrams one by one, for protocols whose replies are single datagrams.
@@ -801,6 +830,13 @@ mod tests {
         let err = parse_hex(Path::new("x"), b"00 zz").unwrap_err();
         assert_eq!(err.category(), Category::Malformed);
         assert!(err.message().contains("'z'"), "{err}");
+        let err = parse_hex(Path::new("x"), "00 0é".as_bytes()).unwrap_err();
+        assert!(
+            err.message().contains("'é' is not a hex digit (digit 4"),
+            "{err}"
+        );
+        let err = parse_hex(Path::new("x"), b"0a\xff").unwrap_err();
+        assert!(err.message().contains("byte 0xff"), "{err}");
         assert!(parse_hex(Path::new("x"), b"abc")
             .unwrap_err()
             .message()
