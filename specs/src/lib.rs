@@ -8,9 +8,11 @@
 //! | [`samp`] | SA:MP / open.mp | little | raw bytes, caller's code page |
 //! | [`gamespy1`] | GameSpy v1 | text | Latin-1 / Windows-1252 |
 //! | [`a2s`] | Valve A2S (Source, GoldSrc) | little | NUL-terminated, raw bytes |
+//! | [`gamespy2`] | GameSpy 2 | big | NUL-terminated, Windows-1252 |
 
 pub mod a2s;
 pub mod gamespy1;
+pub mod gamespy2;
 pub mod onequery;
 pub mod samp;
 pub mod sqp;
