@@ -4,12 +4,29 @@
 //! other commands print results and only log warnings. `-v` / `-q` move the level, and the
 //! `GSQ_LOG` environment variable takes a full tracing filter (`GSQ_LOG=query_net=trace`).
 
+use std::borrow::Cow;
 use std::io::{self, IsTerminal};
 
 use tracing::Level;
 use tracing_subscriber::EnvFilter;
 
 use crate::cli::{Cli, Command};
+
+/// The most characters of one value (a server name, a rule) a log line shows.
+pub const MAX_LOGGED_CHARS: usize = 100;
+
+/// `value` cut to [`MAX_LOGGED_CHARS`] characters with an ellipsis and its full length, so a
+/// state with a 10 KB server name cannot make a 10 KB log line.
+pub fn cut(value: &str) -> Cow<'_, str> {
+    match value.char_indices().nth(MAX_LOGGED_CHARS) {
+        None => Cow::Borrowed(value),
+        Some((end, _)) => Cow::Owned(format!(
+            "{}… ({} chars)",
+            &value[..end],
+            value.chars().count()
+        )),
+    }
+}
 
 /// Installs the stderr logger for the command about to run.
 pub fn init(cli: &Cli) {
@@ -42,5 +59,25 @@ pub fn init(cli: &Cli) {
     };
     if let Err(e) = installed {
         eprintln!("gsq: warning: logging is off: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_values_are_cut_with_an_ellipsis_on_a_character_boundary() {
+        assert_eq!(cut("short"), "short");
+        let exact = "é".repeat(MAX_LOGGED_CHARS);
+        assert_eq!(cut(&exact), exact.as_str());
+        let long = "é".repeat(10_000);
+        let shown = cut(&long);
+        assert!(shown.starts_with(&"é".repeat(MAX_LOGGED_CHARS)), "{shown}");
+        assert!(shown.ends_with("… (10000 chars)"), "{shown}");
+        assert_eq!(
+            shown.chars().count(),
+            MAX_LOGGED_CHARS + "… (10000 chars)".chars().count()
+        );
     }
 }

@@ -116,7 +116,7 @@ pub async fn run(args: ServeArgs) -> Outcome {
 
     tracing::info!(
         "serving {:?} from {}; Ctrl-C stops",
-        shared.load().name,
+        crate::logging::cut(&shared.load().name),
         args.state.display()
     );
     let failed = tokio::select! {
@@ -438,7 +438,7 @@ fn log_reload(path: &Path, state: &ServerState) {
     tracing::info!(
         "reloaded {}: {:?}, {} players, {} rules",
         path.display(),
-        state.name,
+        crate::logging::cut(&state.name),
         state.num_players(),
         state.rules.len()
     );
