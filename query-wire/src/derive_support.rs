@@ -176,6 +176,47 @@ pub fn empty_element(r: &Reader<'_>) -> Error {
     r.error(ErrorKind::Invalid("repeated element takes no bytes"))
 }
 
+/// Before each element of an `until_nul` repeat: true when the list ends here, which it does
+/// at a NUL byte (consumed) or, with `or_end`, at the end of the input. Without `or_end`, an
+/// input that ends before the NUL is [`ErrorKind::UnexpectedEnd`], as for any cut datagram.
+#[inline]
+pub fn nul_ends_list(r: &mut Reader<'_>, or_end: bool) -> Result<bool, Error> {
+    match r.peek_rest().first() {
+        Some(0) => {
+            r.skip(1)?;
+            Ok(true)
+        }
+        Some(_) => Ok(false),
+        None if or_end => Ok(true),
+        None => Err(nul_list_cut(r)),
+    }
+}
+
+/// An `until_nul` repeat whose input ended before its closing NUL.
+#[cold]
+pub fn nul_list_cut(r: &Reader<'_>) -> Error {
+    r.error(ErrorKind::UnexpectedEnd { need: 1, have: 0 })
+}
+
+/// An `until_nul` element that starts with a NUL byte could never be read back: the NUL
+/// would end the list (an empty string, for one). Checked on encode once the element is
+/// written; the error is at the element's first byte.
+#[inline]
+pub fn check_nul_element(w: &Writer<'_>, start: usize) -> Result<(), Error> {
+    match w.written().get(start) {
+        Some(&b) if b != 0 => Ok(()),
+        _ => Err(nul_element(start)),
+    }
+}
+
+#[cold]
+fn nul_element(start: usize) -> Error {
+    Error::new(
+        ErrorKind::Invalid("element of a NUL-terminated list is empty or starts with a NUL byte"),
+        start,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

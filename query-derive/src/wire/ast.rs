@@ -208,6 +208,9 @@ pub enum Count {
     Prefix { prefix: Prefix, endian: Endian },
     Expr(Scoped),
     UntilEnd,
+    /// Elements until a NUL byte (consumed, and written after them); with `or_end`, the end
+    /// of the input ends the list too.
+    UntilNul { or_end: bool },
 }
 
 /// The context a nested type gets.
@@ -578,7 +581,7 @@ fn value_body(
         errors.spanning(
             ty,
             "a `Vec` field needs its length: `count(prefix = u8|u16|u32|u64)`, \
-             `count = <expression>` or `until_end`",
+             `count = <expression>`, `until_end` or `until_nul`",
         );
         return Body::Bool;
     };
@@ -589,6 +592,7 @@ fn value_body(
         },
         RepeatAttr::Expr(expr) => Count::Expr(scope.expr(expr, errors)),
         RepeatAttr::UntilEnd => Count::UntilEnd,
+        RepeatAttr::UntilNul { or_end } => Count::UntilNul { or_end: *or_end },
     };
     let ctx = match (&attrs.ctx, &attrs.each_ctx) {
         // Both given is `check`'s to report.

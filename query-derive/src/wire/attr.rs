@@ -93,7 +93,7 @@ choice! {
     /// A directive of `#[wire(...)]` on a field.
     FieldKey {
         Endian = "endian", Str = "str", Bytes = "bytes", Len = "len", Count = "count",
-        UntilEnd = "until_end", MinCount = "min_count", MaxCount = "max_count", Ctx = "ctx",
+        UntilEnd = "until_end", UntilNul = "until_nul", MinCount = "min_count", MaxCount = "max_count", Ctx = "ctx",
         EachCtx = "each_ctx", Cycle = "cycle",
         When = "when", Trailing = "trailing", Bits = "bits", Default = "default", Computed = "computed", View = "view",
     }
@@ -244,6 +244,8 @@ pub enum RepeatAttr {
     Expr(Expr),
     /// `until_end`: as many as the reader holds.
     UntilEnd,
+    /// `until_nul`, `until_nul(or_end)`: elements until a NUL byte, which ends the list.
+    UntilNul { or_end: bool },
 }
 
 /// `each_ctx = |i| <expr>`, taken apart so the body can be inlined into the loop.
@@ -410,6 +412,10 @@ pub fn field(attrs: &[Attribute], errors: &mut Errors) -> FieldAttrs {
                 flag(input, key)?;
                 set_repeat(&mut out.repeat, key, RepeatAttr::UntilEnd, errors);
             }
+            FieldKey::UntilNul => {
+                let or_end = until_nul_options(input, key)?;
+                set_repeat(&mut out.repeat, key, RepeatAttr::UntilNul { or_end }, errors);
+            }
             FieldKey::MinCount => {
                 input.parse::<Token![=]>()?;
                 let value: Expr = input.parse()?;
@@ -531,7 +537,7 @@ fn set_repeat(
             key.span(),
             format!(
                 "`{key}` is a second repeat form: a Vec takes exactly one of \
-                 `count(prefix = ..)`, `count = ..` and `until_end`"
+                 `count(prefix = ..)`, `count = ..`, `until_end` and `until_nul`"
             ),
         );
     } else {
@@ -543,6 +549,34 @@ fn set_repeat(
 }
 
 /// A directive that is a bare word.
+/// The options of `until_nul`: none, or `(or_end)`, which lets the end of the input end the
+/// list as the NUL would.
+fn until_nul_options(input: ParseStream<'_>, key: &Ident) -> syn::Result<bool> {
+    if !input.peek(syn::token::Paren) {
+        if input.is_empty() || input.peek(Token![,]) {
+            return Ok(false);
+        }
+        return Err(syn::Error::new(
+            key.span(),
+            "`until_nul` takes no value: `until_nul`, or `until_nul(or_end)` to let the end \
+             of the input end the list too",
+        ));
+    }
+    let content;
+    syn::parenthesized!(content in input);
+    let option: Ident = content.parse()?;
+    if option != "or_end" {
+        return Err(syn::Error::new(
+            option.span(),
+            format!("unknown option `{option}` of `until_nul`, expected `or_end`"),
+        ));
+    }
+    if !content.is_empty() {
+        return Err(content.error("`until_nul` takes one option, `or_end`"));
+    }
+    Ok(true)
+}
+
 fn flag(input: ParseStream<'_>, key: &Ident) -> syn::Result<()> {
     if input.is_empty() || input.peek(Token![,]) {
         Ok(())

@@ -342,6 +342,7 @@ fn check_repeat_keys_absent(field: &Field, errors: &mut Errors) {
         };
         let key = match (key, attrs.repeat.as_ref().map(|r| &r.value)) {
             ("count", Some(RepeatAttr::UntilEnd)) => "until_end",
+            ("count", Some(RepeatAttr::UntilNul { .. })) => "until_nul",
             _ => key,
         };
         errors.at(

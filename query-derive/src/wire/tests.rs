@@ -158,6 +158,21 @@ fn view_with_computed_count_and_cycled_element_context() {
 }
 
 #[test]
+fn lists_ended_by_a_nul_byte() {
+    insta::assert_snapshot!(expand(
+        r#"
+        #[wire(endian = "big", ctx(limit: usize))]
+        pub struct Reply<'a> {
+            #[wire(until_nul, max_count = limit)]
+            pub pairs: Vec<KeyValue<'a>>,
+            #[wire(until_nul(or_end), min_count = 1, str(nul))]
+            pub names: Vec<Text<'a>>,
+        }
+        "#
+    ));
+}
+
+#[test]
 fn every_error_of_a_declaration_is_reported() {
     let found = errors(
         r#"
@@ -177,7 +192,7 @@ fn every_error_of_a_declaration_is_reported() {
             "unknown byte order \"middle\", expected one of: \"big\", \"little\"",
             "prefix must be one of u8, u16, u32, u64, found `u9`",
             "unknown wire attribute `colour` on a field, expected one of: endian, str, bytes, \
-             len, count, until_end, min_count, max_count, ctx, each_ctx, cycle, when, trailing, \
+             len, count, until_end, until_nul, min_count, max_count, ctx, each_ctx, cycle, when, trailing, \
              bits, default, computed, view",
             "`str` applies to `&'a str`, `String`, `Cow<'a, str>` and `Text<'a>`, not `u32`",
             "`tag` applies to enums only",

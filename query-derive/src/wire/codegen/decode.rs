@@ -664,7 +664,69 @@ fn repeat(
                 #elements
             })
         }
+        Count::UntilNul { or_end } => {
+            let element = UntilNulElement {
+                ctx_let: element_ctx_let,
+                decode: decode_element,
+            };
+            until_nul(repeat, r, path, *or_end, element, too_few)
+        }
     }
+}
+
+/// The code of one `until_nul` element: its shared context, computed once, and its decode.
+struct UntilNulElement {
+    ctx_let: Option<TokenStream>,
+    decode: TokenStream,
+}
+
+/// `until_nul`: elements until a NUL byte, which is consumed (or, with `or_end`, the end of
+/// the input). An element that reads nothing would be read again forever, so it is an error.
+fn until_nul(
+    repeat: &Repeat,
+    r: &Ident,
+    path: &ErrorPath,
+    or_end: bool,
+    element_code: UntilNulElement,
+    too_few: impl Fn(TokenStream, &Ident) -> Option<TokenStream>,
+) -> TokenStream {
+    let UntilNulElement {
+        ctx_let: element_ctx_let,
+        decode: decode_element,
+    } = element_code;
+    let vec_ty = &repeat.vec_ty;
+    let (index, elements, element) = (names::index(), names::elements(), names::element());
+    let element_path = path.element();
+    let limit = repeat.max_count.as_ref().map(|max| {
+        let too_many = names::private("too_many_on_decode");
+        let fail = path.fail(quote!(#too_many(#r, #index + 1, #max)));
+        quote!(if #index == #max { #fail; })
+    });
+    let start = names::element_start();
+    let check = may_be_empty(&repeat.element).then(|| {
+        let empty = names::private("empty_element");
+        let fail = element_path.fail(quote!(#empty(#r)));
+        quote!(if #r.offset() == #start { #fail; })
+    });
+    let zero = Literal::usize_suffixed(0);
+    let check_min = too_few(quote!(#r.offset()), &index);
+    let ends = names::private("nul_ends_list");
+    let ended = path.try_(quote!(#ends(#r, #or_end)));
+    quote!({
+        let mut #elements = <#vec_ty>::new();
+        #element_ctx_let
+        let mut #index = #zero;
+        while !#ended {
+            #limit
+            let #start = #r.offset();
+            let #element = #decode_element;
+            #check
+            #elements.push(#element);
+            #index += 1;
+        }
+        #check_min
+        #elements
+    })
 }
 
 /// True when an element might read no bytes, which would make `until_end` spin.

@@ -373,12 +373,16 @@ fn repeat(
                 #check_max
             }
         }
-        Count::UntilEnd => quote!(#check_max),
+        Count::UntilEnd | Count::UntilNul { .. } => quote!(#check_max),
     };
     let (element_ctx_let, element_body) =
         element_with_ctx_in(&repeat.element, fields, Mode::Encode);
     let write_element = write(&element_body, &quote!(#element), w, &path.element(), fields);
     let (ok, result) = (names::ok(), names::result_type());
+    let (write_element, tail) = match &repeat.count {
+        Count::UntilNul { .. } => until_nul_parts(w, path, write_element),
+        _ => (write_element, None),
+    };
     quote! {
         let #len: #usize = #items::count(#v);
         #check_min
@@ -388,5 +392,25 @@ fn repeat(
             #write_element
             #ok(())
         })?;
+        #tail
     }
+}
+
+/// `until_nul`: each element checked not to begin with the NUL that would end the list on
+/// decode, and the NUL written after the last.
+fn until_nul_parts(
+    w: &Ident,
+    path: &ErrorPath,
+    write_element: TokenStream,
+) -> (TokenStream, Option<TokenStream>) {
+    let start = names::element_start();
+    let check = names::private("check_nul_element");
+    let checked = path.element().try_(quote!(#check(#w, #start)));
+    let element = quote! {
+        let #start = #w.position();
+        #write_element
+        #checked;
+    };
+    let put = path.try_(quote!(#w.put_u8(0)));
+    (element, Some(quote!(#put;)))
 }

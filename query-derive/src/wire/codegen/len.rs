@@ -184,6 +184,8 @@ fn repeat(repeat: &Repeat, v: &TokenStream, fields: &[Field]) -> TokenStream {
             Some(quote!(#n +))
         }
         Count::Expr(_) | Count::UntilEnd => None,
+        // The closing NUL.
+        Count::UntilNul { .. } => Some(quote!(1 +)),
     };
     let items = names::items_trait();
     if let Some(each) = fixed_size(&repeat.element) {
