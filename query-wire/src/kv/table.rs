@@ -25,16 +25,19 @@ const NAMES: TextEncoding = TextEncoding::Latin1;
 /// The most rows a count byte can announce.
 const MAX_ROWS: usize = u8::MAX as usize;
 
-/// Writes row `row`'s cell for `column` and its NUL: the value of the first pair under that
-/// key, or an empty cell when the row has none.
+/// Writes row `row`'s cell for `column` and its NUL: the value of the `nth` pair under that
+/// key (a table may repeat a column name; the repeats decode into the row's `rest`), or an
+/// empty cell when the row has none.
 fn put_cell<R: ToKeyValues, S: KvSink + ?Sized>(
     row: &R,
     column: &[u8],
+    nth: usize,
     encoding: TextEncoding,
     out: &mut S,
 ) -> Result<()> {
     struct Pick<'c, 'o, S: ?Sized> {
         column: &'c [u8],
+        skip: usize,
         found: bool,
         out: &'o mut S,
     }
@@ -47,6 +50,10 @@ fn put_cell<R: ToKeyValues, S: KvSink + ?Sized>(
         }
         fn put_pair(&mut self, key: &[u8], index: Option<usize>, value: &[u8]) -> Result<()> {
             if self.found || index.is_some() || key != self.column {
+                return Ok(());
+            }
+            if self.skip > 0 {
+                self.skip -= 1;
                 return Ok(());
             }
             self.found = true;
@@ -62,6 +69,7 @@ fn put_cell<R: ToKeyValues, S: KvSink + ?Sized>(
     }
     let mut pick = Pick {
         column,
+        skip: nth,
         found: false,
         out,
     };
@@ -281,8 +289,9 @@ impl<R: ToKeyValues> RowTable<'_, R> {
             let at = out.position();
             let in_row = |e: Error| e.at_index(i).in_field("rows");
             check_row_keys(row, &self.columns, R::DEFAULT_ENCODING, at).map_err(in_row)?;
-            for name in &names {
-                put_cell(row, name, R::DEFAULT_ENCODING, out).map_err(in_row)?;
+            for (j, name) in names.iter().enumerate() {
+                let nth = names[..j].iter().filter(|earlier| *earlier == name).count();
+                put_cell(row, name, nth, R::DEFAULT_ENCODING, out).map_err(in_row)?;
             }
         }
         Ok(())
@@ -576,7 +585,7 @@ impl<R> ColumnTable<R> {
             let mut values = Vec::with_capacity(rows.len());
             for (i, row) in rows.iter().enumerate() {
                 let mut cell = Vec::new();
-                put_cell(row, &raw, R::DEFAULT_ENCODING, &mut cell).map_err(|e| e.at_index(i))?;
+                put_cell(row, &raw, 0, R::DEFAULT_ENCODING, &mut cell).map_err(|e| e.at_index(i))?;
                 cell.pop();
                 if cell.is_empty() {
                     break;
