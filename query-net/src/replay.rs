@@ -20,8 +20,9 @@
 //! # Ok::<(), query_net::QueryError>(())
 //! ```
 
+use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use query_specs::a2s;
 use query_specs::onequery::{self, ReplyBody};
@@ -35,7 +36,7 @@ use crate::options::Options;
 use crate::protocol::Protocol;
 use crate::status::ServerStatus;
 
-/// The most steps (sends and timeouts) a replay takes; sessions end far sooner, this only
+/// The most timeouts a replay handles; sessions end far sooner, this only
 /// bounds a session that never would.
 const MAX_STEPS: usize = 10_000;
 
@@ -56,28 +57,103 @@ pub fn status_from_replies(
     replies: &[Vec<u8>],
     options: &Options,
 ) -> Result<ServerStatus, QueryError> {
-    let mut session = engines::new_session(protocol, target, options)?;
+    replay_spaced(protocol, target, replies, Duration::ZERO, options).result
+}
+
+/// What [`replay_spaced`] returns: the session's result and when, on the virtual clock, it
+/// came.
+#[derive(Debug)]
+pub struct Replayed {
+    /// The status or error the session returned.
+    pub result: Result<ServerStatus, QueryError>,
+    /// The virtual time from the first send to the result.
+    pub took: Duration,
+}
+
+/// Like [`status_from_replies`], but the answers to each request arrive one every `gap`, the
+/// first `gap` after the request (all at once when `gap` is zero): a server that drips reply
+/// parts or pages, or answers late, as the query's deadline ([`Options::deadline`]) and
+/// timeouts see it. Answers still on their way when the session sends again are delivered too.
+///
+/// ```
+/// use std::time::Duration;
+/// use query_net::{replay, Options, Protocol};
+///
+/// // Parts one every 400 ms that never end: the query is left at its 1 s deadline.
+/// let parts: Vec<Vec<u8>> = (1..=10)
+///     .map(|n| format!("\\hostname\\drip\\p{n}\\x\\queryid\\1.{n}").into_bytes())
+///     .collect();
+/// let options = Options { deadline: Duration::from_secs(1), ..Options::default() };
+/// let target = "127.0.0.1:7778".parse().unwrap();
+/// let replayed = replay::replay_spaced(Protocol::GameSpy1, target, &parts, Duration::from_millis(400), &options);
+/// assert_eq!(replayed.took, Duration::from_secs(1));
+/// assert!(!replayed.result?.complete);
+/// # Ok::<(), query_net::QueryError>(())
+/// ```
+pub fn replay_spaced(
+    protocol: Protocol,
+    target: SocketAddr,
+    replies: &[Vec<u8>],
+    gap: Duration,
+    options: &Options,
+) -> Replayed {
+    let t0 = Instant::now();
+    let mut session = match engines::new_session(protocol, target, options) {
+        Ok(session) => session,
+        Err(error) => {
+            return Replayed {
+                result: Err(error),
+                took: Duration::ZERO,
+            }
+        }
+    };
     let answering = Answering::new(protocol, replies);
-    let mut now = Instant::now();
-    for _ in 0..MAX_STEPS {
+    let mut now = t0;
+    // Answers on their way, by arrival time (ties in the order they were sent).
+    let mut pending: VecDeque<(Instant, Vec<u8>)> = VecDeque::new();
+    let mut steps = 0;
+    while steps < MAX_STEPS {
         while let Some(request) = session.poll_transmit(now) {
             let request = request.to_vec();
+            let mut at = now;
             for reply in answering.answers(&request) {
-                session.handle_datagram(target, &reply, now);
+                if gap.is_zero() {
+                    session.handle_datagram(target, &reply, now);
+                } else {
+                    at += gap;
+                    let place = pending.partition_point(|(t, _)| *t <= at);
+                    pending.insert(place, (at, reply));
+                }
             }
         }
         if let Some(result) = session.poll_result() {
-            return result;
+            return Replayed {
+                result,
+                took: now - t0,
+            };
         }
-        let Some(deadline) = session.poll_timeout() else {
+        let Some(wake) = session.poll_timeout() else {
             break;
         };
-        now = deadline.max(now);
-        session.handle_timeout(now);
+        match pending.front() {
+            Some((at, _)) if *at <= wake => {
+                let (at, reply) = pending.pop_front().expect("a front was seen");
+                now = at.max(now);
+                session.handle_datagram(target, &reply, now);
+            }
+            _ => {
+                steps += 1;
+                now = wake.max(now);
+                session.handle_timeout(now);
+            }
+        }
     }
-    Err(QueryError::protocol(
-        "the client session did not finish on the replies given",
-    ))
+    Replayed {
+        result: Err(QueryError::protocol(
+            "the client session did not finish on the replies given",
+        )),
+        took: now - t0,
+    }
 }
 
 /// Picks the replies that answer a request, with the echoed bytes written in.
