@@ -14,6 +14,7 @@
 //! A protocol author depends on this crate alone: it re-exports the derives.
 
 mod codec;
+mod decimal;
 mod derive_support;
 mod error;
 mod fill;
@@ -41,6 +42,7 @@ pub use query_derive::Wire;
 /// stable API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::decimal::*;
     pub use crate::derive_support::*;
 }
 

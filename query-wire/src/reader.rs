@@ -293,6 +293,90 @@ impl<'a> Reader<'a> {
         Ok(text)
     }
 
+    /// Takes the bytes before the next `end` byte and that byte itself, returning the bytes:
+    /// [`nul_bytes`](Reader::nul_bytes) for another terminator (a space, a newline, a quote).
+    #[inline]
+    pub fn until_bytes(&mut self, end: u8, max: Option<usize>) -> Result<&'a [u8]> {
+        let len = self.until_position(end, max)?;
+        let bytes = self.bytes(len)?;
+        self.skip(1)?;
+        Ok(bytes)
+    }
+
+    /// [`until_bytes`](Reader::until_bytes) as strict UTF-8.
+    #[inline]
+    pub fn until_str(&mut self, end: u8, max: Option<usize>) -> Result<&'a str> {
+        let len = self.until_position(end, max)?;
+        let text = self.str_utf8(len)?;
+        self.skip(1)?;
+        Ok(text)
+    }
+
+    /// [`until_bytes`](Reader::until_bytes) as text in `encoding`.
+    #[inline]
+    pub fn until_text(
+        &mut self,
+        end: u8,
+        max: Option<usize>,
+        encoding: TextEncoding,
+    ) -> Result<Cow<'a, str>> {
+        let len = self.until_position(end, max)?;
+        let text = self.text(len, encoding)?;
+        self.skip(1)?;
+        Ok(text)
+    }
+
+    /// Takes a `"`, the bytes up to the next `"`, and that `"`, returning the bytes between.
+    /// A missing opening quote is [`ErrorKind::BadMagic`] at its offset; a missing closing
+    /// one is [`ErrorKind::UnexpectedEnd`] at the end of the input.
+    #[inline]
+    pub fn quoted_bytes(&mut self, max: Option<usize>) -> Result<&'a [u8]> {
+        self.open_quote()?;
+        self.until_bytes(b'"', max)
+    }
+
+    /// [`quoted_bytes`](Reader::quoted_bytes) as strict UTF-8.
+    #[inline]
+    pub fn quoted_str(&mut self, max: Option<usize>) -> Result<&'a str> {
+        self.open_quote()?;
+        self.until_str(b'"', max)
+    }
+
+    /// [`quoted_bytes`](Reader::quoted_bytes) as text in `encoding`.
+    #[inline]
+    pub fn quoted_text(
+        &mut self,
+        max: Option<usize>,
+        encoding: TextEncoding,
+    ) -> Result<Cow<'a, str>> {
+        self.open_quote()?;
+        self.until_text(b'"', max, encoding)
+    }
+
+    fn open_quote(&mut self) -> Result<()> {
+        match self.rest.first() {
+            Some(b'"') => self.skip(1),
+            Some(&found) => Err(self.error(ErrorKind::BadMagic {
+                expected: b"\"",
+                found: vec![found],
+            })),
+            None => Err(self.unexpected_end(1)),
+        }
+    }
+
+    /// How many bytes come before the next `end` byte, at most `max`.
+    #[inline]
+    fn until_position(&self, end: u8, max: Option<usize>) -> Result<usize> {
+        let Some(len) = memchr::memchr(end, self.rest) else {
+            let kind = ErrorKind::UnexpectedEnd { need: 1, have: 0 };
+            return Err(Error::new(kind, self.offset + self.rest.len()));
+        };
+        match max {
+            Some(max) if len > max => Err(self.error(ErrorKind::TooLong { len, max })),
+            _ => Ok(len),
+        }
+    }
+
     /// How many bytes come before the next NUL, at most `max`. The NUL is found with `memchr`,
     /// many bytes at a time: names, keywords and rule values run to dozens of bytes.
     #[inline]

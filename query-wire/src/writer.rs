@@ -214,6 +214,63 @@ impl<'b> Writer<'b> {
         self.put_u8(0)
     }
 
+    /// Writes `bytes` and the `end` byte after them: [`put_nul_bytes`](Writer::put_nul_bytes)
+    /// for another terminator. Bytes holding `end` are [`ErrorKind::Invalid`] at that byte.
+    #[inline]
+    pub fn put_until_bytes(&mut self, bytes: &[u8], end: u8, max: Option<usize>) -> Result<()> {
+        check_max(bytes.len(), max).map_err(|kind| self.error(kind))?;
+        if let Some(at) = memchr::memchr(end, bytes) {
+            return Err(Error::new(ErrorKind::Invalid(END_INSIDE), self.pos + at));
+        }
+        self.put_bytes(bytes)?;
+        self.put_u8(end)
+    }
+
+    /// Writes `text` in `encoding` and the `end` byte after it; see
+    /// [`put_until_bytes`](Writer::put_until_bytes). `end` must be ASCII.
+    #[inline]
+    pub fn put_until_text(
+        &mut self,
+        text: &str,
+        end: u8,
+        max: Option<usize>,
+        encoding: TextEncoding,
+    ) -> Result<()> {
+        if encoding == TextEncoding::Utf8 {
+            return self.put_until_bytes(text.as_bytes(), end, max);
+        }
+        if let Some(at) = text.bytes().position(|b| b == end) {
+            let at = self.pos + encoding.encoded_len(&text[..at]);
+            return Err(Error::new(ErrorKind::Invalid(END_INSIDE), at));
+        }
+        let len = encoding.encoded_len(text);
+        check_max(len, max).map_err(|kind| self.error(kind))?;
+        self.put_encoded(text, len, encoding)?;
+        self.put_u8(end)
+    }
+
+    /// Writes `"`, `bytes` and `"`; bytes holding a `"` are [`ErrorKind::Invalid`].
+    #[inline]
+    pub fn put_quoted_bytes(&mut self, bytes: &[u8], max: Option<usize>) -> Result<()> {
+        check_max(bytes.len(), max).map_err(|kind| self.error(kind))?;
+        self.put_u8(b'"')?;
+        self.put_until_bytes(bytes, b'"', None)
+    }
+
+    /// Writes `"`, `text` in `encoding` and `"`; see
+    /// [`put_quoted_bytes`](Writer::put_quoted_bytes).
+    #[inline]
+    pub fn put_quoted_text(
+        &mut self,
+        text: &str,
+        max: Option<usize>,
+        encoding: TextEncoding,
+    ) -> Result<()> {
+        check_max(encoding.encoded_len(text), max).map_err(|kind| self.error(kind))?;
+        self.put_u8(b'"')?;
+        self.put_until_text(text, b'"', None, encoding)
+    }
+
     /// Writes a UUID as two `u64` halves in `endian` order, the inverse of
     /// [`Reader::uuid`](crate::Reader::uuid).
     #[inline]
@@ -261,6 +318,7 @@ impl<'b> Writer<'b> {
 }
 
 /// Why a NUL-terminated text or byte string cannot be written.
+const END_INSIDE: &str = "the value holds the byte that ends it";
 const NUL_INSIDE: &str = "holds a NUL byte, which would end it early on the wire";
 
 #[inline]

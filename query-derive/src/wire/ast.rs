@@ -168,6 +168,11 @@ pub enum Body {
         kind: BytesKind,
         framing: Box<Framing>,
     },
+    /// `dec(...)`: an integer as decimal text.
+    Dec {
+        ty: Type,
+        framing: Box<Framing>,
+    },
     Repeat(Box<Repeat>),
     /// Through the type's own `Decode` / `Encode`.
     Nested {
@@ -189,6 +194,15 @@ pub enum Framing {
     },
     /// Ended by a NUL byte, which is not part of the value.
     Nul {
+        max: Option<Expr>,
+    },
+    /// `until = b' '`: ended by the given byte, which is not part of the value.
+    Until {
+        end: Expr,
+        max: Option<Expr>,
+    },
+    /// `quoted`: between two `"`, which are not part of the value.
+    Quoted {
         max: Option<Expr>,
     },
 }
@@ -680,6 +694,19 @@ fn single_body(
             framing: Box::new(framing(&bytes.value, endian)),
         };
     }
+    if let Some(dec) = &attrs.dec {
+        if !matches!(types::shape(ty), Shape::Number(_)) || types::is_float(ty) {
+            errors.at(
+                dec.span,
+                format!("`dec` applies to integer fields, not `{shown}`"),
+            );
+            return Body::Bool;
+        }
+        return Body::Dec {
+            ty: ty.clone(),
+            framing: Box::new(framing(&dec.value, endian)),
+        };
+    }
     if attrs.bits.is_some() {
         return Body::Bits {
             ty: ty.clone(),
@@ -715,6 +742,11 @@ fn framing(text: &TextAttr, endian: Endian) -> Framing {
             max,
         },
         None if text.nul.is_some() => Framing::Nul { max },
+        None if text.quoted.is_some() => Framing::Quoted { max },
+        None if text.until.is_some() => Framing::Until {
+            end: text.until.as_ref().map(|u| u.value.clone()).expect("checked"),
+            max,
+        },
         None => Framing::Rest { max },
     }
 }

@@ -92,7 +92,7 @@ choice! {
 choice! {
     /// A directive of `#[wire(...)]` on a field.
     FieldKey {
-        Endian = "endian", Str = "str", Bytes = "bytes", Len = "len", Count = "count",
+        Endian = "endian", Str = "str", Bytes = "bytes", Dec = "dec", Len = "len", Count = "count",
         UntilEnd = "until_end", UntilNul = "until_nul", MinCount = "min_count", MaxCount = "max_count", Ctx = "ctx",
         EachCtx = "each_ctx", Cycle = "cycle",
         When = "when", Trailing = "trailing", Bits = "bits", Default = "default", Computed = "computed", View = "view",
@@ -105,7 +105,10 @@ choice! {
 
 choice! {
     /// An option inside `str(...)` or `bytes(...)`.
-    TextKey { Prefix = "prefix", Max = "max", Encoding = "encoding", Rest = "rest", Nul = "nul" }
+    TextKey {
+        Prefix = "prefix", Max = "max", Encoding = "encoding", Rest = "rest", Nul = "nul",
+        Until = "until", Quoted = "quoted",
+    }
     |found| format!("unknown option `{found}`, expected one of: {}", TextKey::listed())
 }
 
@@ -226,6 +229,10 @@ pub struct TextAttr {
     pub rest: Option<Spanned<()>>,
     /// `nul`: the text ends at a NUL byte.
     pub nul: Option<Spanned<()>>,
+    /// `until = b' '`: the text ends at the given byte.
+    pub until: Option<Spanned<Expr>>,
+    /// `quoted`: the text is between two `"`.
+    pub quoted: Option<Spanned<()>>,
     pub max: Option<Spanned<Expr>>,
     pub encoding: Option<Spanned<Encoding>>,
 }
@@ -260,6 +267,8 @@ pub struct FieldAttrs {
     pub endian: Option<Spanned<Endian>>,
     pub str_: Option<Spanned<TextAttr>>,
     pub bytes: Option<Spanned<TextAttr>>,
+    /// `dec(...)`: an integer as decimal text, framed like `bytes(...)`.
+    pub dec: Option<Spanned<TextAttr>>,
     pub len: Option<Spanned<LenAttr>>,
     pub repeat: Option<Spanned<RepeatAttr>>,
     pub min_count: Option<Spanned<Expr>>,
@@ -389,6 +398,10 @@ pub fn field(attrs: &[Attribute], errors: &mut Errors) -> FieldAttrs {
             FieldKey::Bytes => {
                 let value = text_options(input, key, false, errors)?;
                 set(&mut out.bytes, key, value, errors);
+            }
+            FieldKey::Dec => {
+                let value = text_options(input, key, false, errors)?;
+                set(&mut out.dec, key, value, errors);
             }
             FieldKey::Len => {
                 let value = len_options(input, errors)?;
@@ -734,6 +747,15 @@ fn text_options(
                 flag(&content, &option)?;
                 set(&mut out.nul, &option, (), errors);
             }
+            TextKey::Until => {
+                content.parse::<Token![=]>()?;
+                let value: Expr = content.parse()?;
+                set(&mut out.until, &option, value, errors);
+            }
+            TextKey::Quoted => {
+                flag(&content, &option)?;
+                set(&mut out.quoted, &option, (), errors);
+            }
         }
         if content.is_empty() {
             break;
@@ -744,6 +766,8 @@ fn text_options(
         out.prefix.as_ref().map(|p| p.span),
         out.rest.as_ref().map(|r| r.span),
         out.nul.as_ref().map(|n| n.span),
+        out.until.as_ref().map(|u| u.span),
+        out.quoted.as_ref().map(|q| q.span),
     ]
     .into_iter()
     .flatten()
@@ -751,12 +775,12 @@ fn text_options(
     match ends[..] {
         [] => errors.at(
             key.span(),
-            format!("`{key}` needs `prefix = u8|u16|u32|u64`, `rest` or `nul`"),
+            format!("`{key}` needs `prefix = u8|u16|u32|u64`, `rest`, `nul`, `until = b'..'` or `quoted`"),
         ),
         [_] => {}
         [_, second, ..] => errors.at(
             second,
-            format!("`{key}` takes one of `prefix = ..`, `rest` and `nul`"),
+            format!("`{key}` takes one of `prefix = ..`, `rest`, `nul`, `until = ..` and `quoted`"),
         ),
     }
     Ok(out)

@@ -392,4 +392,10 @@ fn check_text_keys(attrs: &FieldAttrs, errors: &mut Errors) {
             "`str` and `bytes` cannot both describe one field",
         );
     }
+    if let (true, Some(dec)) = (attrs.str_.is_some() || attrs.bytes.is_some(), &attrs.dec) {
+        errors.at(
+            dec.span,
+            "`dec` is a number as text: it cannot be combined with `str` or `bytes`",
+        );
+    }
 }

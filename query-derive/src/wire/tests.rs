@@ -139,6 +139,22 @@ fn nul_terminated_text_and_bytes_then_a_trailing_field() {
 }
 
 #[test]
+fn text_ended_by_a_byte_quoted_text_and_decimal_numbers() {
+    insta::assert_snapshot!(expand(
+        r#"
+        pub struct Line<'a> {
+            #[wire(dec(until = b' '))]
+            pub score: i32,
+            #[wire(str(quoted, encoding = "windows1252", max = 64))]
+            pub name: Cow<'a, str>,
+            #[wire(bytes(until = b'\n'))]
+            pub extra: &'a [u8],
+        }
+        "#
+    ));
+}
+
+#[test]
 fn view_with_computed_count_and_cycled_element_context() {
     insta::assert_snapshot!(expand(
         r#"
@@ -191,7 +207,7 @@ fn every_error_of_a_declaration_is_reported() {
             // Parsing and building first, then the rules across attributes.
             "unknown byte order \"middle\", expected one of: \"big\", \"little\"",
             "prefix must be one of u8, u16, u32, u64, found `u9`",
-            "unknown wire attribute `colour` on a field, expected one of: endian, str, bytes, \
+            "unknown wire attribute `colour` on a field, expected one of: endian, str, bytes, dec, \
              len, count, until_end, until_nul, min_count, max_count, ctx, each_ctx, cycle, when, trailing, \
              bits, default, computed, view",
             "`str` applies to `&'a str`, `String`, `Cow<'a, str>` and `Text<'a>`, not `u32`",

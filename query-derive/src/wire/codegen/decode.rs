@@ -438,6 +438,17 @@ fn value(
             let endian = names::endian(*endian);
             path.try_(quote!(#r.number::<#ty>(#endian)))
         }
+        Body::Dec { ty, framing } => {
+            let offset = names::private("parse_decimal");
+            let at = quote!(#r.offset());
+            let bytes = bytes(framing, r, path);
+            let parsed = path.try_(quote!(#offset::<#ty>(__digits, __at)));
+            quote!({
+                let __at = #at;
+                let __digits = #bytes;
+                #parsed
+            })
+        }
         Body::Bool => path.try_(quote!(#r.bool())),
         Body::ByteArray => path.try_(quote!(#r.array())),
         Body::Uuid { endian } => {
@@ -476,6 +487,14 @@ fn value(
                     let max = optional(max.as_ref());
                     path.try_(quote!(#r.nul_str(#max)))
                 }
+                (StrKind::Borrowed, Framing::Until { end, max }) => {
+                    let max = optional(max.as_ref());
+                    path.try_(quote!(#r.until_str(#end, #max)))
+                }
+                (StrKind::Borrowed, Framing::Quoted { max }) => {
+                    let max = optional(max.as_ref());
+                    path.try_(quote!(#r.quoted_str(#max)))
+                }
                 (
                     StrKind::Converted,
                     Framing::Prefix {
@@ -500,6 +519,18 @@ fn value(
                     let max = optional(max.as_ref());
                     let from = names::from();
                     let text = path.try_(quote!(#r.nul_text(#max, #encoding)));
+                    quote!(#from(#text))
+                }
+                (StrKind::Converted, Framing::Until { end, max }) => {
+                    let max = optional(max.as_ref());
+                    let from = names::from();
+                    let text = path.try_(quote!(#r.until_text(#end, #max, #encoding)));
+                    quote!(#from(#text))
+                }
+                (StrKind::Converted, Framing::Quoted { max }) => {
+                    let max = optional(max.as_ref());
+                    let from = names::from();
+                    let text = path.try_(quote!(#r.quoted_text(#max, #encoding)));
                     quote!(#from(#text))
                 }
                 (StrKind::Raw, framing) => {
@@ -552,6 +583,14 @@ fn bytes(framing: &Framing, r: &Ident, path: &ErrorPath) -> TokenStream {
         Framing::Nul { max } => {
             let max = optional(max.as_ref());
             path.try_(quote!(#r.nul_bytes(#max)))
+        }
+        Framing::Until { end, max } => {
+            let max = optional(max.as_ref());
+            path.try_(quote!(#r.until_bytes(#end, #max)))
+        }
+        Framing::Quoted { max } => {
+            let max = optional(max.as_ref());
+            path.try_(quote!(#r.quoted_bytes(#max)))
         }
     }
 }

@@ -293,9 +293,22 @@ fn write(
                     let max = optional(max.as_ref());
                     quote!(#w.put_nul_text(#v, #max, #encoding_path))
                 }
+                Framing::Until { end, max } => {
+                    let max = optional(max.as_ref());
+                    quote!(#w.put_until_text(#v, #end, #max, #encoding_path))
+                }
+                Framing::Quoted { max } => {
+                    let max = optional(max.as_ref());
+                    quote!(#w.put_quoted_text(#v, #max, #encoding_path))
+                }
             }
         }
         Body::Bytes { framing, .. } => bytes(framing, v, w),
+        Body::Dec { framing, .. } => {
+            let buf = names::private("DecimalBuf");
+            let text = bytes(framing, &quote!(#buf::new(#v).as_bytes()), w);
+            quote!(#text)
+        }
         Body::Nested { ctx, .. } => {
             let encode = names::encode_trait();
             let ctx = match ctx {
@@ -330,6 +343,14 @@ fn bytes(framing: &Framing, slice: &TokenStream, w: &Ident) -> TokenStream {
         Framing::Nul { max } => {
             let max = optional(max.as_ref());
             quote!(#w.put_nul_bytes(#slice, #max))
+        }
+        Framing::Until { end, max } => {
+            let max = optional(max.as_ref());
+            quote!(#w.put_until_bytes(#slice, #end, #max))
+        }
+        Framing::Quoted { max } => {
+            let max = optional(max.as_ref());
+            quote!(#w.put_quoted_bytes(#slice, #max))
         }
     }
 }

@@ -134,6 +134,10 @@ fn value(body: &Body, v: &TokenStream, fields: &[Field]) -> TokenStream {
             framed_len(framing, len)
         }
         Body::Bytes { framing, .. } => framed_len(framing, quote!(#v.len())),
+        Body::Dec { framing, .. } => {
+            let decimal_len = names::private("decimal_len");
+            framed_len(framing, quote!(#decimal_len(#v)))
+        }
         Body::Nested { ctx, .. } => {
             let encode = names::encode_trait();
             let ctx = match ctx {
@@ -173,7 +177,8 @@ fn framed_len(framing: &Framing, content: TokenStream) -> TokenStream {
             quote!(#n + #content)
         }
         Framing::Rest { .. } => content,
-        Framing::Nul { .. } => quote!(1 + #content),
+        Framing::Nul { .. } | Framing::Until { .. } => quote!(1 + #content),
+        Framing::Quoted { .. } => quote!(2 + #content),
     }
 }
 
