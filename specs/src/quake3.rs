@@ -1,0 +1,461 @@
+//! The Quake 3 family (Quake 3 Arena, Call of Duty 1-4 and their mods, Enemy Territory, Jedi
+//! Knight II and Jedi Academy, Urban Terror...): text behind four `FF` bytes over UDP.
+//!
+//! - Requests ([`Request`]): `FF FF FF FF getstatus\n` (rules and players) and
+//!   `FF FF FF FF getinfo\n` (a smaller summary). Both may carry a challenge after a space,
+//!   which the server echoes as `\challenge\` (CoD: MW2 sends an empty one).
+//! - [`StatusResponse`]: `FF FF FF FF statusResponse\n`, one line of `\key\value` pairs
+//!   ([`Info`], a `#[derive(KeyValues)]` type), then one line per player, [`Player`]:
+//!   `score ping "name"`, and whatever some games add after the name (kept in
+//!   [`Player::extra`]).
+//! - [`InfoResponse`]: `FF FF FF FF infoResponse\n` and one line of pairs.
+//!
+//! Where this follows the captures rather than the notes:
+//! - Lenient: empty lines among or after the player lines (CoD: MW2 ends with `\n\n`) are
+//!   skipped, and the last line may lack its newline.
+//! - Strict: a player line that is not `score ping "name"` is an error at its offset, not a
+//!   skipped player, since a reply that says otherwise is not one this client understands.
+//! - Text is Latin-1 / Windows-1252 ([`ENCODING`]) on most servers: names are kept as the raw
+//!   bytes ([`Text`]) and decoded by the caller in the encoding it chooses.
+//! - Names carry colour codes, `^` and one character (`^1`, and `^^00` in Call of Duty, whose
+//!   codes are `^^` and two digits); [`strip_colours`] removes them.
+//!
+//! Big replies: a server may split one status over several datagrams, each with the
+//! `statusResponse` header, the first with the pair line, the others with whole player lines
+//! only ([`StatusResponse::info`] is `None` on them). [`MAX_DATAGRAM`] is the size a responder
+//! splits at.
+
+use std::borrow::Cow;
+
+use query_wire::kv::{FromKeyValues, Pair, Pairs};
+use query_wire::{Decode, Error, ErrorKind, KeyValues, Reader, Result, Text, TextEncoding, Wire};
+use serde::Serialize;
+
+/// The text encoding of most servers.
+pub const ENCODING: TextEncoding = TextEncoding::Windows1252;
+
+/// The four bytes every packet starts with.
+pub const PREFIX: &[u8; 4] = b"\xff\xff\xff\xff";
+/// `getstatus` as sent, without a challenge.
+pub const GETSTATUS: &[u8] = b"\xff\xff\xff\xffgetstatus\n";
+/// `getinfo` as sent, without a challenge.
+pub const GETINFO: &[u8] = b"\xff\xff\xff\xffgetinfo\n";
+/// The header of a status reply.
+pub const STATUS_HEADER: &[u8] = b"\xff\xff\xff\xffstatusResponse\n";
+/// The header of an info reply.
+pub const INFO_HEADER: &[u8] = b"\xff\xff\xff\xffinfoResponse\n";
+
+/// The largest datagram a responder writes; replies above it are split between player lines.
+pub const MAX_DATAGRAM: usize = 1400;
+
+/// The longest challenge a request may carry.
+pub const MAX_CHALLENGE: usize = 64;
+
+/// `getstatus [challenge]`: rules and players.
+#[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
+#[wire(magic = b"\xff\xff\xff\xffgetstatus")]
+pub struct GetStatus<'a> {
+    /// The rest of the datagram: a newline, after a space and a challenge the server echoes
+    /// back as `\challenge\`. Lenient: some clients leave out the newline.
+    #[wire(str(rest, max = MAX_CHALLENGE + 2))]
+    pub tail: Text<'a>,
+}
+
+/// `getinfo [challenge]`: the summary.
+#[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
+#[wire(magic = b"\xff\xff\xff\xffgetinfo")]
+pub struct GetInfo<'a> {
+    /// As [`GetStatus::tail`].
+    #[wire(str(rest, max = MAX_CHALLENGE + 2))]
+    pub tail: Text<'a>,
+}
+
+/// A request, as a responder reads it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum Request<'a> {
+    /// `getstatus`.
+    Status(GetStatus<'a>),
+    /// `getinfo`.
+    Info(GetInfo<'a>),
+}
+
+impl<'a> Request<'a> {
+    /// The request in `datagram`: `getstatus` or `getinfo`, then nothing, a newline, or a
+    /// space and a challenge and a newline. Strict about the rest: `getstatusX` or a second
+    /// line is no request of this protocol ([`ErrorKind::Invalid`] after the command).
+    pub fn decode(datagram: &'a [u8]) -> Result<Request<'a>> {
+        let request = match GetStatus::decode_exact(&mut Reader::new(datagram), ()) {
+            Ok(status) => Request::Status(status),
+            Err(_) => Request::Info(GetInfo::decode_exact(&mut Reader::new(datagram), ())?),
+        };
+        let tail = request.tail();
+        let body = tail.strip_suffix(b"\n").unwrap_or(tail);
+        let well_formed = match body.split_first() {
+            None => true,
+            Some((b' ', challenge)) => !challenge.contains(&b'\n'),
+            Some(_) => false,
+        };
+        if !well_formed {
+            let at = datagram.len() - tail.len();
+            return Err(Error::new(ErrorKind::Invalid(NOT_A_COMMAND), at).in_field("tail"));
+        }
+        Ok(request)
+    }
+
+    fn tail(&self) -> &[u8] {
+        match self {
+            Request::Status(r) => r.tail.as_bytes(),
+            Request::Info(r) => r.tail.as_bytes(),
+        }
+    }
+
+    /// The challenge, when the request carries one (`getstatus 12345`).
+    pub fn challenge(&self) -> Option<&[u8]> {
+        let tail = self.tail();
+        let tail = tail.strip_suffix(b"\n").unwrap_or(tail);
+        let challenge = tail.strip_prefix(b" ").unwrap_or(tail);
+        (!challenge.is_empty()).then_some(challenge)
+    }
+}
+
+const NOT_A_COMMAND: &str = "getstatus and getinfo end with a newline or a space and a challenge";
+
+/// The server's settings: the `\key\value` line. The fields are the keys clients read; every
+/// other key is a rule, in order.
+///
+/// Lenient: numbers ignore surrounding spaces, and a key that is not a number where one is
+/// expected lands in [`rules`](Info::rules) only through being unknown (a bad `sv_maxclients`
+/// is an error at its offset).
+#[derive(Debug, Clone, PartialEq, Eq, Default, KeyValues, Serialize)]
+#[kv(encoding = "windows-1252")]
+pub struct Info<'a> {
+    /// `sv_hostname` (`hostname` in `infoResponse`), with colour codes.
+    #[kv(key = "sv_hostname", alias = "hostname")]
+    pub hostname: Option<Cow<'a, str>>,
+    /// `mapname`.
+    #[kv(key = "mapname")]
+    pub map: Option<Cow<'a, str>>,
+    /// `g_gametype` (`gametype` in `infoResponse`): a number on id Tech 3 games, a name
+    /// (`tdm`, `war`) in Call of Duty.
+    #[kv(key = "g_gametype", alias = "gametype")]
+    pub game_type: Option<Cow<'a, str>>,
+    /// `gamename`, e.g. `baseq3`, `Call of Duty 2`, `IW4`.
+    #[kv(key = "gamename")]
+    pub game_name: Option<Cow<'a, str>>,
+    /// `version` (Call of Duty: `shortversion`, kept as a rule).
+    pub version: Option<Cow<'a, str>>,
+    /// `sv_maxclients`, the slots.
+    #[kv(key = "sv_maxclients")]
+    pub max_clients: Option<u32>,
+    /// `sv_privateClients`, slots reserved for password holders.
+    #[kv(key = "sv_privateClients")]
+    pub private_clients: Option<u32>,
+    /// `g_needpass` (id Tech 3), `1` when a password is needed.
+    #[kv(key = "g_needpass")]
+    pub need_pass: Option<bool>,
+    /// `pswrd` (Call of Duty), `1` when a password is needed.
+    #[kv(key = "pswrd")]
+    pub pswrd: Option<bool>,
+    /// `clients` (in `infoResponse`), the players connected.
+    pub clients: Option<u32>,
+    /// `challenge`, the request's challenge echoed.
+    pub challenge: Option<Cow<'a, str>>,
+    /// Every other key, in arrival order.
+    #[kv(rest)]
+    pub rules: Vec<(Cow<'a, str>, Cow<'a, str>)>,
+}
+
+impl Info<'_> {
+    /// Whether a password is needed: `g_needpass`, else `pswrd`.
+    pub fn password(&self) -> Option<bool> {
+        self.need_pass.or(self.pswrd)
+    }
+
+    /// The first value of a rule.
+    pub fn rule(&self, key: &str) -> Option<&str> {
+        self.rules
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_ref())
+    }
+}
+
+/// One player line, `score ping "name"` and what a game adds after the name.
+#[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
+pub struct Player<'a> {
+    /// The score (frags); Call of Duty servers send large ones.
+    #[wire(dec(until = b' ', max = 12))]
+    pub score: i64,
+    /// The ping in milliseconds; 999 for a player still connecting.
+    #[wire(dec(until = b' ', max = 12))]
+    pub ping: i64,
+    /// The name as sent, with colour codes, in the server's encoding.
+    #[wire(str(quoted))]
+    pub name: Text<'a>,
+    /// The rest of the line after the closing quote (a team on some games), usually empty.
+    #[wire(str(rest))]
+    pub extra: Text<'a>,
+}
+
+/// The bytes a status reply starts with, then its pair line.
+#[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
+#[wire(magic = b"\xff\xff\xff\xffstatusResponse\n")]
+pub struct StatusHeader<'a> {
+    /// Everything after the header: the pair line, then the player lines.
+    #[wire(bytes(rest))]
+    pub body: &'a [u8],
+}
+
+/// The bytes an info reply starts with.
+#[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
+#[wire(magic = b"\xff\xff\xff\xffinfoResponse\n")]
+pub struct InfoHeader<'a> {
+    /// The pair line.
+    #[wire(bytes(rest))]
+    pub body: &'a [u8],
+}
+
+/// One `statusResponse` datagram decoded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StatusResponse<'a> {
+    /// The pair line; `None` on a continuation datagram, which holds player lines only.
+    pub info: Option<Info<'a>>,
+    /// The player lines, in order.
+    pub players: Vec<Player<'a>>,
+}
+
+/// One `infoResponse` datagram decoded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InfoResponse<'a> {
+    /// The pair line.
+    pub info: Info<'a>,
+}
+
+impl<'a> StatusResponse<'a> {
+    /// Decodes one datagram. Offsets in errors count from the datagram's first byte; the
+    /// pair line's text is read in `encoding` (names stay raw bytes).
+    pub fn decode(datagram: &'a [u8], encoding: TextEncoding) -> Result<Self> {
+        let header = StatusHeader::decode_exact(&mut Reader::new(datagram), ())?;
+        let start = STATUS_HEADER.len();
+        let mut lines = Lines::new(header.body, start);
+        let info = match header.body.first() {
+            Some(b'\\') => {
+                let (line, at) = lines.next().expect("the body is not empty");
+                Some(decode_info(line, at, encoding)?)
+            }
+            _ => None,
+        };
+        let players = decode_players(lines)?;
+        Ok(StatusResponse { info, players })
+    }
+}
+
+impl<'a> InfoResponse<'a> {
+    /// Decodes one datagram; see [`StatusResponse::decode`].
+    pub fn decode(datagram: &'a [u8], encoding: TextEncoding) -> Result<Self> {
+        let header = InfoHeader::decode_exact(&mut Reader::new(datagram), ())?;
+        let mut lines = Lines::new(header.body, INFO_HEADER.len());
+        let (line, at) = lines.next().unwrap_or((&[], INFO_HEADER.len()));
+        let info = decode_info(line, at, encoding)?;
+        if let Some((_, at)) = lines.next() {
+            return Err(Error::new(
+                ErrorKind::TrailingBytes {
+                    count: datagram.len() - at,
+                },
+                at,
+            )
+            .in_field("InfoResponse"));
+        }
+        Ok(InfoResponse { info })
+    }
+}
+
+/// The pair line at absolute offset `at`.
+fn decode_info<'a>(line: &'a [u8], at: usize, encoding: TextEncoding) -> Result<Info<'a>> {
+    let name = <Info<'_> as FromKeyValues<'_>>::NAME;
+    let pairs: Vec<Pair<'a>> = Pairs::with_origin(line, at)
+        .collect::<Result<_>>()
+        .map_err(|e| e.in_field(name))?;
+    Info::from_pairs(&pairs, None, encoding).map_err(|e| e.in_field(name))
+}
+
+/// Every non-empty line as a [`Player`], offsets absolute.
+fn decode_players<'a>(lines: Lines<'a>) -> Result<Vec<Player<'a>>> {
+    lines
+        .enumerate()
+        .map(|(index, (line, at))| {
+            let mut r = Reader::new(line);
+            Player::decode_exact(&mut r, ())
+                .map_err(|e| shift(e, at).at_index(index).in_field("players"))
+        })
+        .collect()
+}
+
+/// `error` with its offset moved by `by` (a line decoded on its own).
+fn shift(error: Error, by: usize) -> Error {
+    let mut moved = Error::new(error.kind().clone(), error.offset() + by);
+    let path: Vec<_> = error.path().collect();
+    for segment in path.into_iter().rev() {
+        moved = match segment {
+            query_wire::PathSegment::Field(name) => moved.in_field(name),
+            query_wire::PathSegment::Index(i) => moved.at_index(i),
+        };
+    }
+    moved
+}
+
+/// The non-empty lines of a body and their absolute offsets; the last may lack its newline.
+#[derive(Debug, Clone)]
+pub struct Lines<'a> {
+    rest: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Lines<'a> {
+    /// The lines of `body`, whose first byte is at absolute offset `at`.
+    pub fn new(body: &'a [u8], at: usize) -> Self {
+        Lines { rest: body, at }
+    }
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = (&'a [u8], usize);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if self.rest.is_empty() {
+                return None;
+            }
+            let len = self.rest.iter().position(|&b| b == b'\n');
+            let (line, taken) = match len {
+                Some(n) => (&self.rest[..n], n + 1),
+                None => (self.rest, self.rest.len()),
+            };
+            let at = self.at;
+            self.rest = &self.rest[taken..];
+            self.at += taken;
+            if !line.is_empty() {
+                return Some((line, at));
+            }
+        }
+    }
+}
+
+/// `text` without colour codes: `^` and the character after it (`^1`, `^w`), and in Call of
+/// Duty `^^` and the two characters after it (`^^00`). A `^` at the very end stays.
+///
+/// ```
+/// use query_specs::quake3::strip_colours;
+///
+/// assert_eq!(strip_colours("^1Red^7 and ^^77KeX"), "Red and KeX");
+/// assert_eq!(strip_colours("50^"), "50^");
+/// ```
+pub fn strip_colours(text: &str) -> Cow<'_, str> {
+    if !text.contains('^') {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '^' || chars.peek().is_none() {
+            out.push(c);
+            continue;
+        }
+        if chars.next() == Some('^') {
+            // `^^` and two characters.
+            chars.next();
+            chars.next();
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Writes a `statusResponse` from what a responder holds, split at `max_datagram` bytes
+/// between player lines: each datagram carries the header, the first the pair line. Encoding
+/// goes through the declared types; nothing is allocated when `out` has room.
+pub mod write {
+    use query_wire::kv::ToKeyValues;
+    use query_wire::{Encode, Writer};
+
+    use super::{Info, Player, Result, TextEncoding, INFO_HEADER, STATUS_HEADER};
+
+    /// Writes the header and the pair line into `w`.
+    pub fn status_head(w: &mut Writer<'_>, info: &Info<'_>, encoding: TextEncoding) -> Result<()> {
+        w.put_bytes(STATUS_HEADER)?;
+        info.write_document(w, encoding)?;
+        w.put_u8(b'\n')
+    }
+
+    /// Writes the header of a continuation datagram.
+    pub fn status_continuation(w: &mut Writer<'_>) -> Result<()> {
+        w.put_bytes(STATUS_HEADER)
+    }
+
+    /// Writes one player line and its newline.
+    pub fn player(w: &mut Writer<'_>, player: &Player<'_>) -> Result<()> {
+        player.encode(w, ())?;
+        w.put_u8(b'\n')
+    }
+
+    /// The bytes [`player`] writes.
+    pub fn player_len(player: &Player<'_>) -> usize {
+        player.encoded_len(()) + 1
+    }
+
+    /// Writes a whole `infoResponse`.
+    pub fn info_response(
+        w: &mut Writer<'_>,
+        info: &Info<'_>,
+        encoding: TextEncoding,
+    ) -> Result<()> {
+        w.put_bytes(INFO_HEADER)?;
+        info.write_document(w, encoding)?;
+        w.put_u8(b'\n')
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_codes_of_every_game() {
+        assert_eq!(strip_colours("^w*ES*^3Bro^7chillin"), "*ES*Brochillin");
+        assert_eq!(strip_colours("^^77KeX^^55*"), "KeX*");
+        assert_eq!(strip_colours("plain"), "plain");
+        assert_eq!(strip_colours("^"), "^");
+        assert_eq!(strip_colours("^^"), "");
+    }
+
+    #[test]
+    fn a_status_with_players_and_blank_lines() {
+        let bytes = b"\xff\xff\xff\xffstatusResponse\n\\sv_hostname\\^1Box\\sv_maxclients\\8\\g_needpass\\1\n3 50 \"^2Ann\"\n-1 999 \"B b\" 1\n\n";
+        let reply = StatusResponse::decode(bytes, ENCODING).unwrap();
+        let info = reply.info.unwrap();
+        assert_eq!(info.hostname.as_deref(), Some("^1Box"));
+        assert_eq!(info.max_clients, Some(8));
+        assert_eq!(info.password(), Some(true));
+        assert_eq!(reply.players.len(), 2);
+        assert_eq!(reply.players[1].score, -1);
+        assert_eq!(reply.players[1].extra.as_bytes(), b" 1");
+    }
+
+    #[test]
+    fn a_bad_player_line_is_an_error_at_its_offset() {
+        let bytes = b"\xff\xff\xff\xffstatusResponse\n\\a\\b\n3 x \"A\"\n";
+        let err = StatusResponse::decode(bytes, ENCODING).unwrap_err();
+        assert_eq!(err.offset(), bytes.len() - 6);
+        assert_eq!(err.path_string(), "players[0].ping");
+    }
+
+    #[test]
+    fn requests_with_and_without_a_challenge() {
+        assert!(matches!(Request::decode(GETSTATUS), Ok(Request::Status(_))));
+        let r = Request::decode(b"\xff\xff\xff\xffgetinfo xyz\n").unwrap();
+        assert_eq!(r.challenge(), Some(&b"xyz"[..]));
+        assert!(Request::decode(b"\xff\xff\xff\xffgetstatus").is_ok());
+        assert!(Request::decode(b"\xff\xff\xff\xffgetstatus\nX").is_err());
+        assert!(Request::decode(b"\xff\xff\xff\xffgetstatusX\n").is_err());
+        assert!(Request::decode(b"\xff\xff\xff\xffTSource Engine Query\0").is_err());
+    }
+}
