@@ -10,8 +10,8 @@
 #   4. the SQP codec against a hand-written codec and deku: `cargo bench -p query-specs
 #      --bench sqp_codec`, tabled by scripts/bench-table.sh; then the other derived decoders
 #      against hand-written ones (an SQP reply with every chunk, SA:MP `d`, A2S INFO and
-#      PLAYER: `--bench sqp_full_codec --bench samp_codec --bench a2s_codec`), tabled by
-#      scripts/codec-table.sh;
+#      PLAYER, a 3-part GameSpy v1 UT99 reply: `--bench sqp_full_codec --bench samp_codec
+#      --bench a2s_codec --bench gamespy1_codec`), tabled by scripts/codec-table.sh;
 #   5. reflection: `query-bench reflection`, the reply bytes a flood from one /24 draws from
 #      each protocol with the largest state, before and after byte budgets (3 s per flood);
 #   6. bulk clients: `query-bench bulk` (gsq bulk, gamedig, opengsq against a fleet of 10,000
@@ -78,9 +78,9 @@ cargo bench -p query-bench --bench service -- --measurement-time 3 --warm-up-tim
 step "SQP codec: derived, hand-written, deku"
 cargo bench -p query-specs --bench sqp_codec -- --measurement-time 3 >&2
 
-step "codecs: derived against hand-written (SQP every chunk, SA:MP d, A2S)"
+step "codecs: derived against hand-written (SQP every chunk, SA:MP d, A2S, GameSpy v1)"
 cargo bench -p query-specs --bench sqp_full_codec --bench samp_codec --bench a2s_codec \
-    -- --measurement-time 3 >&2
+    --bench gamespy1_codec -- --measurement-time 3 >&2
 
 step "reflection: a flood from one /24, before and after byte budgets"
 "$bin/query-bench" reflection --seconds "$seconds" --json "$out/reflection.json" \

@@ -2,12 +2,13 @@
 # Prints the derived-against-hand-written codec benchmarks other than the SQP one
 # (scripts/bench-table.sh) as a markdown table, from the estimates criterion saved.
 #
-#   cargo bench -p query-specs --bench sqp_full_codec --bench samp_codec --bench a2s_codec
+#   cargo bench -p query-specs --bench sqp_full_codec --bench samp_codec --bench a2s_codec \
+#       --bench gamespy1_codec
 #   scripts/codec-table.sh
 #
 # One row per decoded packet: criterion's slope (its mean when there is no slope) and the
 # fastest sample of the derived and the hand-written decoder, their ratios, and the target the
-# derive is held to, derived ≤ 1.10 × hand-written. A group missing (the A2S and SA:MP
+# derive is held to, derived ≤ 1.10 × hand-written. A group missing (the A2S, SA:MP and GameSpy
 # benchmarks read real replies from the test vectors and measure nothing without them) is
 # reported as such.
 set -euo pipefail
@@ -23,6 +24,7 @@ packets=(
     "samp_players|SA:MP d, a live server's 34 players"
     "a2s_info|A2S INFO, a real CS:GO reply"
     "a2s_players|A2S PLAYER, a real CS:GO reply, 30 players"
+    "gamespy1_ut99|GameSpy v1, a real UT99 reply in 3 parts: reassembly and decode, 11 players"
 )
 
 # slope GROUP CODEC: in ns.
@@ -47,7 +49,7 @@ for entry in "${packets[@]}"; do
     label=${entry#*|}
     if [[ ! -f $criterion/$group/derived/new/estimates.json ||
           ! -f $criterion/$group/handwritten/new/estimates.json ]]; then
-        echo "| $label | not measured (run the benchmark; A2S and SA:MP need the test vectors) | | | | | |"
+        echo "| $label | not measured (run the benchmark; A2S, SA:MP and GameSpy need the test vectors) | | | | | |"
         continue
     fi
     d=$(slope "$group" derived)
