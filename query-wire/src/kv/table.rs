@@ -283,15 +283,18 @@ impl<R: ToKeyValues> RowTable<'_, R> {
             put_name(name, out).map_err(|e| e.in_field("columns"))?;
         }
         out.put_raw(&[0])?;
-        let names: Vec<Cow<'_, [u8]>> =
-            self.columns.iter().map(|c| NAMES.encode_lossy(c)).collect();
         for (i, row) in self.rows.iter().enumerate() {
             let at = out.position();
             let in_row = |e: Error| e.at_index(i).in_field("rows");
             check_row_keys(row, &self.columns, R::DEFAULT_ENCODING, at).map_err(in_row)?;
-            for (j, name) in names.iter().enumerate() {
-                let nth = names[..j].iter().filter(|earlier| *earlier == name).count();
-                put_cell(row, name, nth, R::DEFAULT_ENCODING, out).map_err(in_row)?;
+            for (j, name) in self.columns.iter().enumerate() {
+                // Borrowed for the ASCII names servers use: no allocation per cell.
+                let raw = NAMES.encode_lossy(name);
+                let nth = self.columns[..j]
+                    .iter()
+                    .filter(|earlier| *earlier == name)
+                    .count();
+                put_cell(row, &raw, nth, R::DEFAULT_ENCODING, out).map_err(in_row)?;
             }
         }
         Ok(())
@@ -585,7 +588,8 @@ impl<R> ColumnTable<R> {
             let mut values = Vec::with_capacity(rows.len());
             for (i, row) in rows.iter().enumerate() {
                 let mut cell = Vec::new();
-                put_cell(row, &raw, 0, R::DEFAULT_ENCODING, &mut cell).map_err(|e| e.at_index(i))?;
+                put_cell(row, &raw, 0, R::DEFAULT_ENCODING, &mut cell)
+                    .map_err(|e| e.at_index(i))?;
                 cell.pop();
                 if cell.is_empty() {
                     break;
