@@ -9,11 +9,13 @@
 //! | [`gamespy1`] | GameSpy v1 | text | Latin-1 / Windows-1252 |
 //! | [`a2s`] | Valve A2S (Source, GoldSrc) | little | NUL-terminated, raw bytes |
 //! | [`gamespy2`] | GameSpy 2 | big | NUL-terminated, Windows-1252 |
+//! | [`gamespy3`] | GameSpy 3 and 4 (Minecraft Query), in parts | big | NUL-terminated, raw bytes |
 //! | [`quake3`] | Quake 3 family (Quake 3, Call of Duty, Jedi Knight, Urban Terror) | text | Windows-1252, raw names |
 
 pub mod a2s;
 pub mod gamespy1;
 pub mod gamespy2;
+pub mod gamespy3;
 pub mod onequery;
 pub mod quake3;
 pub mod samp;
