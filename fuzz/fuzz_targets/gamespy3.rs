@@ -11,7 +11,10 @@ use query_wire::{Decode, Encode};
 fuzz_target!(|data: &[u8]| {
     if let Ok(request) = Request::from_bytes(data) {
         let encoded = request.to_vec().expect("decoded request re-encodes");
-        assert_eq!(Request::from_bytes(&encoded).expect("re-encoded request decodes"), request);
+        assert_eq!(
+            Request::from_bytes(&encoded).expect("re-encoded request decodes"),
+            request
+        );
     }
     if let Ok(reply) = ChallengeReply::from_bytes(data) {
         let _ = reply.challenge();
@@ -20,8 +23,15 @@ fuzz_target!(|data: &[u8]| {
     }
     if let Ok(part) = Part::from_bytes(data) {
         let encoded = part.to_vec().expect("decoded part re-encodes");
-        assert_eq!(&encoded[..data.len()], data, "lists may only gain their closing NULs");
-        assert_eq!(Part::from_bytes(&encoded).expect("re-encoded part decodes"), part);
+        assert_eq!(
+            &encoded[..data.len()],
+            data,
+            "lists may only gain their closing NULs"
+        );
+        assert_eq!(
+            Part::from_bytes(&encoded).expect("re-encoded part decodes"),
+            part
+        );
     }
     if let Ok(reply) = Jc2mpReply::from_bytes(data) {
         let encoded = reply.to_vec().expect("decoded reply re-encodes");

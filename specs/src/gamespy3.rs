@@ -21,13 +21,17 @@
 //!   at the end of the part too (`until_nul(or_end)`), and joining keeps only as many values
 //!   of a column as the next part's count byte says were whole.
 //! - Minecraft ends its player list without closing the section and sends no team section;
-//!   it echoes the session id masked with [`MINECRAFT_SESSION_MASK`]
-//!   ([`session_matches`]). Its text is UTF-8 with `§` colour codes; others send Latin-1:
+//!   it may echo the session id masked with [`MINECRAFT_SESSION_MASK`] (the captured servers
+//!   echo it whole; [`session_matches`] accepts both). Its text is UTF-8 with `§` colour codes; others send Latin-1:
 //!   values are [`Text`], the bytes as sent.
 //! - Unreal Tournament 3 follows each column with two extra NULs. They decode as an empty
 //!   section of kind 0 after the table, whose columns continue the table ([`Section::kind`]
-//!   0 after the first section); joining puts them back in the table they follow. UT3 also
-//!   leaves some keys without values (`p1073741829`): they are kept as sent.
+//!   0 after the first section); joining puts them back in the table they follow. A UT3
+//!   column holding an empty value (`team_` of a player without a team) cannot be read: the
+//!   empty value ends the column, and the bytes after it read as a section of another kind
+//!   (the first letter of the next column's name), which [`Reassembly::reply`] keeps as a
+//!   table of that kind rather than drop; the columns before it are right. UT3 also sends
+//!   some values that look like keys (`p1073741829`): they are kept as sent.
 //! - Crysis sends empty player and team sections (`01 00 02 00`).
 //! - Just Cause 2 Multiplayer answers `FF FF FF 02` ([`FLAGS_JC2MP`]) with a format of its
 //!   own: one part, not marked last, the key/values, then a big-endian u16 player count and
@@ -195,7 +199,9 @@ impl<'a> ChallengeReply<'a> {
         let value: i64 = self.digits.trim().parse().map_err(|_| invalid())?;
         let value = match i32::try_from(value) {
             Ok(v) => v,
-            Err(_) => i32::from_be_bytes(u32::try_from(value).map_err(|_| invalid())?.to_be_bytes()),
+            Err(_) => {
+                i32::from_be_bytes(u32::try_from(value).map_err(|_| invalid())?.to_be_bytes())
+            }
         };
         Ok((value != 0).then_some(value))
     }
@@ -328,7 +334,11 @@ pub struct JoinedColumn<'a> {
 impl<'a> Table<'a> {
     /// How many rows: the longest column.
     pub fn row_count(&self) -> usize {
-        self.columns.iter().map(|c| c.values.len()).max().unwrap_or(0)
+        self.columns
+            .iter()
+            .map(|c| c.values.len())
+            .max()
+            .unwrap_or(0)
     }
 
     /// A column, by its name with or without the `_` / `_t` suffix.
@@ -834,11 +844,7 @@ impl<'c> Splitter<'c> {
     fn check_fits(&mut self, index: usize) -> Result<()> {
         let len = self.current().encoded_len(());
         if len > self.max {
-            return Err(Error::new(
-                ErrorKind::TooLong { len, max: self.max },
-                0,
-            )
-            .at_index(index));
+            return Err(Error::new(ErrorKind::TooLong { len, max: self.max }, 0).at_index(index));
         }
         Ok(())
     }
@@ -905,7 +911,10 @@ mod tests {
         assert_eq!(challenge.to_vec().unwrap(), b"\xfe\xfd\x09\0\0\0\x01");
         let query = Request::Query(QueryRequest::new(1, Some(9_513_307), FLAGS_SPLIT));
         let bytes = query.to_vec().unwrap();
-        assert_eq!(bytes, b"\xfe\xfd\x00\0\0\0\x01\x00\x91\x29\x5b\xff\xff\xff\x01");
+        assert_eq!(
+            bytes,
+            b"\xfe\xfd\x00\0\0\0\x01\x00\x91\x29\x5b\xff\xff\xff\x01"
+        );
         let Request::Query(decoded) = Request::from_bytes(&bytes).unwrap() else {
             panic!("a query");
         };
@@ -941,7 +950,10 @@ mod tests {
         let names: Vec<String> = (0..120).map(|i| format!("player number {i}")).collect();
         let scores: Vec<String> = (0..120).map(|i| format!("{}", i * 7)).collect();
         let content = ReplyContent {
-            details: vec![KeyValue::new("hostname", "Fort"), KeyValue::new("numplayers", "120")],
+            details: vec![
+                KeyValue::new("hostname", "Fort"),
+                KeyValue::new("numplayers", "120"),
+            ],
             tables: vec![
                 Table {
                     kind: SECTION_PLAYERS,

@@ -61,10 +61,16 @@ fn a_list_cut_before_its_nul_is_an_error_with_offset_and_path() {
     let err = Rules::from_bytes(b"a\0b\0").unwrap_err();
     assert_eq!(err.kind(), &ErrorKind::UnexpectedEnd { need: 1, have: 0 });
     assert_eq!(err.offset(), 4);
-    assert_eq!(err.to_string(), "Rules.pairs at byte 4: need 1 bytes, have 0");
+    assert_eq!(
+        err.to_string(),
+        "Rules.pairs at byte 4: need 1 bytes, have 0"
+    );
     // Cut inside an element: the element's own error.
     let err = Rules::from_bytes(b"a\0b\0c").unwrap_err();
-    assert_eq!(err.to_string(), "Rules.pairs[1].key at byte 5: need 1 bytes, have 0");
+    assert_eq!(
+        err.to_string(),
+        "Rules.pairs[1].key at byte 5: need 1 bytes, have 0"
+    );
 }
 
 #[test]

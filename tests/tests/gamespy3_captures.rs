@@ -147,7 +147,10 @@ fn captures_join_to_snapshots_and_agree_with_the_other_client() {
         assert_eq!(trimmed, theirs, "{name}");
         agreed += 1;
     }
-    eprintln!("GameSpy 3: {agreed} of {} joined replies agree", CAPTURES.len());
+    eprintln!(
+        "GameSpy 3: {agreed} of {} joined replies agree",
+        CAPTURES.len()
+    );
 }
 
 #[test]
@@ -169,7 +172,10 @@ fn project_reality_keeps_the_whole_value_a_part_cut() {
     for column in &players.columns {
         assert_eq!(column.values.len(), 64, "{:?}", column.name);
     }
-    assert_eq!(players.column("pid").unwrap().values[1].as_bytes(), b"100362089");
+    assert_eq!(
+        players.column("pid").unwrap().values[1].as_bytes(),
+        b"100362089"
+    );
     let teams = reply.teams().unwrap();
     assert_eq!(teams.column("team_t").unwrap().values.len(), 2);
 }

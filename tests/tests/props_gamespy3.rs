@@ -9,8 +9,8 @@ use proptest::option;
 use proptest::prelude::*;
 use query_specs::gamespy3::{
     split_reply, ChallengeReply, ChallengeRequest, Column, JoinedColumn, KeyValue, Part,
-    QueryRequest, Reassembly, ReplyContent, Request, Section, SplitNum, Table,
-    SECTION_DETAILS, SECTION_PLAYERS, SECTION_TEAMS,
+    QueryRequest, Reassembly, ReplyContent, Request, Section, SplitNum, Table, SECTION_DETAILS,
+    SECTION_PLAYERS, SECTION_TEAMS,
 };
 use query_wire::{Decode, Encode, Text};
 
@@ -45,40 +45,45 @@ fn part() -> impl Strategy<Value = Part<'static>> {
         vec(column(), 0..4),
         vec((1u8..=255, vec(column(), 0..3)), 0..3),
     )
-        .prop_map(|(session_id, part, section, pairs, continued, sections)| Part {
-            session_id,
-            splitnum: SplitNum,
-            part,
-            section,
-            details: (section == SECTION_DETAILS).then_some(pairs),
-            continued: (section != SECTION_DETAILS).then_some(continued),
-            sections: sections
-                .into_iter()
-                .map(|(kind, columns)| Section { kind, columns })
-                .collect(),
-        })
+        .prop_map(
+            |(session_id, part, section, pairs, continued, sections)| Part {
+                session_id,
+                splitnum: SplitNum,
+                part,
+                section,
+                details: (section == SECTION_DETAILS).then_some(pairs),
+                continued: (section != SECTION_DETAILS).then_some(continued),
+                sections: sections
+                    .into_iter()
+                    .map(|(kind, columns)| Section { kind, columns })
+                    .collect(),
+            },
+        )
 }
 
 fn content() -> impl Strategy<Value = ReplyContent<'static>> {
     let table = |kind: u8| {
         (1usize..4, 0usize..40).prop_flat_map(move |(columns, rows)| {
-            vec((word(), vec(word(), rows..=rows)), columns..=columns).prop_map(move |cols| {
-                Table {
-                    kind,
-                    columns: cols
-                        .into_iter()
-                        .map(|(name, values)| JoinedColumn { name, values })
-                        .collect(),
-                }
+            vec((word(), vec(word(), rows..=rows)), columns..=columns).prop_map(move |cols| Table {
+                kind,
+                columns: cols
+                    .into_iter()
+                    .map(|(name, values)| JoinedColumn { name, values })
+                    .collect(),
             })
         })
     };
-    (vec(pair(), 0..20), table(SECTION_PLAYERS), option::of(table(SECTION_TEAMS))).prop_map(
-        |(details, players, teams)| {
+    (
+        vec(pair(), 0..20),
+        table(SECTION_PLAYERS),
+        option::of(table(SECTION_TEAMS)),
+    )
+        .prop_map(|(details, players, teams)| {
             // Column names must differ within a table to be joined back apart.
             let dedup = |mut t: Table<'static>| {
                 let mut seen = std::collections::HashSet::new();
-                t.columns.retain(|c| seen.insert(c.name.as_bytes().to_vec()));
+                t.columns
+                    .retain(|c| seen.insert(c.name.as_bytes().to_vec()));
                 t
             };
             ReplyContent {
@@ -87,8 +92,7 @@ fn content() -> impl Strategy<Value = ReplyContent<'static>> {
                     .chain(teams.map(dedup))
                     .collect(),
             }
-        },
-    )
+        })
 }
 
 proptest! {
