@@ -111,3 +111,80 @@ fn gamespy3_parts_read_re_encode_and_join() {
         CAPTURES.len()
     );
 }
+
+mod props {
+    use std::borrow::Cow;
+
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+    use query_wire::kv::{Column, ColumnSections, Section};
+    use query_wire::{Decode, Encode};
+
+    fn value() -> impl Strategy<Value = Cow<'static, [u8]>> {
+        vec(1u8..=255, 1..10).prop_map(Cow::Owned)
+    }
+
+    fn column() -> impl Strategy<Value = Column<'static>> {
+        ("[a-z]{1,6}_t?", any::<u8>(), vec(value(), 0..6)).prop_map(|(name, offset, values)| {
+            Column {
+                name: name.into(),
+                offset,
+                values,
+                closed: true,
+            }
+        })
+    }
+
+    fn sections() -> impl Strategy<Value = ColumnSections<'static>> {
+        vec((1u8..3, vec(column(), 0..4)), 0..3).prop_map(|sections| ColumnSections {
+            sections: sections
+                .into_iter()
+                .map(|(id, columns)| Section {
+                    id,
+                    columns,
+                    closed: true,
+                })
+                .collect(),
+        })
+    }
+
+    /// How many values `s` holds.
+    fn values(s: &ColumnSections<'_>) -> usize {
+        s.sections
+            .iter()
+            .flat_map(|s| &s.columns)
+            .map(|c| c.values.len())
+            .sum()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Round trips with an exact length; every cut (a part ends where the server's size
+        /// says) reads as a part holding no more than the whole, which re-encodes stably.
+        #[test]
+        fn sections_round_trip_and_cuts_read_as_shorter_parts(s in sections()) {
+            let bytes = s.to_vec_with(None).unwrap();
+            prop_assert_eq!(s.encoded_len(None), bytes.len());
+            prop_assert_eq!(&ColumnSections::from_bytes_with(&bytes, None).unwrap(), &s);
+            for cut in 0..bytes.len() {
+                match ColumnSections::from_bytes_with(&bytes[..cut], None) {
+                    Ok(part) => {
+                        prop_assert!(values(&part) <= values(&s));
+                        let again = part.to_vec_with(None).unwrap();
+                        let back = ColumnSections::from_bytes_with(&again, None).unwrap();
+                        prop_assert_eq!(back.to_vec_with(None).unwrap(), again);
+                    }
+                    Err(_) => {}
+                }
+            }
+        }
+
+        #[test]
+        fn random_bytes_never_panic(bytes in vec(any::<u8>(), 0..64), open in proptest::option::of(1u8..3)) {
+            if let Ok(s) = ColumnSections::from_bytes_with(&bytes, open) {
+                let _ = s.to_vec_with(open);
+            }
+        }
+    }
+}

@@ -423,7 +423,7 @@ impl<'a> ColumnSections<'a> {
                 closed: false,
             };
             if r.is_empty() {
-                section.columns.push(column);
+                // Cut before its count byte: the column carries nothing yet.
                 return Ok(section);
             }
             column.offset = r.u8()?;
