@@ -81,18 +81,20 @@ pub enum Request<'a> {
 
 impl<'a> Request<'a> {
     /// The request in `datagram`: `getstatus` or `getinfo`, then nothing, a newline, or a
-    /// space and a challenge and a newline. Strict about the rest: `getstatusX` or a second
-    /// line is no request of this protocol ([`ErrorKind::Invalid`] after the command).
+    /// space and a challenge and a newline. Lenient about the line's end: a NUL may end it
+    /// instead of the newline, or follow it, as gamedig and opengsq send `getstatus\0` and
+    /// the servers read the command as a C string. Strict about the rest: `getstatusX` or a
+    /// second line is no request of this protocol ([`ErrorKind::Invalid`] after the command).
     pub fn decode(datagram: &'a [u8]) -> Result<Request<'a>> {
         let request = match GetStatus::decode_exact(&mut Reader::new(datagram), ()) {
             Ok(status) => Request::Status(status),
             Err(_) => Request::Info(GetInfo::decode_exact(&mut Reader::new(datagram), ())?),
         };
         let tail = request.tail();
-        let body = tail.strip_suffix(b"\n").unwrap_or(tail);
+        let body = line(tail);
         let well_formed = match body.split_first() {
             None => true,
-            Some((b' ', challenge)) => !challenge.contains(&b'\n'),
+            Some((b' ', challenge)) => !challenge.iter().any(|&b| b == b'\n' || b == 0),
             Some(_) => false,
         };
         if !well_formed {
@@ -112,13 +114,20 @@ impl<'a> Request<'a> {
     /// The challenge, when the request carries one (`getstatus 12345`).
     pub fn challenge(&self) -> Option<&[u8]> {
         let tail = self.tail();
-        let tail = tail.strip_suffix(b"\n").unwrap_or(tail);
+        let tail = line(tail);
         let challenge = tail.strip_prefix(b" ").unwrap_or(tail);
         (!challenge.is_empty()).then_some(challenge)
     }
 }
 
-const NOT_A_COMMAND: &str = "getstatus and getinfo end with a newline or a space and a challenge";
+/// The command line without its end: a NUL, a newline, or a newline and a NUL.
+fn line(tail: &[u8]) -> &[u8] {
+    let tail = tail.strip_suffix(b"\0").unwrap_or(tail);
+    tail.strip_suffix(b"\n").unwrap_or(tail)
+}
+
+const NOT_A_COMMAND: &str =
+    "getstatus and getinfo end with a newline or a NUL, or a space and a challenge before it";
 
 /// The server's settings: the `\key\value` line. The fields are the keys clients read; every
 /// other key is a rule, in order.
@@ -454,6 +463,15 @@ mod tests {
         let r = Request::decode(b"\xff\xff\xff\xffgetinfo xyz\n").unwrap();
         assert_eq!(r.challenge(), Some(&b"xyz"[..]));
         assert!(Request::decode(b"\xff\xff\xff\xffgetstatus").is_ok());
+        // gamedig and opengsq end the line with a NUL.
+        assert!(matches!(
+            Request::decode(b"\xff\xff\xff\xffgetstatus\0"),
+            Ok(Request::Status(_))
+        ));
+        let r = Request::decode(b"\xff\xff\xff\xffgetinfo opengsq\0").unwrap();
+        assert_eq!(r.challenge(), Some(&b"opengsq"[..]));
+        assert!(Request::decode(b"\xff\xff\xff\xffgetstatus\n\0").is_ok());
+        assert!(Request::decode(b"\xff\xff\xff\xffgetstatus\0\0").is_err());
         assert!(Request::decode(b"\xff\xff\xff\xffgetstatus\nX").is_err());
         assert!(Request::decode(b"\xff\xff\xff\xffgetstatusX\n").is_err());
         assert!(Request::decode(b"\xff\xff\xff\xffTSource Engine Query\0").is_err());
