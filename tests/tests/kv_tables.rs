@@ -168,14 +168,11 @@ mod props {
             prop_assert_eq!(s.encoded_len(None), bytes.len());
             prop_assert_eq!(&ColumnSections::from_bytes_with(&bytes, None).unwrap(), &s);
             for cut in 0..bytes.len() {
-                match ColumnSections::from_bytes_with(&bytes[..cut], None) {
-                    Ok(part) => {
-                        prop_assert!(values(&part) <= values(&s));
-                        let again = part.to_vec_with(None).unwrap();
-                        let back = ColumnSections::from_bytes_with(&again, None).unwrap();
-                        prop_assert_eq!(back.to_vec_with(None).unwrap(), again);
-                    }
-                    Err(_) => {}
+                if let Ok(part) = ColumnSections::from_bytes_with(&bytes[..cut], None) {
+                    prop_assert!(values(&part) <= values(&s));
+                    let again = part.to_vec_with(None).unwrap();
+                    let back = ColumnSections::from_bytes_with(&again, None).unwrap();
+                    prop_assert_eq!(back.to_vec_with(None).unwrap(), again);
                 }
             }
         }
