@@ -776,6 +776,99 @@ mod tests {
             .is_err());
     }
 
+    /// A session that answers its one request with `answer` on the first datagram.
+    struct OneShot {
+        retry: Retry,
+        result: Option<Result<u32, QueryError>>,
+    }
+
+    impl ClientSession for OneShot {
+        type Output = u32;
+        fn target(&self) -> SocketAddr {
+            addr("127.0.0.1:7777")
+        }
+        fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
+            self.retry.poll_transmit(now)
+        }
+        fn on_reply(&mut self, datagram: &[u8], now: Instant) {
+            self.retry.finish(now);
+            self.result = Some(Ok(datagram.len() as u32));
+        }
+        fn poll_timeout(&self) -> Option<Instant> {
+            self.retry.poll_timeout()
+        }
+        fn handle_timeout(&mut self, now: Instant) {
+            if let Err(e) = self.retry.handle_timeout(now) {
+                self.result = Some(Err(e));
+            }
+        }
+        fn poll_result(&mut self) -> Option<Result<u32, QueryError>> {
+            self.result.take()
+        }
+    }
+
+    fn one_shot() -> OneShot {
+        let mut retry = Retry::new(Duration::from_secs(1), 10);
+        retry.start("request", b"?");
+        OneShot {
+            retry,
+            result: None,
+        }
+    }
+
+    #[test]
+    fn bounded_passes_an_answer_in_time_through_and_ends_a_late_one() {
+        let t0 = Instant::now();
+        let mut session = Bounded::new(one_shot(), Duration::from_millis(2500), 100);
+        assert!(session.poll_transmit(t0).is_some());
+        session.handle_datagram(session.target(), b"four", t0 + Duration::from_millis(10));
+        assert_eq!(session.poll_result().unwrap().unwrap(), 4);
+        assert!(session.poll_result().is_none());
+        assert!(session.poll_timeout().is_none());
+
+        // Ten attempts of 1 s would take 10 s: the deadline ends it at 2.5 s.
+        let mut session = Bounded::new(one_shot(), Duration::from_millis(2500), 100);
+        let mut now = t0;
+        let result = loop {
+            while session.poll_transmit(now).is_some() {}
+            if let Some(result) = session.poll_result() {
+                break result;
+            }
+            now = session.poll_timeout().unwrap();
+            session.handle_timeout(now);
+        };
+        assert_eq!(now - t0, Duration::from_millis(2500));
+        match result {
+            Err(QueryError::Timeout {
+                waiting_for,
+                attempts: 3,
+                after,
+            }) => {
+                assert_eq!(waiting_for, DEADLINE_PASSED);
+                assert_eq!(after, Duration::from_millis(2500));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn bounded_refuses_the_datagram_past_the_cap_and_keeps_an_uncollected_result() {
+        let t0 = Instant::now();
+        let mut session = Bounded::new(one_shot(), Duration::from_secs(5), 10);
+        assert!(session.poll_transmit(t0).is_some());
+        session.handle_datagram(session.target(), &[0; 11], t0);
+        let error = session.poll_result().unwrap().unwrap_err();
+        assert!(error.to_string().contains("10 bytes"), "{error}");
+        assert_eq!(session.bytes_received(), 11);
+
+        // The inner session finished but its result was not collected when the limit hit.
+        let mut session = Bounded::new(one_shot(), Duration::from_secs(5), 10);
+        assert!(session.poll_transmit(t0).is_some());
+        session.inner.on_reply(b"abc", t0);
+        session.handle_timeout(t0 + Duration::from_secs(5));
+        assert_eq!(session.poll_result().unwrap().unwrap(), 3);
+    }
+
     #[test]
     fn mapped_ipv4_is_the_same_endpoint() {
         assert!(same_endpoint(

@@ -180,6 +180,8 @@ mod tests {
         );
         assert_eq!(o.gamespy_request, "\\status\\");
         assert_eq!(o.auth_token, None);
+        assert_eq!(o.deadline, Duration::from_secs(15));
+        assert_eq!(o.max_reply_bytes, 512 * 1024);
     }
 
     #[test]
