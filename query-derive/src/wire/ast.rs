@@ -219,12 +219,17 @@ pub struct Repeat {
 
 #[derive(Clone)]
 pub enum Count {
-    Prefix { prefix: Prefix, endian: Endian },
+    Prefix {
+        prefix: Prefix,
+        endian: Endian,
+    },
     Expr(Scoped),
     UntilEnd,
     /// Elements until a NUL byte (consumed, and written after them); with `or_end`, the end
     /// of the input ends the list too.
-    UntilNul { or_end: bool },
+    UntilNul {
+        or_end: bool,
+    },
 }
 
 /// The context a nested type gets.
@@ -744,7 +749,11 @@ fn framing(text: &TextAttr, endian: Endian) -> Framing {
         None if text.nul.is_some() => Framing::Nul { max },
         None if text.quoted.is_some() => Framing::Quoted { max },
         None if text.until.is_some() => Framing::Until {
-            end: text.until.as_ref().map(|u| u.value.clone()).expect("checked"),
+            end: text
+                .until
+                .as_ref()
+                .map(|u| u.value.clone())
+                .expect("checked"),
             max,
         },
         None => Framing::Rest { max },

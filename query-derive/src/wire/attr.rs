@@ -427,7 +427,12 @@ pub fn field(attrs: &[Attribute], errors: &mut Errors) -> FieldAttrs {
             }
             FieldKey::UntilNul => {
                 let or_end = until_nul_options(input, key)?;
-                set_repeat(&mut out.repeat, key, RepeatAttr::UntilNul { or_end }, errors);
+                set_repeat(
+                    &mut out.repeat,
+                    key,
+                    RepeatAttr::UntilNul { or_end },
+                    errors,
+                );
             }
             FieldKey::MinCount => {
                 input.parse::<Token![=]>()?;
