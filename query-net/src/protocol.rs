@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// A game-query protocol.
 ///
-/// The names (`sqp`, `onequery`, `samp`, `gamespy1`, `a2s`) are the same in `Display`, `FromStr`, JSON
+/// The names (`sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`) are the same in `Display`, `FromStr`, JSON
 /// and the command line.
 ///
 /// ```
@@ -33,16 +33,20 @@ pub enum Protocol {
     GameSpy1,
     /// Valve A2S (Source and GoldSrc engines, and most games on Steam).
     A2s,
+    /// The Quake 3 family: Quake 3, Call of Duty 1-4, Enemy Territory, Jedi Knight, Urban
+    /// Terror (`getstatus`).
+    Quake3,
 }
 
 impl Protocol {
     /// Every protocol, in a stable order.
-    pub const ALL: [Protocol; 5] = [
+    pub const ALL: [Protocol; 6] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
         Protocol::GameSpy1,
         Protocol::A2s,
+        Protocol::Quake3,
     ];
 
     /// The port servers of the protocol usually answer on, for a target given without one:
@@ -54,6 +58,8 @@ impl Protocol {
     ///   + 1, 7778).
     /// - A2S: 27015, the Source engine's game port, which also answers queries (many games
     ///   answer on a query port of their own, which must then be given).
+    /// - Quake 3: 27960, the game port, which also answers queries (Call of Duty uses 28960,
+    ///   which must then be given).
     pub fn default_port(self) -> u16 {
         match self {
             Protocol::Sqp => 7779,
@@ -61,10 +67,11 @@ impl Protocol {
             Protocol::Samp => 7777,
             Protocol::GameSpy1 => 23000,
             Protocol::A2s => 27015,
+            Protocol::Quake3 => 27960,
         }
     }
 
-    /// The protocol's short name: `sqp`, `onequery`, `samp`, `gamespy1`, `a2s`.
+    /// The protocol's short name: `sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`.
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Sqp => "sqp",
@@ -72,6 +79,7 @@ impl Protocol {
             Protocol::Samp => "samp",
             Protocol::GameSpy1 => "gamespy1",
             Protocol::A2s => "a2s",
+            Protocol::Quake3 => "quake3",
         }
     }
 }
@@ -84,7 +92,7 @@ impl fmt::Display for Protocol {
 
 /// A protocol name that is not one of [`Protocol::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown protocol {0:?}: expected one of sqp, onequery, samp, gamespy1, a2s")]
+#[error("unknown protocol {0:?}: expected one of sqp, onequery, samp, gamespy1, a2s, quake3")]
 pub struct UnknownProtocol(pub String);
 
 impl FromStr for Protocol {
@@ -117,8 +125,9 @@ mod tests {
     fn parsing_ignores_case_and_rejects_unknown_names() {
         assert_eq!("GameSpy1".parse(), Ok(Protocol::GameSpy1));
         assert_eq!("A2S".parse(), Ok(Protocol::A2s));
-        let err = "quake3".parse::<Protocol>().unwrap_err();
-        assert!(err.to_string().contains("quake3"), "{err}");
+        assert_eq!("Quake3".parse(), Ok(Protocol::Quake3));
+        let err = "quake4".parse::<Protocol>().unwrap_err();
+        assert!(err.to_string().contains("quake4"), "{err}");
         assert!(serde_json::from_str::<Protocol>("\"one_query\"").is_err());
     }
 }

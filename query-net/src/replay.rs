@@ -176,6 +176,8 @@ impl<'a> Answering<'a> {
             // Parts carry no echo of the request; every datagram is a part.
             Protocol::GameSpy1 => self.replies.to_vec(),
             Protocol::A2s => self.a2s(request),
+            // A status reply echoes nothing of the request; every datagram answers it.
+            Protocol::Quake3 => self.replies.to_vec(),
         }
     }
 

@@ -14,6 +14,7 @@ use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::all::{route, AllProtocols};
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use query_net::engines::onequery::OneQueryResponder;
+use query_net::engines::quake3::{Quake3Config, Quake3Responder};
 use query_net::engines::samp::{SampConfig, SampResponder};
 use query_net::engines::sqp::SqpResponder;
 use query_net::limit::{Stats, StatsSnapshot};
@@ -77,6 +78,9 @@ fn requests_of_every_protocol() -> Vec<(Protocol, Vec<u8>)> {
         (Protocol::A2s, a2s_request(b'T', Some(-1))),
         (Protocol::A2s, a2s_request(b'U', Some(-1))),
         (Protocol::A2s, a2s_request(b'V', Some(0x1234_5678))),
+        (Protocol::Quake3, b"\xff\xff\xff\xffgetstatus\n".to_vec()),
+        (Protocol::Quake3, b"\xff\xff\xff\xffgetstatus\0".to_vec()),
+        (Protocol::Quake3, b"\xff\xff\xff\xffgetinfo xyz\n".to_vec()),
     ];
     requests.extend(b"ircd".iter().map(|&op| (Protocol::Samp, samp_request(op))));
     let mut ping = samp_request(b'p');
@@ -107,7 +111,11 @@ fn every_request_is_claimed_by_its_own_protocol_and_refused_by_the_others() {
         ),
         (
             Protocol::A2s,
-            Box::new(A2sResponder::new(shared, A2sConfig::default())),
+            Box::new(A2sResponder::new(shared.clone(), A2sConfig::default())),
+        ),
+        (
+            Protocol::Quake3,
+            Box::new(Quake3Responder::new(shared, Quake3Config::default())),
         ),
     ];
     assert_eq!(responders.len(), Protocol::ALL.len());

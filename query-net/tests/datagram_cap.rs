@@ -109,8 +109,14 @@ async fn clients_say_when_the_list_is_shorter_than_the_count() {
         let status = driver::query(protocol, &addr, &options)
             .await
             .unwrap_or_else(|e| panic!("{protocol}: {e}"));
-        assert_eq!(status.num_players, 5000, "{protocol}");
         assert!(status.players.len() < 5000, "{protocol}");
+        if protocol == Protocol::Quake3 {
+            // A Quake 3 status carries no player count: the lines are the count. The
+            // responder stops at 12 KiB of them, as real servers stop at their buffer's end.
+            assert_eq!(status.num_players as usize, status.players.len());
+            continue;
+        }
+        assert_eq!(status.num_players, 5000, "{protocol}");
         assert!(!status.complete, "{protocol}: {:?}", status.raw);
     }
     shutdown.cancel();

@@ -1,7 +1,8 @@
 //! One responder for every protocol on one port, dispatching on the first bytes.
 //!
-//! The five request formats cannot be mistaken for one another: each is told by its first
-//! byte, and no two share it (`O` or `H`, `S`, `\`, `00` or `01`, `FF`).
+//! The six request formats cannot be mistaken for one another: each is told by its first
+//! byte (`O` or `H`, `S`, `\`, `00` or `01`, `FF`), and the two that start with `FF FF FF FF`
+//! by the byte after it (`T`, `U`, `V` for A2S, `g` for Quake 3).
 //!
 //! | first bytes | length | protocol |
 //! |---|---|---|
@@ -11,18 +12,20 @@
 //! | `00` | 5 | SQP challenge request |
 //! | `01` | 8 | SQP query request |
 //! | `FF FF FF FF` then `T`, `U` or `V` | any | A2S INFO, PLAYER or RULES |
+//! | `FF FF FF FF` then `getstatus` or `getinfo` | any | Quake 3 |
 //!
 //! Anything else is dropped as malformed without reaching any protocol's responder; each
 //! responder then checks the rest (A2S its exact sizes).
 
 use std::net::SocketAddr;
 
-use query_specs::{a2s, onequery, samp, sqp};
+use query_specs::{a2s, onequery, quake3, samp, sqp};
 use query_wire::{kv, Decode};
 
 use super::a2s::{A2sConfig, A2sResponder};
 use super::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use super::onequery::OneQueryResponder;
+use super::quake3::{Quake3Config, Quake3Responder};
 use super::samp::{SampConfig, SampResponder};
 use super::sqp::SqpResponder;
 use crate::clock::Now;
@@ -60,6 +63,8 @@ pub fn route(datagram: &[u8]) -> Option<Protocol> {
         Some(Protocol::GameSpy1)
     } else if is_a2s_request(datagram) {
         Some(Protocol::A2s)
+    } else if is_quake3_request(datagram) {
+        Some(Protocol::Quake3)
     } else if sqp::Request::from_bytes(datagram).is_ok() {
         // Exactly a challenge request or a query request: the declaration checks the length.
         Some(Protocol::Sqp)
@@ -82,7 +87,13 @@ fn is_a2s_request(datagram: &[u8]) -> bool {
     )
 }
 
-/// Answers SQP, OneQuery, SA:MP, GameSpy v1 and A2S on one socket, from one [`SharedState`].
+/// Whether `datagram` starts like a Quake 3 request: `FF FF FF FF`, then `getstatus` or
+/// `getinfo`.
+fn is_quake3_request(datagram: &[u8]) -> bool {
+    datagram.starts_with(&quake3::GETSTATUS[..13]) || datagram.starts_with(&quake3::GETINFO[..11])
+}
+
+/// Answers SQP, OneQuery, SA:MP, GameSpy v1, A2S and Quake 3 on one socket, from one [`SharedState`].
 ///
 /// Each protocol keeps its own responder (SQP's challenge table, OneQuery's token key and
 /// A2S's challenge key, the SA:MP, GameSpy and A2S reply caches); this type only routes with [`route`], so a datagram costs
@@ -109,6 +120,7 @@ pub struct AllProtocols {
     samp: SampResponder,
     gamespy1: GameSpy1Responder,
     a2s: A2sResponder,
+    quake3: Quake3Responder,
 }
 
 impl AllProtocols {
@@ -119,7 +131,8 @@ impl AllProtocols {
             onequery: OneQueryResponder::new(state.clone()),
             samp: SampResponder::new(state.clone(), SampConfig::default()),
             gamespy1: GameSpy1Responder::new(state.clone(), GameSpy1Config::default()),
-            a2s: A2sResponder::new(state, A2sConfig::default()),
+            a2s: A2sResponder::new(state.clone(), A2sConfig::default()),
+            quake3: Quake3Responder::new(state, Quake3Config::default()),
         }
     }
 
@@ -157,6 +170,13 @@ impl AllProtocols {
         self.a2s = a2s;
         self
     }
+
+    /// Replaces the Quake 3 responder (to set its configuration).
+    #[must_use]
+    pub fn with_quake3(mut self, quake3: Quake3Responder) -> Self {
+        self.quake3 = quake3;
+        self
+    }
 }
 
 impl Responder for AllProtocols {
@@ -174,6 +194,7 @@ impl Responder for AllProtocols {
             Some(Protocol::Samp) => self.samp.handle(from, datagram, now, replies),
             Some(Protocol::GameSpy1) => self.gamespy1.handle(from, datagram, now, replies),
             Some(Protocol::A2s) => self.a2s.handle(from, datagram, now, replies),
+            Some(Protocol::Quake3) => self.quake3.handle(from, datagram, now, replies),
         }
     }
 }
@@ -202,5 +223,14 @@ mod tests {
         assert_eq!(route(b"\xff\xff\xff\xffW"), None);
         assert_eq!(route(b"\xfe\xff\xff\xffU"), None);
         assert_eq!(route(b"\xff\xff\xff\xff"), None);
+        assert_eq!(
+            route(b"\xff\xff\xff\xffgetstatus\n"),
+            Some(Protocol::Quake3)
+        );
+        assert_eq!(
+            route(b"\xff\xff\xff\xffgetinfo 12\n"),
+            Some(Protocol::Quake3)
+        );
+        assert_eq!(route(b"\xff\xff\xff\xffgetchallenge\n"), None);
     }
 }

@@ -14,6 +14,7 @@ pub mod all;
 mod fit;
 pub mod gamespy1;
 pub mod onequery;
+pub mod quake3;
 pub mod samp;
 pub mod sqp;
 
@@ -32,6 +33,7 @@ pub fn new_session(
         Protocol::Samp => samp::client(target, options),
         Protocol::GameSpy1 => gamespy1::client(target, options),
         Protocol::A2s => a2s::client(target, options),
+        Protocol::Quake3 => quake3::client(target, options),
     }?;
     // Every protocol's query ends by the deadline and holds at most the byte cap.
     Ok(Box::new(Bounded::from_options(session, options)))

@@ -1,0 +1,236 @@
+//! The Quake 3 family (Quake 3, Call of Duty 1-4, Enemy Territory, Jedi Knight, Urban Terror):
+//! the status client and the responder.
+//!
+//! # Client ([`client`], [`Quake3Session`])
+//!
+//! Sends `FF FF FF FF getstatus\n` and reads `statusResponse` datagrams with the specs'
+//! [`StatusResponse`]: the `\key\value` line, then a `score ping "name"` line per player.
+//!
+//! - Joining datagrams: a reply carries no part count. The first datagram holds the pair line;
+//!   a big server may send more datagrams holding player lines only (the same header, no pair
+//!   line), which are appended in arrival order. A first datagram shorter than
+//!   [`SPLIT_HINT`] bytes is a whole reply (a server splits only when a datagram is full) and
+//!   ends the query at once. A longer one waits for continuations until the attempt's timeout,
+//!   or at least a little while after the latest datagram (four round trips, 50 ms at the
+//!   least). At most [`MAX_DATAGRAMS`] datagrams are held, and [`Options::max_reply_bytes`]
+//!   caps their bytes; more are dropped. Continuations that arrive before the first are kept.
+//!   A second datagram with a pair line is the answer to a resent request, and is dropped.
+//! - Not a reply: datagrams that are not `statusResponse` (garbage, an A2S reply, a cut line)
+//!   are counted as malformed and never taken as an answer; if nothing else comes, the query
+//!   fails with the last one's decode error. Datagrams from other addresses never reach the
+//!   session.
+//! - Mapping: `sv_hostname` → name (colour codes removed; the raw text is in `raw.hostname`),
+//!   `mapname` → map, `g_gametype` → game type, `version` (else `shortversion`) → version,
+//!   `sv_maxclients` → max players, `g_needpass` (else `pswrd`) → password, the player lines →
+//!   players (name without colour codes, score, ping; the raw name in `raw.players`, and what
+//!   follows the name in the player's `extra.fields`). Every pair is a rule, in order, as sent.
+//!   Text is decoded with [`Options::encoding`], Windows-1252 by default.
+//!
+//! # Responder ([`Quake3Responder`])
+//!
+//! Answers `getstatus` and `getinfo` (with or without a challenge, which it echoes) from the
+//! server state; see [`responder`].
+
+pub mod responder;
+mod status;
+
+pub use responder::{Quake3Config, Quake3Responder};
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use query_specs::quake3::{StatusResponse, GETSTATUS};
+use query_wire::TextEncoding;
+
+use super::StatusSession;
+use crate::engine::{ClientSession, Retry};
+use crate::error::QueryError;
+use crate::options::Options;
+use crate::status::ServerStatus;
+
+/// The encoding text is read in unless another is chosen: [`query_specs::quake3::ENCODING`].
+pub const DEFAULT_ENCODING: TextEncoding = query_specs::quake3::ENCODING;
+
+/// A first datagram shorter than this is a whole reply; see the [module](self) docs.
+pub const SPLIT_HINT: usize = 1024;
+
+/// The most datagrams one reply is joined from.
+pub const MAX_DATAGRAMS: usize = 16;
+
+/// The least time waited for a continuation after the latest datagram.
+const MIN_PART_GAP: Duration = Duration::from_millis(50);
+
+/// A status query of `target`.
+pub fn client(target: SocketAddr, options: &Options) -> Result<StatusSession, QueryError> {
+    Ok(Box::new(Quake3Session::new(target, options)))
+}
+
+/// A Quake 3 status query as a sans-I/O state machine; see the [module](self) docs.
+#[derive(Debug)]
+pub struct Quake3Session {
+    target: SocketAddr,
+    encoding: TextEncoding,
+    timeout: Duration,
+    max_bytes: usize,
+    retry: Retry,
+    /// The datagram with the pair line.
+    first: Option<Vec<u8>>,
+    /// Datagrams with player lines only, in arrival order.
+    continuations: Vec<Vec<u8>>,
+    held_bytes: usize,
+    first_rtt: Option<Duration>,
+    attempt_end: Option<Instant>,
+    rest_until: Option<Instant>,
+    malformed: Option<query_wire::Error>,
+    result: Option<Result<ServerStatus, QueryError>>,
+    finished: bool,
+}
+
+impl Quake3Session {
+    /// A query of `target` with `options` (timeout, retries, encoding, byte cap).
+    pub fn new(target: SocketAddr, options: &Options) -> Self {
+        let mut retry = Retry::from_options(options);
+        retry.start("status reply", GETSTATUS);
+        Quake3Session {
+            target,
+            encoding: options.encoding_or(DEFAULT_ENCODING),
+            timeout: options.timeout,
+            max_bytes: options.max_reply_bytes,
+            retry,
+            first: None,
+            continuations: Vec::new(),
+            held_bytes: 0,
+            first_rtt: None,
+            attempt_end: None,
+            rest_until: None,
+            malformed: None,
+            result: None,
+            finished: false,
+        }
+    }
+
+    fn finish(&mut self, result: Result<ServerStatus, QueryError>, now: Instant) {
+        self.retry.finish(now);
+        self.result = Some(result);
+        self.finished = true;
+    }
+
+    fn status(&self) -> Result<ServerStatus, QueryError> {
+        let Some(first) = &self.first else {
+            return Err(QueryError::protocol(
+                "no datagram with the server's settings arrived",
+            ));
+        };
+        let parts: Vec<&[u8]> = std::iter::once(first.as_slice())
+            .chain(self.continuations.iter().map(Vec::as_slice))
+            .collect();
+        Ok(status::from_datagrams(
+            self.target,
+            &parts,
+            self.encoding,
+            self.first_rtt.unwrap_or_default(),
+        )?)
+    }
+
+    fn has_room(&self, datagram: &[u8]) -> bool {
+        1 + self.continuations.len() < MAX_DATAGRAMS
+            && self.held_bytes.saturating_add(datagram.len()) <= self.max_bytes
+    }
+}
+
+impl ClientSession for Quake3Session {
+    type Output = ServerStatus;
+
+    fn target(&self) -> SocketAddr {
+        self.target
+    }
+
+    fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
+        if self.finished {
+            return None;
+        }
+        self.retry.poll_transmit(now)
+    }
+
+    fn on_reply(&mut self, datagram: &[u8], now: Instant) {
+        if self.finished {
+            return;
+        }
+        let has_info = match StatusResponse::decode(datagram, self.encoding) {
+            Ok(reply) => reply.info.is_some(),
+            Err(error) => {
+                self.malformed = Some(error);
+                return;
+            }
+        };
+        if (has_info && self.first.is_some()) || !self.has_room(datagram) {
+            return;
+        }
+        self.held_bytes += datagram.len();
+        if !has_info {
+            self.continuations.push(datagram.to_vec());
+            if self.first.is_none() {
+                return;
+            }
+        } else {
+            self.first = Some(datagram.to_vec());
+            self.attempt_end = self.retry.poll_timeout();
+            self.first_rtt = Some(self.retry.finish(now).unwrap_or_default());
+            if datagram.len() < SPLIT_HINT && self.continuations.is_empty() {
+                let status = self.status();
+                self.finish(status, now);
+                return;
+            }
+        }
+        let gap = self
+            .first_rtt
+            .unwrap_or_default()
+            .saturating_mul(4)
+            .max(MIN_PART_GAP)
+            .min(self.timeout.max(MIN_PART_GAP));
+        let attempt_end = self.attempt_end.unwrap_or(now);
+        self.rest_until = Some(attempt_end.max(now + gap));
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        if self.finished {
+            None
+        } else if self.first.is_some() {
+            self.rest_until
+        } else {
+            self.retry.poll_timeout()
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        if self.finished {
+            return;
+        }
+        if self.first.is_none() {
+            if let Err(timeout) = self.retry.handle_timeout(now) {
+                let error = self.malformed.take().map_or(timeout, QueryError::Malformed);
+                self.finish(Err(error), now);
+            }
+        } else if self.rest_until.is_some_and(|until| now >= until) {
+            let status = self.status();
+            self.finish(status, now);
+        }
+    }
+
+    fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
+        self.result.take()
+    }
+
+    /// What arrived; without the datagram holding the settings, `why` (or the last malformed
+    /// datagram's error).
+    fn give_up(&mut self, why: QueryError, now: Instant) -> Result<ServerStatus, QueryError> {
+        let result = if self.first.is_none() {
+            Err(self.malformed.take().map_or(why, QueryError::Malformed))
+        } else {
+            self.status()
+        };
+        self.retry.finish(now);
+        self.finished = true;
+        result
+    }
+}
