@@ -342,10 +342,12 @@ mod tests {
 
     #[test]
     fn layout_spreads_behaviours_evenly_over_protocols() {
-        let layout = Layout::new(10_000, 100);
+        // A multiple of the protocol count, so each gets the same share.
+        let layout = Layout::new(12_000, 120);
         layout.check().unwrap();
         assert_eq!(layout.ports_per_address(), 100);
-        let per_protocol = 10_000 / Protocol::ALL.len();
+        assert_eq!(12_000 % Protocol::ALL.len(), 0);
+        let per_protocol = 12_000 / Protocol::ALL.len();
         for protocol in Protocol::ALL {
             let of: Vec<Target> = layout.iter().filter(|t| t.protocol == protocol).collect();
             assert_eq!(of.len(), per_protocol);
@@ -365,9 +367,9 @@ mod tests {
             );
         }
         let first = layout.target(0).addr;
-        let last = layout.target(9_999).addr;
+        let last = layout.target(11_999).addr;
         assert_eq!(first.to_string(), "127.77.0.1:20000");
-        assert_eq!(last.to_string(), "127.77.0.100:20099");
+        assert_eq!(last.to_string(), "127.77.0.120:20099");
     }
 
     #[test]
@@ -413,9 +415,12 @@ mod tests {
 
     #[test]
     fn the_target_list_names_protocol_and_address() {
-        let layout = Layout::new(8, 2);
+        let layout = Layout::new(16, 2);
         let list = target_list(&layout, &[Protocol::Samp]);
-        // Protocols in turn (SA:MP third of five), four ports per address.
-        assert_eq!(list, "samp 127.77.0.1:20002\nsamp 127.77.0.2:20003\n");
+        // Protocols in turn (SA:MP third of six), eight ports per address.
+        assert_eq!(
+            list,
+            "samp 127.77.0.1:20002\nsamp 127.77.0.2:20000\nsamp 127.77.0.2:20006\n"
+        );
     }
 }

@@ -22,6 +22,7 @@ use query_net::engine::{ReplySink, Responder};
 use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use query_net::engines::onequery::OneQueryResponder;
+use query_net::engines::quake3::{Quake3Config, Quake3Responder};
 use query_net::engines::samp::{SampConfig, SampResponder};
 use query_net::engines::sqp::SqpResponder;
 use query_net::limit::{Stats, StatsSnapshot};
@@ -68,6 +69,11 @@ pub fn attacks() -> Vec<Attack> {
             "A2S INFO",
             b"\xff\xff\xff\xffTSource Engine Query\0",
         ),
+        attack(
+            Protocol::Quake3,
+            "Quake 3 `getstatus`",
+            b"\xff\xff\xff\xffgetstatus\n",
+        ),
     ]
 }
 
@@ -102,7 +108,8 @@ fn responder(protocol: Protocol, state: SharedState) -> Box<dyn Responder + Send
         Protocol::OneQuery => Box::new(OneQueryResponder::new(state)),
         Protocol::Samp => Box::new(SampResponder::new(state, SampConfig::default())),
         Protocol::GameSpy1 => Box::new(GameSpy1Responder::new(state, GameSpy1Config::default())),
-        _ => Box::new(A2sResponder::new(state, A2sConfig::default())),
+        Protocol::A2s => Box::new(A2sResponder::new(state, A2sConfig::default())),
+        Protocol::Quake3 => Box::new(Quake3Responder::new(state, Quake3Config::default())),
     }
 }
 

@@ -5,6 +5,7 @@ use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::all::AllProtocols;
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use query_net::engines::onequery::OneQueryResponder;
+use query_net::engines::quake3::{Quake3Config, Quake3Responder};
 use query_net::engines::samp::{SampConfig, SampResponder};
 use query_net::engines::sqp::{SqpResponder, SqpResponderConfig};
 use query_net::service::Service;
@@ -93,6 +94,11 @@ pub fn a2s(state: &SharedState) -> A2sResponder {
     A2sResponder::new(state.clone(), A2sConfig::default())
 }
 
+/// The Quake 3 responder with its default configuration.
+pub fn quake3(state: &SharedState) -> Quake3Responder {
+    Quake3Responder::new(state.clone(), Quake3Config::default())
+}
+
 /// The responder of one protocol, boxed so that one collection holds any. Its SQP challenge
 /// table has room for `sqp_challenges` clients at once.
 pub fn responder(protocol: Protocol, state: &SharedState, sqp_challenges: usize) -> DynResponder {
@@ -102,6 +108,7 @@ pub fn responder(protocol: Protocol, state: &SharedState, sqp_challenges: usize)
         Protocol::Samp => Box::new(samp(state)),
         Protocol::GameSpy1 => Box::new(gamespy1(state)),
         Protocol::A2s => Box::new(a2s(state)),
+        Protocol::Quake3 => Box::new(quake3(state)),
     })
 }
 

@@ -864,7 +864,7 @@ mod tests {
             parse_protocol_choice("samp"),
             Ok(ProtocolChoice::One(Protocol::Samp))
         );
-        let err = parse_protocol_choice("quake3").unwrap_err();
+        let err = parse_protocol_choice("quake9").unwrap_err();
         assert!(err.message.contains("auto"), "{err}");
         assert_eq!(err.category, Category::UnknownProtocol);
         assert_eq!(

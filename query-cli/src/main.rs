@@ -172,10 +172,10 @@ mod tests {
 
     #[test]
     fn clap_errors_become_one_line_with_the_tip() {
-        let error = Cli::try_parse_from(["gsq", "query", "quake3", "h"]).unwrap_err();
+        let error = Cli::try_parse_from(["gsq", "query", "quake9", "h"]).unwrap_err();
         let line = one_line(&error.render().to_string(), Some("query"));
         assert!(!line.contains('\n'), "{line}");
-        assert!(line.contains("unknown protocol \"quake3\""), "{line}");
+        assert!(line.contains("unknown protocol \"quake9\""), "{line}");
         assert!(!line.contains("Usage:"), "{line}");
         assert!(line.ends_with("see 'gsq query --help'"), "{line}");
     }
@@ -185,7 +185,7 @@ mod tests {
         use exit::Category;
         for (args, category) in [
             (
-                &["gsq", "query", "quake3", "h"][..],
+                &["gsq", "query", "quake9", "h"][..],
                 Category::UnknownProtocol,
             ),
             (

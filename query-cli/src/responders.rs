@@ -9,6 +9,7 @@ use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::all::AllProtocols;
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use query_net::engines::onequery::{Access, AuthSecret, OneQueryResponder, Permissions};
+use query_net::engines::quake3::{Quake3Config, Quake3Responder};
 use query_net::engines::samp::{unknown_command, SampConfig, SampResponder};
 use query_net::engines::sqp::SqpResponder;
 use query_net::state::{ServerState, SharedState};
@@ -39,7 +40,7 @@ impl fmt::Display for Role {
 /// How the responders present the server, beyond the state.
 #[derive(Clone)]
 pub struct Settings {
-    /// How SA:MP and GameSpy text is encoded on the wire.
+    /// How SA:MP, GameSpy and Quake 3 text is encoded on the wire.
     pub encoding: TextEncoding,
     /// What OneQuery clients without a secret get.
     pub onequery_public: PublicAccess,
@@ -113,12 +114,14 @@ pub fn build(role: Role, state: &SharedState, settings: &Settings) -> Outcome<An
         Role::One(Protocol::Samp) => Box::new(samp(state, settings)),
         Role::One(Protocol::GameSpy1) => Box::new(gamespy1(state, settings)),
         Role::One(Protocol::A2s) => Box::new(a2s(state, settings)),
+        Role::One(Protocol::Quake3) => Box::new(quake3(state, settings)),
         Role::All => Box::new(
             AllProtocols::new(state.clone())
                 .with_onequery(onequery(state, settings))
                 .with_samp(samp(state, settings))
                 .with_gamespy1(gamespy1(state, settings))
-                .with_a2s(a2s(state, settings)),
+                .with_a2s(a2s(state, settings))
+                .with_quake3(quake3(state, settings)),
         ),
     })
 }
@@ -130,6 +133,16 @@ fn gamespy1(state: &SharedState, settings: &Settings) -> GameSpy1Responder {
             game_name: settings.gamespy1_game_name.clone(),
             encoding: settings.encoding,
             ..GameSpy1Config::default()
+        },
+    )
+}
+
+fn quake3(state: &SharedState, settings: &Settings) -> Quake3Responder {
+    Quake3Responder::new(
+        state.clone(),
+        Quake3Config {
+            encoding: settings.encoding,
+            ..Quake3Config::default()
         },
     )
 }

@@ -73,7 +73,7 @@ fn a_mixed_list_gives_one_line_per_target_and_a_summary() {
          \n\
          sqp {sqp}\n\
          samp {samp}\n\
-         quake3 127.0.0.1:1\n\
+         quake9 127.0.0.1:1\n\
          sqp 127.0.0.1:99999\n\
          sqp {silent}\n\
          \t# an indented comment\n\
@@ -112,7 +112,7 @@ fn a_mixed_list_gives_one_line_per_target_and_a_summary() {
     assert_failure(
         &results[&5],
         "unknown_protocol",
-        "unknown protocol \"quake3\"",
+        "unknown protocol \"quake9\"",
     );
     assert_eq!(results[&5]["protocol"], Value::Null);
     assert_failure(&results[&6], "port_out_of_range", "out of range");

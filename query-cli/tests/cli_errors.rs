@@ -26,10 +26,10 @@ const AUTH: i32 = 11;
 
 #[test]
 fn unknown_protocols_are_exit_code_3() {
-    run(&["query", "quake3", "127.0.0.1"]).assert_error(
+    run(&["query", "quake9", "127.0.0.1"]).assert_error(
         UNKNOWN_PROTOCOL,
         &[
-            "unknown protocol \"quake3\"",
+            "unknown protocol \"quake9\"",
             "sqp, onequery, samp, gamespy1, a2s, auto",
             "gsq query --help",
         ],
@@ -382,7 +382,7 @@ fn each_bad_input_has_an_exit_code_of_its_own() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing.toml");
     let cases = [
-        ("unknown protocol", run(&["query", "quake3", "127.0.0.1"])),
+        ("unknown protocol", run(&["query", "quake9", "127.0.0.1"])),
         ("malformed address", run(&["query", "sqp", "host:abc"])),
         (
             "port out of range",

@@ -472,9 +472,9 @@ mod tests {
         let entry = parse_entry(1, "127.0.0.1", None, None).await;
         assert!(entry.problem.unwrap().message().contains("--protocol"));
 
-        let entry = parse_entry(1, "quake3 127.0.0.1", None, None).await;
+        let entry = parse_entry(1, "quake9 127.0.0.1", None, None).await;
         let problem = entry.problem.unwrap();
-        assert!(problem.message().contains("quake3"));
+        assert!(problem.message().contains("quake9"));
         assert_eq!(problem.category(), Category::UnknownProtocol);
 
         let entry = parse_entry(1, "sqp 127.0.0.1:99999", None, None).await;

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use query_net::engines::sqp::{chunk_names, find_chunks, ChunkSearchError};
 use query_net::{replay, Options, Protocol, ServerStatus};
-use query_specs::{a2s, gamespy1, onequery, samp, sqp};
+use query_specs::{a2s, gamespy1, onequery, quake3, samp, sqp};
 use query_wire::{Decode, TextEncoding};
 use serde::Serialize;
 
@@ -69,6 +69,7 @@ fn decode_datagrams(args: &DecodeArgs, datagrams: &[Datagram]) -> Outcome<(Body,
                 .unwrap_or(query_net::engines::a2s::DEFAULT_ENCODING);
             decode_a2s(datagrams, args.as_kind, encoding)
         }
+        Protocol::Quake3 => each_datagram(datagrams, |d| decode_quake3(d, args.as_kind, encoding)),
     }
 }
 
@@ -584,6 +585,36 @@ fn decode_samp(
         || samp::Request::from_bytes(bytes).map(|r| serialize(&r)),
         || samp::Reply::from_bytes(bytes).map(|r| serialize(&r)),
         // Only a ping decodes both ways, and its reply is byte for byte its request.
+        PacketKind::Request,
+    )?;
+    if encoding != TextEncoding::Windows1252 {
+        reading.packet.map_strings(&|text| reread(text, encoding));
+    }
+    Ok((reading, notes))
+}
+
+/// A Quake 3 request, `statusResponse` or `infoResponse`, its text read in `encoding`: it is
+/// decoded as Windows-1252 and every string read again, as for SA:MP.
+fn decode_quake3(
+    datagram: &Datagram,
+    forced: Option<PacketKind>,
+    encoding: TextEncoding,
+) -> Outcome<Decoded> {
+    let bytes = &datagram.bytes;
+    let (mut reading, notes) = choose(
+        datagram,
+        Protocol::Quake3,
+        forced,
+        || quake3::Request::decode(bytes).map(|r| serialize(&r)),
+        || {
+            if bytes.starts_with(quake3::INFO_HEADER) {
+                quake3::InfoResponse::decode(bytes, TextEncoding::Windows1252)
+                    .map(|r| serialize(&r))
+            } else {
+                quake3::StatusResponse::decode(bytes, TextEncoding::Windows1252)
+                    .map(|r| serialize(&r))
+            }
+        },
         PacketKind::Request,
     )?;
     if encoding != TextEncoding::Windows1252 {
