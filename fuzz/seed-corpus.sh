@@ -73,5 +73,21 @@ if split:
     open(f"{sys.argv[2]}_split", "wb").write(b"\x08" + b"\x08".join(split))
 PY
   done
+  # Quake 3 replies: the separator 0x01, then each datagram whole (for the decoders); and its
+  # body without the header, cut into two parts between player lines (for the join).
+  mkdir -p corpus/quake3
+  for f in "$vectors"/captures/gameq/quake3/*_response.txt; do
+    python3 - "$f" "corpus/quake3/$(basename "$f" _response.txt)" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+for i, part in enumerate(p for p in data.split(b"\n||\n") if p):
+    open(f"{sys.argv[2]}_{i}", "wb").write(b"\x01" + part)
+    body = part[len(b"\xff\xff\xff\xffstatusResponse\n"):]
+    lines = body.split(b"\n")
+    half = max(1, len(lines) // 2)
+    joined = b"\n".join(lines[:half]) + b"\n\x01" + b"\n".join(lines[half:])
+    open(f"{sys.argv[2]}_{i}_parts", "wb").write(b"\x01" + joined)
+PY
+  done
 fi
 echo "corpus: $(ls corpus/* | wc -l) files"
