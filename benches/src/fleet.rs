@@ -342,12 +342,12 @@ mod tests {
 
     #[test]
     fn layout_spreads_behaviours_evenly_over_protocols() {
-        // A multiple of the protocol count, so each gets the same share.
-        let layout = Layout::new(12_000, 120);
+        // 2,000 targets per protocol over 100 ports per address.
+        let targets = 2_000 * Protocol::ALL.len();
+        let layout = Layout::new(targets, targets / 100);
         layout.check().unwrap();
         assert_eq!(layout.ports_per_address(), 100);
-        assert_eq!(12_000 % Protocol::ALL.len(), 0);
-        let per_protocol = 12_000 / Protocol::ALL.len();
+        let per_protocol = 2_000;
         for protocol in Protocol::ALL {
             let of: Vec<Target> = layout.iter().filter(|t| t.protocol == protocol).collect();
             assert_eq!(of.len(), per_protocol);
@@ -367,9 +367,12 @@ mod tests {
             );
         }
         let first = layout.target(0).addr;
-        let last = layout.target(11_999).addr;
+        let last = layout.target(targets - 1).addr;
         assert_eq!(first.to_string(), "127.77.0.1:20000");
-        assert_eq!(last.to_string(), "127.77.0.120:20099");
+        assert_eq!(
+            last.to_string(),
+            format!("127.77.0.{}:20099", targets / 100)
+        );
     }
 
     #[test]
@@ -415,12 +418,12 @@ mod tests {
 
     #[test]
     fn the_target_list_names_protocol_and_address() {
-        let layout = Layout::new(16, 2);
+        let layout = Layout {
+            protocols: vec![Protocol::Sqp, Protocol::OneQuery, Protocol::Samp],
+            ..Layout::new(6, 2)
+        };
         let list = target_list(&layout, &[Protocol::Samp]);
-        // Protocols in turn (SA:MP third of six), eight ports per address.
-        assert_eq!(
-            list,
-            "samp 127.77.0.1:20002\nsamp 127.77.0.2:20000\nsamp 127.77.0.2:20006\n"
-        );
+        // Protocols in turn (SA:MP third of three), three ports per address.
+        assert_eq!(list, "samp 127.77.0.1:20002\nsamp 127.77.0.2:20002\n");
     }
 }

@@ -84,6 +84,13 @@ impl Protocol {
     }
 }
 
+impl Protocol {
+    /// Every protocol's name, comma-separated, for help and error messages.
+    pub fn names() -> String {
+        Protocol::ALL.map(Protocol::name).join(", ")
+    }
+}
+
 impl fmt::Display for Protocol {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -92,7 +99,7 @@ impl fmt::Display for Protocol {
 
 /// A protocol name that is not one of [`Protocol::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown protocol {0:?}: expected one of sqp, onequery, samp, gamespy1, a2s, quake3")]
+#[error("unknown protocol {0:?}: expected one of {names}", names = Protocol::names())]
 pub struct UnknownProtocol(pub String);
 
 impl FromStr for Protocol {
