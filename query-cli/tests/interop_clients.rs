@@ -40,9 +40,11 @@ use std::time::Duration;
 
 use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
+use query_net::engines::quake3::{Quake3Config, Quake3Responder};
 use query_net::service::Service;
 use query_net::state::{RuleValue, ServerState, SharedState};
 use query_specs::a2s::{EDF_GAME_ID, EDF_KEYWORDS, EDF_PORT, EDF_STEAM_ID};
+use query_specs::quake3::STATUS_HEADER;
 use query_wire::TextEncoding;
 use serde_json::Value;
 
@@ -788,6 +790,16 @@ fn gamespy_server_pairs(state: &ServerState) -> Vec<(String, String)> {
         };
         pairs.push((key.clone(), text));
     }
+    let mut len = 0;
+    let fitting = pairs
+        .iter()
+        .take_while(|(key, value)| {
+            len += 2 + key.chars().count() + value.chars().count();
+            len <= 1024
+        })
+        .count();
+    assert!(fitting > 6, "the server's own keys fit");
+    pairs.truncate(fitting);
     pairs
 }
 
@@ -1549,5 +1561,232 @@ fn opengsq_reads_a2s() {
         })
         .collect();
     c.list("rules", &sorted(a2s_rules(&state)), &sorted(rules));
+    c.finish();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Quake 3
+
+/// The `statusResponse` the Quake 3 responder sends for `state` (with `gsq serve`'s
+/// settings: Windows-1252, 1,400-byte datagrams), as datagrams.
+fn quake3_status_datagrams(state: &ServerState) -> Vec<Vec<u8>> {
+    let responder = Quake3Responder::new(SharedState::new(state.clone()), Quake3Config::default());
+    let mut service = Service::new(responder).rate_limit(None);
+    let from: SocketAddr = "127.0.0.1:40000".parse().expect("an address");
+    service
+        .handle(from, b"\xff\xff\xff\xffgetstatus\n")
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+/// How many pairs and player lines the first datagram of `datagrams` holds: all that
+/// gamedig and opengsq read of a reply.
+fn quake3_first_datagram_counts(datagrams: &[Vec<u8>]) -> (usize, usize) {
+    let body = &datagrams[0][STATUS_HEADER.len()..];
+    let mut lines = body.split(|&b| b == b'\n').filter(|l| !l.is_empty());
+    let pairs = lines
+        .next()
+        .map_or(0, |l| l.iter().filter(|&&b| b == b'\\').count() / 2);
+    (pairs, lines.count())
+}
+
+/// The pairs the Quake 3 responder sends for `state`, as its documentation says: the server's
+/// keys (the game type and version only when set; there is no game name here), then the rules
+/// as text, in order, as long as the line of pairs stays within 1,024 bytes (Quake 3's limit
+/// on its info string); each pair takes two backslashes and its text (one byte a character in
+/// Windows-1252).
+fn quake3_pairs(state: &ServerState) -> Vec<(String, String)> {
+    let mut pairs = vec![
+        ("sv_hostname".to_owned(), state.name.clone()),
+        ("mapname".to_owned(), state.map.clone()),
+        ("g_gametype".to_owned(), state.game_type.clone()),
+        ("version".to_owned(), state.version.clone()),
+        ("sv_maxclients".to_owned(), state.max_players.to_string()),
+        (
+            "g_needpass".to_owned(),
+            u8::from(state.password).to_string(),
+        ),
+    ];
+    for (key, value) in &state.rules {
+        let text = match value {
+            RuleValue::Text(text) => text.clone(),
+            other => other.to_string(),
+        };
+        pairs.push((key.clone(), text));
+    }
+    let mut len = 0;
+    let fitting = pairs
+        .iter()
+        .take_while(|(key, value)| {
+            len += 2 + key.chars().count() + value.chars().count();
+            len <= 1024
+        })
+        .count();
+    assert!(fitting > 6, "the server's own keys fit");
+    pairs.truncate(fitting);
+    pairs
+}
+
+/// The served state's reply needs several datagrams, and the relay saw every one of them for
+/// each `getstatus` (requests are told from `getinfo` by the order the clients send them in).
+/// Neither third-party client joins datagrams: each reads the first, which holds every pair
+/// and the player lines that fit after them. Returns the first datagram's pair and player
+/// counts.
+fn compare_quake3_datagrams(
+    c: &mut Comparison,
+    state: &ServerState,
+    relay: &CountingRelay,
+    getstatus_requests: &[usize],
+) -> (usize, usize) {
+    let datagrams = quake3_status_datagrams(state);
+    assert!(
+        datagrams.len() >= 2,
+        "the served state's Quake 3 reply fits one datagram; the interop test needs several, \
+         so add players to tests/interop/state.toml"
+    );
+    let per_request = relay.replies_per_request();
+    for &i in getstatus_requests {
+        c.field(
+            &format!("datagrams answering getstatus request {i}"),
+            Some(datagrams.len()),
+            per_request.get(i).copied(),
+        );
+    }
+    let (pairs, players) = quake3_first_datagram_counts(&datagrams);
+    c.field(
+        "pairs in the first datagram (every pair sent)",
+        quake3_pairs(state).len(),
+        pairs,
+    );
+    assert!(players > 0 && players < state.players.len());
+    (pairs, players)
+}
+
+#[test]
+fn gamedig_reads_quake3() {
+    let serve = Serve::start(&["quake3"]);
+    let relay = CountingRelay::start(serve.address("quake3"));
+    let Some(reported) = gamedig("protocol-quake3", relay.address) else {
+        return;
+    };
+    let state = served_state();
+    let mut c = Comparison::new("gamedig protocol-quake3");
+    let (_, first_players) = compare_quake3_datagrams(&mut c, &state, &relay, &[0]);
+    c.keys("top level", &GAMEDIG_FIELDS, &reported);
+    c.field(
+        "queryPort (the port queried)",
+        Some(u64::from(relay.address.port())),
+        reported["queryPort"].as_u64(),
+    );
+    c.field("protocol", Some("quake3"), json_str(&reported["protocol"]));
+    c.field(
+        "name",
+        Some(state.name.as_str()),
+        json_str(&reported["name"]),
+    );
+    c.field("map", Some(state.map.as_str()), json_str(&reported["map"]));
+    c.field(
+        "version",
+        Some(state.version.as_str()),
+        json_str(&reported["version"]),
+    );
+    // gamedig keeps these as the text of the pairs.
+    let max_players = state.max_players.to_string();
+    c.field(
+        "maxplayers (sv_maxclients)",
+        Some(max_players.as_str()),
+        json_str(&reported["maxplayers"]),
+    );
+    let password = u8::from(state.password).to_string();
+    c.field(
+        "password (g_needpass)",
+        Some(password.as_str()),
+        json_str(&reported["password"]),
+    );
+    let served_raw: serde_json::Map<String, Value> = quake3_pairs(&state)
+        .into_iter()
+        .map(|(k, v)| (k, Value::from(v)))
+        .collect();
+    c.object("raw", &served_raw, &reported["raw"]);
+
+    // The player lines of the first datagram; gamedig files a player with ping 0 as a bot.
+    let line = |p: &query_net::state::PlayerState| serde_json::json!({"name": p.name, "raw": {"frags": p.score, "ping": p.ping}});
+    let first = &state.players[..first_players];
+    let served_players: Vec<Value> = first.iter().filter(|p| p.ping != 0).map(line).collect();
+    let served_bots: Vec<Value> = first.iter().filter(|p| p.ping == 0).map(line).collect();
+    let players = reported["players"].as_array().cloned().unwrap_or_default();
+    let bots = reported["bots"].as_array().cloned().unwrap_or_default();
+    c.list("players (ping above 0)", &served_players, &players);
+    c.list("bots (ping 0)", &served_bots, &bots);
+    c.field(
+        "numplayers (players and bots listed)",
+        Some(first_players as u64),
+        reported["numplayers"].as_u64(),
+    );
+    c.finish();
+}
+
+#[test]
+fn opengsq_reads_quake3() {
+    let serve = Serve::start(&["quake3"]);
+    let relay = CountingRelay::start(serve.address("quake3"));
+    let Some(reported) = opengsq("quake3", relay.address) else {
+        return;
+    };
+    let state = served_state();
+    let mut c = Comparison::new("opengsq Quake3");
+    // Requests: getinfo, then getstatus twice (kept and stripped colour codes).
+    let (_, first_players) = compare_quake3_datagrams(&mut c, &state, &relay, &[1, 2]);
+    c.field(
+        "datagrams answering getinfo",
+        Some(1),
+        relay.replies_per_request().first().copied(),
+    );
+    c.keys("result", &["info", "status", "status_stripped"], &reported);
+    let decoded = as_opengsq_decodes;
+    let pairs: Vec<(String, String)> = quake3_pairs(&state)
+        .into_iter()
+        .map(|(k, v)| (decoded(&k), decoded(&v)))
+        .collect();
+
+    // getinfo: the challenge opengsq sent, the server's keys, and the player count.
+    let mut info = serde_json::Map::new();
+    info.insert("challenge".to_owned(), Value::from("opengsq"));
+    for (key, value) in &pairs[..6] {
+        info.insert(key.clone(), Value::from(value.as_str()));
+    }
+    info.insert(
+        "clients".to_owned(),
+        Value::from(state.players.len().to_string()),
+    );
+    c.object("info (getinfo)", &info, &reported["info"]);
+
+    let status_info: serde_json::Map<String, Value> = pairs
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+        .collect();
+    let players: Vec<Value> = state.players[..first_players]
+        .iter()
+        .map(|p| {
+            serde_json::json!({
+                "frags": p.score,
+                "ping": p.ping,
+                "name": decoded(&p.name),
+                "address": "",
+            })
+        })
+        .collect();
+    for status in ["status", "status_stripped"] {
+        c.object(
+            &format!("{status}.info"),
+            &status_info,
+            &reported[status]["info"],
+        );
+        let reported_players = reported[status]["players"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        c.list(&format!("{status}.players"), &players, &reported_players);
+    }
     c.finish();
 }

@@ -1,6 +1,6 @@
 """Queries one server with opengsq and prints what opengsq reports, as JSON, on stdout.
 
-    python opengsq_query.py samp|gamespy1|a2s <host> <port>
+    python opengsq_query.py samp|gamespy1|a2s|quake3 <host> <port>
 
 The output holds opengsq's own results, converted to JSON without interpretation:
 - samp: {"status": Status, "rules": ..., "players": [Player]} from get_status, get_rules and
@@ -14,6 +14,9 @@ The output holds opengsq's own results, converted to JSON without interpretation
   IntEnums, which json would print as bare numbers; they are printed as "Class.Member" (for
   example "ServerType.Dedicated"), so what opengsq made of the byte shows. The extra data
   flag (edf), an int subclass, is printed as its number.
+- quake3: {"info": ..., "status": {"info": ..., "players": [Player]}} from Quake3's get_info
+  (opengsq sends `getinfo opengsq`) and get_status, both with colour codes kept, and
+  "status_stripped" from get_status with opengsq's own colour stripping.
 
 Any failure exits non-zero with opengsq's message.
 """
@@ -25,7 +28,7 @@ import json
 import sys
 import traceback
 
-from opengsq.protocols import GameSpy1, Samp, Source
+from opengsq.protocols import GameSpy1, Quake3, Samp, Source
 
 TIMEOUT_SECONDS = 5.0
 
@@ -71,7 +74,24 @@ async def query_a2s(host: str, port: int) -> dict:
     }
 
 
-QUERIES = {"samp": query_samp, "gamespy1": query_gamespy1, "a2s": query_a2s}
+async def query_quake3(host: str, port: int) -> dict:
+    quake3 = Quake3(host=host, port=port, timeout=TIMEOUT_SECONDS)
+    info = await quake3.get_info(strip_color=False)
+    status = await quake3.get_status(strip_color=False)
+    stripped = await quake3.get_status()
+    return {
+        "info": info,
+        "status": dataclasses.asdict(status),
+        "status_stripped": dataclasses.asdict(stripped),
+    }
+
+
+QUERIES = {
+    "samp": query_samp,
+    "gamespy1": query_gamespy1,
+    "a2s": query_a2s,
+    "quake3": query_quake3,
+}
 
 
 def main() -> int:

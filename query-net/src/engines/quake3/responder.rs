@@ -203,7 +203,8 @@ impl Sections {
                 RuleValue::Text(t) => text(t),
                 other => Cow::Owned(pair_text(&other.to_string(), encoding).into_owned()),
             };
-            len += query_wire::kv::pair_len(key.as_bytes(), None, value.as_bytes());
+            // Counted as sent: in the wire encoding, not in UTF-8.
+            len += 2 + encoding.encoded_len(&key) + encoding.encoded_len(&value);
             if len > MAX_INFO_BYTES {
                 break;
             }
