@@ -14,7 +14,8 @@
 //!   or at least a little while after the latest datagram (four round trips, 50 ms at the
 //!   least). At most [`MAX_DATAGRAMS`] datagrams are held, and [`Options::max_reply_bytes`]
 //!   caps their bytes; more are dropped. Continuations that arrive before the first are kept.
-//!   A second datagram with a pair line is the answer to a resent request, and is dropped.
+//!   A second datagram with a pair line is the answer to a resent request, and is dropped;
+//!   so is a continuation identical to one held (duplicated on the way, or sent again).
 //! - Not a reply: datagrams that are not `statusResponse` (garbage, an A2S reply, a cut line)
 //!   are counted as malformed and never taken as an answer; if nothing else comes, the query
 //!   fails with the last one's decode error. Datagrams from other addresses never reach the
@@ -163,7 +164,14 @@ impl ClientSession for Quake3Session {
                 return;
             }
         };
-        if (has_info && self.first.is_some()) || !self.has_room(datagram) {
+        // A datagram seen before (duplicated on the way, or sent again for a resent request)
+        // would list its players twice.
+        let seen = if has_info {
+            self.first.is_some()
+        } else {
+            self.continuations.iter().any(|held| held == datagram)
+        };
+        if seen || !self.has_room(datagram) {
             return;
         }
         self.held_bytes += datagram.len();
