@@ -11,6 +11,7 @@ use query_net::engine::{ReplySink, Responder, Verdict};
 use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::all::AllProtocols;
 use query_net::engines::onequery::OneQueryResponder;
+use query_net::engines::quake3::{Quake3Config, Quake3Responder};
 use query_net::engines::sqp::SqpResponder;
 use query_net::onequery_token::TokenKey;
 use query_net::state::{PlayerState, RuleValue, ServerState, SharedState, TeamState};
@@ -339,4 +340,47 @@ fn gamespy1_replies_allocate_nothing() {
     // The players alone take several parts.
     assert!(datagrams > 100 * 5, "{datagrams} datagrams");
     assert_eq!(count, 0, "{count} allocations for 300 GameSpy v1 replies");
+}
+
+/// `getstatus` (300 players: several datagrams) and `getinfo`, with and without a challenge
+/// to echo, `rounds` times; returns how many were answered and the datagrams sent.
+fn quake3_rounds(
+    responder: &mut impl Responder,
+    sink: &mut ReplySink,
+    rounds: usize,
+) -> (usize, usize) {
+    let now = now();
+    let (mut answered, mut datagrams) = (0, 0);
+    for _ in 0..rounds {
+        for request in [
+            &b"\xff\xff\xff\xffgetstatus\n"[..],
+            b"\xff\xff\xff\xffgetstatus 12345\n",
+            b"\xff\xff\xff\xffgetinfo xyz\n",
+            b"\xff\xff\xff\xffgetinfo\0",
+        ] {
+            sink.clear();
+            if responder.handle(client(), request, now, sink) == Verdict::Answered {
+                answered += 1;
+            }
+            datagrams += sink.len();
+        }
+    }
+    (answered, datagrams)
+}
+
+#[test]
+fn quake3_replies_allocate_nothing() {
+    let mut responder = Quake3Responder::new(state(), Quake3Config::default());
+    let mut sink = ReplySink::default();
+    assert_eq!(quake3_rounds(&mut responder, &mut sink, 5).0, 20);
+    let (mut answered, mut datagrams) = (0, 0);
+    let count =
+        allocations(|| (answered, datagrams) = quake3_rounds(&mut responder, &mut sink, 500));
+    assert_eq!(answered, 2000);
+    // Two split status replies and two single info replies a round.
+    assert!(datagrams >= 500 * 6, "{datagrams} datagrams");
+    assert_eq!(
+        count, 0,
+        "{count} allocations for {answered} Quake 3 replies"
+    );
 }

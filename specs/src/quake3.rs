@@ -86,9 +86,12 @@ impl<'a> Request<'a> {
     /// the servers read the command as a C string. Strict about the rest: `getstatusX` or a
     /// second line is no request of this protocol ([`ErrorKind::Invalid`] after the command).
     pub fn decode(datagram: &'a [u8]) -> Result<Request<'a>> {
-        let request = match GetStatus::decode_exact(&mut Reader::new(datagram), ()) {
-            Ok(status) => Request::Status(status),
-            Err(_) => Request::Info(GetInfo::decode_exact(&mut Reader::new(datagram), ())?),
+        // `FF FF FF FF get` then `s` or `i`: one declaration is tried, so that a request of
+        // either kind decodes without building the other's error.
+        let request = if datagram.get(7) == Some(&b'i') {
+            Request::Info(GetInfo::decode_exact(&mut Reader::new(datagram), ())?)
+        } else {
+            Request::Status(GetStatus::decode_exact(&mut Reader::new(datagram), ())?)
         };
         let tail = request.tail();
         let body = line(tail);
