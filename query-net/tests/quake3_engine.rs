@@ -351,3 +351,66 @@ async fn through_a_lossy_reordering_link_the_answer_is_whole_or_a_timeout() {
     shutdown.cancel();
     task.await.unwrap();
 }
+
+// ---------------------------------------------------------------------------------------------
+// The responder alone
+
+fn answers(state: ServerState, request: &[u8]) -> Vec<Vec<u8>> {
+    let responder = Quake3Responder::new(SharedState::new(state), Quake3Config::default());
+    let mut service = Service::new(responder).rate_limit(None);
+    let from: SocketAddr = "192.0.2.1:5000".parse().unwrap();
+    service.handle(from, request).map(<[u8]>::to_vec).collect()
+}
+
+#[test]
+fn the_responder_echoes_a_challenge_and_answers_getinfo_with_the_count() {
+    let served = state(3);
+    let status = answers(served.clone(), b"\xff\xff\xff\xffgetstatus 99\n");
+    assert_eq!(status.len(), 1);
+    assert!(
+        status[0].starts_with(b"\xff\xff\xff\xffstatusResponse\n\\challenge\\99\\sv_hostname\\"),
+        "{:?}",
+        String::from_utf8_lossy(&status[0])
+    );
+    let info = answers(served, b"\xff\xff\xff\xffgetinfo abc\0");
+    assert_eq!(info.len(), 1);
+    let text = query_wire::TextEncoding::Windows1252.decode_lossy(&info[0]);
+    assert!(
+        text.starts_with("\u{ff}\u{ff}\u{ff}\u{ff}infoResponse\n\\challenge\\abc\\"),
+        "{text}"
+    );
+    assert!(text.contains("\\clients\\3"), "{text}");
+    assert!(
+        !text.contains("Pläyer"),
+        "no player lines in getinfo: {text}"
+    );
+}
+
+#[test]
+fn the_responder_drops_what_is_not_a_request() {
+    for request in [
+        &b"\xff\xff\xff\xffgetstatusX\n"[..],
+        b"\xff\xff\xff\xffgetstatus\nsecond line",
+        b"\xff\xff\xff\xffgetstatus a\\b\n",
+        b"\xff\xff\xff\xffgetchallenge\n",
+        b"getstatus\n",
+        b"",
+    ] {
+        assert!(answers(state(3), request).is_empty(), "{request:?}");
+    }
+}
+
+#[test]
+fn every_datagram_of_a_large_reply_fits_the_cap_and_the_lines_stop_at_12_kib() {
+    let datagrams = answers(state(2000), b"\xff\xff\xff\xffgetstatus\n");
+    assert!(datagrams.len() > 5);
+    assert!(datagrams
+        .iter()
+        .all(|d| d.len() <= 1400 && d.starts_with(HEADER)));
+    let lines: usize = datagrams
+        .iter()
+        .map(|d| d[HEADER.len()..].iter().filter(|&&b| b == b'\n').count())
+        .sum();
+    // The pair line, then players up to 12 KiB of lines (about 20 bytes each here).
+    assert!(lines > 500 && lines < 2000, "{lines} lines");
+}
