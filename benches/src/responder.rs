@@ -36,8 +36,10 @@ use crate::subjects;
 pub enum Subject {
     /// A bare tokio UDP echo server: the socket layer's limit.
     Echo,
-    /// The SQP responder under `driver::serve`.
+    /// The SQP responder under `driver::serve` (batched system calls on Linux).
     Sqp,
+    /// The SQP responder under `driver::serve_plain_with`: one system call per datagram.
+    SqpPlain,
     /// The all-protocols responder under `driver::serve`, fed the same SQP load.
     All,
     /// The A2S responder under `driver::serve`, fed INFO challenge and INFO pairs.
@@ -50,6 +52,7 @@ impl Subject {
         match self {
             Subject::Echo => "tokio UDP echo",
             Subject::Sqp => "SQP responder",
+            Subject::SqpPlain => "SQP responder, one call per datagram",
             Subject::All => "all-protocols responder (SQP load)",
             Subject::A2s => "A2S responder (INFO load)",
         }
@@ -59,7 +62,7 @@ impl Subject {
     fn load(self) -> LoadKind {
         match self {
             Subject::A2s => LoadKind::A2sInfo,
-            Subject::Echo | Subject::Sqp | Subject::All => LoadKind::Sqp,
+            Subject::Echo | Subject::Sqp | Subject::SqpPlain | Subject::All => LoadKind::Sqp,
         }
     }
 }
@@ -291,6 +294,11 @@ async fn serve(
         Subject::Sqp => {
             let mut service = subjects::unlimited(subjects::sqp(&state));
             driver::serve(socket, &mut service, stop).await?;
+            Ok(Some(service.stats().snapshot()))
+        }
+        Subject::SqpPlain => {
+            let mut service = subjects::unlimited(subjects::sqp(&state));
+            driver::serve_plain_with(socket, &mut service, stop, |_, _| {}).await?;
             Ok(Some(service.stats().snapshot()))
         }
         Subject::All => {

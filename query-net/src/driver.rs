@@ -444,7 +444,25 @@ pub async fn serve<R: Responder, C: Clock + Clone>(
 
 /// [`serve`], calling `on_drop` with the source and the reason of every request that got no
 /// reply, so a server can log abusive or broken sources.
+///
+/// On Linux, datagrams are read and replies sent in batches of up to
+/// [`batch::BATCH`](crate::batch::BATCH) per system call (`recvmmsg`, `sendmmsg`);
+/// elsewhere this is [`serve_plain_with`].
 pub async fn serve_with<R: Responder, C: Clock + Clone>(
+    socket: &UdpSocket,
+    service: &mut Service<R, C>,
+    shutdown: &CancellationToken,
+    on_drop: impl FnMut(SocketAddr, DropReason),
+) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    return serve_batched_with(socket, service, shutdown, on_drop).await;
+    #[cfg(not(target_os = "linux"))]
+    return serve_plain_with(socket, service, shutdown, on_drop).await;
+}
+
+/// [`serve_with`] with one system call per datagram each way: the path for platforms
+/// without batched calls, public so that both paths can be compared and tested everywhere.
+pub async fn serve_plain_with<R: Responder, C: Clock + Clone>(
     socket: &UdpSocket,
     service: &mut Service<R, C>,
     shutdown: &CancellationToken,
@@ -452,7 +470,7 @@ pub async fn serve_with<R: Responder, C: Clock + Clone>(
 ) -> io::Result<()> {
     let stats = Arc::clone(service.stats());
     let mut buf = vec![0u8; RECV_BUFFER];
-    let mut consecutive_errors = 0;
+    let mut errors = RecvErrors::default();
     loop {
         let received = tokio::select! {
             biased;
@@ -461,23 +479,12 @@ pub async fn serve_with<R: Responder, C: Clock + Clone>(
         };
         let (len, from) = match received {
             Ok(received) => {
-                consecutive_errors = 0;
+                errors.clear();
                 received
             }
             Err(e) => {
-                Stats::bump(&stats.recv_errors);
-                // Only a closed socket ends the loop: ICMP reports from earlier replies
-                // (a connection reset on Windows) and the like are per datagram.
-                if classify_recv_error(&e) == RecvErrorKind::Closed {
-                    return Err(e);
-                }
-                consecutive_errors += 1;
-                if consecutive_errors >= RECV_ERRORS_BEFORE_PAUSING {
-                    tokio::select! {
-                        biased;
-                        () = shutdown.cancelled() => return Ok(()),
-                        () = tokio::time::sleep(RECV_ERROR_PAUSE) => {}
-                    }
+                if errors.pause_after(e, &stats, shutdown).await? {
+                    return Ok(());
                 }
                 continue;
             }
@@ -491,6 +498,96 @@ pub async fn serve_with<R: Responder, C: Clock + Clone>(
         if let Verdict::Dropped(reason) = service.last_verdict() {
             on_drop(from, reason);
         }
+    }
+}
+
+/// [`serve_with`]'s batched path (Linux): what is waiting is read with one `recvmmsg`,
+/// answered in order, and the replies leave with one `sendmmsg` per [`BATCH`] of them.
+///
+/// [`BATCH`]: crate::batch::BATCH
+#[cfg(target_os = "linux")]
+pub async fn serve_batched_with<R: Responder, C: Clock + Clone>(
+    socket: &UdpSocket,
+    service: &mut Service<R, C>,
+    shutdown: &CancellationToken,
+    mut on_drop: impl FnMut(SocketAddr, DropReason),
+) -> io::Result<()> {
+    use crate::batch::{RecvBatch, SendBatch};
+
+    let stats = Arc::clone(service.stats());
+    let (mut requests, mut replies) = (RecvBatch::new(), SendBatch::new());
+    let mut errors = RecvErrors::default();
+    loop {
+        tokio::select! {
+            biased;
+            () = shutdown.cancelled() => return Ok(()),
+            ready = socket.readable() => ready?,
+        }
+        let count = match requests.recv(socket) {
+            Ok(count) => {
+                errors.clear();
+                count
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            Err(e) => {
+                if errors.pause_after(e, &stats, shutdown).await? {
+                    return Ok(());
+                }
+                continue;
+            }
+        };
+        for i in 0..count {
+            let (Some(from), datagram) = requests.datagram(i) else {
+                continue;
+            };
+            for reply in service.handle(from, datagram) {
+                if replies.is_full() {
+                    replies.flush(socket, &stats).await;
+                }
+                replies.push(reply, from, &stats);
+            }
+            if let Verdict::Dropped(reason) = service.last_verdict() {
+                on_drop(from, reason);
+            }
+        }
+        replies.flush(socket, &stats).await;
+    }
+}
+
+/// Receive errors in a row: only a closed socket ends serving; after many others in a row
+/// (ICMP reports of earlier replies and the like) the loop pauses briefly, so that a socket
+/// failing every call does not spin.
+#[derive(Default)]
+struct RecvErrors {
+    in_a_row: u32,
+}
+
+impl RecvErrors {
+    fn clear(&mut self) {
+        self.in_a_row = 0;
+    }
+
+    /// Counts `error`; `Err` when it ends serving, `Ok(true)` when shutdown came during the
+    /// pause.
+    async fn pause_after(
+        &mut self,
+        error: io::Error,
+        stats: &Stats,
+        shutdown: &CancellationToken,
+    ) -> io::Result<bool> {
+        Stats::bump(&stats.recv_errors);
+        if classify_recv_error(&error) == RecvErrorKind::Closed {
+            return Err(error);
+        }
+        self.in_a_row += 1;
+        if self.in_a_row >= RECV_ERRORS_BEFORE_PAUSING {
+            tokio::select! {
+                biased;
+                () = shutdown.cancelled() => return Ok(true),
+                () = tokio::time::sleep(RECV_ERROR_PAUSE) => {}
+            }
+        }
+        Ok(false)
     }
 }
 
