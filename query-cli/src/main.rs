@@ -4,6 +4,10 @@
 //! failure into one `gsq: error: ...` line and a documented exit code (see [`exit`]). Usage
 //! errors from clap are reshaped into the same one-line form.
 
+// The doc comments of the command-line types are clap's help text, written for a terminal:
+// `[IPv6]:port` and `<protocol>` there are not links or HTML.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
+
 mod address;
 mod cli;
 mod commands;

@@ -123,7 +123,7 @@ const MAX_UNTIL_END_RESERVE: usize = 1024;
 
 /// An `until_end` repeat's list, made once its first element is read: room for it and as many
 /// more as the rest of the input would hold were they all that size (at most
-/// [`MAX_UNTIL_END_RESERVE`]), so a list of similar rows is allocated once, and never for an
+/// 1,024), so a list of similar rows is allocated once, and never for an
 /// empty list.
 #[inline]
 pub fn vec_like_first<T>(first_len: usize, remaining: usize) -> Vec<T> {

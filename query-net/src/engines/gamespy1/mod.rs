@@ -37,7 +37,7 @@
 //! Answers `\status\` (= basic, info, rules, players), `\basic\`, `\info\`, `\rules\`,
 //! `\players\`, `\teams\` and `\echo\<text>`, alone or combined (`\info\\rules\`), always in the
 //! order basic, info, rules, players, teams, echo. The reply is split by the specs'
-//! [`ReplyDatagrams`] into datagrams of at most 1400 bytes, each with `\queryid\X.Y`, the last
+//! [`ReplyDatagrams`](query_specs::gamespy1::ReplyDatagrams) into datagrams of at most 1400 bytes, each with `\queryid\X.Y`, the last
 //! with `\final\`; `X` counts up per request. Sections are encoded once per state snapshot and
 //! copied into each reply.
 

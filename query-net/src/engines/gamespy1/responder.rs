@@ -52,7 +52,7 @@ const MAX_RULES_BYTES: usize = 12 * 1024;
 const MAX_PLAYERS_BYTES: usize = 32 * 1024;
 const MAX_TEAMS_BYTES: usize = 2 * 1024;
 
-/// Answers GameSpy v1 queries from a [`SharedState`]; see the [module](self) docs.
+/// Answers GameSpy v1 queries from a [`SharedState`]; see the [module](super) docs.
 ///
 /// ```
 /// use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};

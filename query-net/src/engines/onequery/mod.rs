@@ -3,7 +3,7 @@
 //!
 //! A query is a challenge (a 32-byte token bound to the client's IP, reusable for 90 to 120
 //! seconds), a BASIC query for the server's description, then PLAYERS queries page by page.
-//! Tokens are stateless on the server ([`TokenKey`]), so a lost query is simply resent.
+//! Tokens are stateless on the server ([`TokenKey`](crate::onequery_token::TokenKey)), so a lost query is simply resent.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -34,7 +34,7 @@ pub fn client(target: SocketAddr, options: &Options) -> Result<StatusSession, Qu
 pub const MAX_PAGES: u32 = 64;
 
 /// The player-entry bytes a page carries at most, as in the reference server. With the headers
-/// the datagram stays well under [`MAX_DATAGRAM`].
+/// the datagram stays well under [`MAX_DATAGRAM`](query_specs::onequery::MAX_DATAGRAM).
 pub const PLAYER_PAGE_BUDGET: usize = 1333;
 
 /// Which request the client waits on.

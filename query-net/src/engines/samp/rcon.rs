@@ -13,7 +13,7 @@ use crate::options::{Options, RconCommand};
 use super::{request, Exchange, BAD_RCON_PASSWORD, DEFAULT_ENCODING, MAX_RCON_LINES, RCON_QUIET};
 
 /// An RCON command for `target`: `command` is sent once, and the console lines it prints are
-/// the output. See the [module](self) docs.
+/// the output. See the [module](super) docs.
 pub fn rcon_session(
     target: SocketAddr,
     command: &RconCommand,

@@ -113,7 +113,7 @@ const MAX_RCON_LINE: usize = 512;
 /// The header every reply starts with: `SAMP`, the server's address and port, the opcode.
 const HEADER_LEN: usize = 11;
 
-/// Answers SA:MP / open.mp queries from a [`SharedState`]; see the [module](self) docs.
+/// Answers SA:MP / open.mp queries from a [`SharedState`]; see the [module](super) docs.
 ///
 /// ```
 /// use query_net::engines::samp::{SampConfig, SampResponder};
