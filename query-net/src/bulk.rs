@@ -41,14 +41,13 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use tokio::io::ReadBuf;
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_stream::{Stream, StreamExt};
 use tokio_util::time::{delay_queue, DelayQueue};
 
-use crate::driver::RECV_BUFFER;
+use crate::batch::RecvBatch;
 use crate::engine::ClientSession;
 use crate::error::QueryError;
 use crate::service::{classify_recv_error, RecvErrorKind};
@@ -293,11 +292,12 @@ struct PoolSocket {
 /// each target of that family).
 type PoolState = Option<Result<Pool, (io::ErrorKind, String)>>;
 
-/// A datagram (or receive error) from one socket of a pool.
+/// Datagrams (as many as were waiting, up to a batch) or a receive error from one socket of
+/// a pool; the datagrams are in the run's [`RecvBatch`].
 struct Received {
     family: usize,
     socket: usize,
-    result: io::Result<(usize, SocketAddr)>,
+    result: io::Result<usize>,
 }
 
 /// Where a reply is routed: address family, socket index, peer address.
@@ -361,7 +361,7 @@ where
     F: FnMut(&T) -> Result<S, QueryError> + Send + 'static,
 {
     async fn run(mut self, tx: mpsc::Sender<BulkResult<T, S::Output>>) {
-        let mut buf = vec![0u8; RECV_BUFFER];
+        let mut batch = RecvBatch::new();
         loop {
             self.drive_ready().await;
             if self.targets_done
@@ -371,9 +371,9 @@ where
             {
                 return;
             }
-            let event = self.next_event(&tx, &mut buf).await;
+            let event = self.next_event(&tx, &mut batch).await;
             match event {
-                Event::Datagram(received) => self.on_datagram(received, &buf),
+                Event::Datagram(received) => self.on_datagrams(received, &batch),
                 Event::Timer(slot) => {
                     if let Some(Some(s)) = self.slots.get_mut(slot) {
                         s.timer = None;
@@ -395,7 +395,7 @@ where
     async fn next_event(
         &mut self,
         tx: &mpsc::Sender<BulkResult<T, S::Output>>,
-        buf: &mut [u8],
+        batch: &mut RecvBatch,
     ) -> Event<T> {
         let admitting = !self.targets_done
             && self.in_flight + self.deferred.len() + self.outbox.len() < self.concurrency;
@@ -409,7 +409,7 @@ where
         let targets = &mut self.targets;
         let outbox = &mut self.outbox;
         tokio::select! {
-            received = std::future::poll_fn(|cx| poll_recv_any(pools, rotation, buf, cx)) => {
+            received = std::future::poll_fn(|cx| poll_recv_any(pools, rotation, batch, cx)) => {
                 Event::Datagram(received)
             }
             Some(expired) = std::future::poll_fn(|cx| timers.poll_expired(cx)), if has_timers => {
@@ -525,7 +525,7 @@ where
         Drive::Done
     }
 
-    fn on_datagram(&mut self, received: Received, buf: &[u8]) {
+    fn on_datagrams(&mut self, received: Received, batch: &RecvBatch) {
         let Received {
             family: fam,
             socket: socket_index,
@@ -535,8 +535,8 @@ where
             Some(Ok(pool)) => &mut pool.sockets[socket_index].closed,
             _ => return,
         };
-        let (len, from) = match received {
-            Ok(received) => received,
+        let count = match received {
+            Ok(count) => count,
             Err(e) => {
                 bump(&self.counters.recv_errors);
                 if classify_recv_error(&e) == RecvErrorKind::Closed {
@@ -545,15 +545,21 @@ where
                 return;
             }
         };
-        bump(&self.counters.datagrams_received);
-        let Some(&index) = self.routes.get(&(fam, socket_index, canonical(from))) else {
-            bump(&self.counters.stray_datagrams);
-            return;
-        };
-        if let Some(Some(slot)) = self.slots.get_mut(index) {
-            slot.session
-                .handle_datagram(from, &buf[..len], Instant::now());
-            self.enqueue(index);
+        let now = Instant::now();
+        for i in 0..count {
+            bump(&self.counters.datagrams_received);
+            let (Some(from), datagram) = batch.datagram(i) else {
+                bump(&self.counters.stray_datagrams);
+                continue;
+            };
+            let Some(&index) = self.routes.get(&(fam, socket_index, canonical(from))) else {
+                bump(&self.counters.stray_datagrams);
+                continue;
+            };
+            if let Some(Some(slot)) = self.slots.get_mut(index) {
+                slot.session.handle_datagram(from, datagram, now);
+                self.enqueue(index);
+            }
         }
     }
 
@@ -703,12 +709,13 @@ fn bind_bulk_socket(bind: SocketAddr) -> io::Result<UdpSocket> {
     UdpSocket::from_std(socket.into())
 }
 
-/// Polls every live socket for a datagram, starting at a rotating position so that a busy
-/// socket cannot starve the others.
+/// Polls every live socket for datagrams, starting at a rotating position so that a busy
+/// socket cannot starve the others; the first socket with any reads what it holds, up to a
+/// batch, into `batch`.
 fn poll_recv_any(
     pools: &[PoolState; 2],
     rotation: usize,
-    buf: &mut [u8],
+    batch: &mut RecvBatch,
     cx: &mut Context<'_>,
 ) -> Poll<Received> {
     let v4 = pool_sockets(&pools[0]);
@@ -723,13 +730,20 @@ fn poll_recv_any(
         if entry.closed {
             continue;
         }
-        let mut read = ReadBuf::new(buf);
-        if let Poll::Ready(result) = entry.socket.poll_recv_from(cx, &mut read) {
-            let len = read.filled().len();
+        // Ready may be stale: a read that would block clears it, and polling again registers
+        // the waker.
+        while let Poll::Ready(ready) = entry.socket.poll_recv_ready(cx) {
+            let result = match ready {
+                Ok(()) => match batch.recv(&entry.socket) {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                    result => result,
+                },
+                Err(e) => Err(e),
+            };
             return Poll::Ready(Received {
                 family: fam,
                 socket: index,
-                result: result.map(|from| (len, from)),
+                result,
             });
         }
     }

@@ -15,7 +15,6 @@
 //! common [`ServerStatus`] and [`state::ServerState`].
 
 pub mod address;
-#[cfg(target_os = "linux")]
 pub mod batch;
 pub mod bulk;
 pub mod clock;
