@@ -15,9 +15,6 @@ use tokio::net::UdpSocket;
 
 use crate::driver::RECV_BUFFER;
 
-#[cfg(target_os = "linux")]
-pub(crate) use linux::SendBatch;
-
 /// Datagrams read, or replies sent, per system call at most (on Linux; one elsewhere).
 pub const BATCH: usize = if cfg!(target_os = "linux") { 32 } else { 1 };
 
@@ -60,6 +57,92 @@ impl RecvBatch {
     }
 }
 
+/// Datagrams waiting to go out with one `sendmmsg` (one plain send each elsewhere), each
+/// copied into a slot of a fixed size.
+#[derive(Debug)]
+pub(crate) struct SendBatch {
+    buffers: Box<[u8]>,
+    slot: usize,
+    /// Length of each queued datagram; datagram `i` starts at `i * slot`.
+    lens: Vec<usize>,
+    to: Vec<SocketAddr>,
+}
+
+impl SendBatch {
+    /// Room for [`BATCH`] datagrams of up to `slot` bytes.
+    pub(crate) fn new(slot: usize) -> Self {
+        SendBatch {
+            buffers: vec![0; BATCH * slot].into_boxed_slice(),
+            slot,
+            lens: Vec::with_capacity(BATCH),
+            to: Vec::with_capacity(BATCH),
+        }
+    }
+
+    pub(crate) fn is_full(&self) -> bool {
+        self.lens.len() == BATCH
+    }
+
+    /// Queues a copy of `datagram` for `to`; `false` (nothing queued) when the batch is full
+    /// or the datagram is longer than a slot.
+    pub(crate) fn push(&mut self, datagram: &[u8], to: SocketAddr) -> bool {
+        if self.is_full() || datagram.len() > self.slot {
+            return false;
+        }
+        let start = self.lens.len() * self.slot;
+        self.buffers[start..start + datagram.len()].copy_from_slice(datagram);
+        self.lens.push(datagram.len());
+        self.to.push(to);
+        true
+    }
+
+    fn datagram(&self, i: usize) -> Option<&[u8]> {
+        let len = *self.lens.get(i)?;
+        Some(&self.buffers[i * self.slot..][..len])
+    }
+
+    /// Sends every queued datagram, waiting while the socket's buffer is full, and empties
+    /// the batch. `on_refused` gets the destination and error of each datagram the kernel
+    /// refused; the rest still go. Returns how many went.
+    pub(crate) async fn flush(
+        &mut self,
+        socket: &UdpSocket,
+        mut on_refused: impl FnMut(SocketAddr, io::Error),
+    ) -> usize {
+        let mut done = 0;
+        let mut sent = 0;
+        while done < self.lens.len() {
+            #[cfg(target_os = "linux")]
+            let result = linux::send(socket, self, done);
+            #[cfg(not(target_os = "linux"))]
+            let result = socket
+                .try_send_to(self.datagram(done).unwrap_or_default(), self.to[done])
+                .map(|_| 1);
+            match result {
+                Ok(n) => {
+                    done += n;
+                    sent += n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if let Err(e) = socket.writable().await {
+                        for &to in &self.to[done..] {
+                            on_refused(to, io::Error::new(e.kind(), e.to_string()));
+                        }
+                        break;
+                    }
+                }
+                Err(e) => {
+                    on_refused(self.to[done], e);
+                    done += 1;
+                }
+            }
+        }
+        self.lens.clear();
+        self.to.clear();
+        sent
+    }
+}
+
 #[cfg(target_os = "linux")]
 mod linux {
     use std::io::{self, IoSlice, IoSliceMut};
@@ -74,10 +157,6 @@ mod linux {
 
     use super::BATCH;
     use crate::driver::RECV_BUFFER;
-    use crate::limit::Stats;
-
-    /// The largest reply datagram a batch holds (UDP's limit over IPv4).
-    const MAX_REPLY: usize = 65_507;
 
     /// One `recvmmsg` into `buffers` ([`BATCH`] chunks of [`RECV_BUFFER`] bytes), each
     /// datagram's length and source into `received`.
@@ -110,93 +189,34 @@ mod linux {
         })
     }
 
-    /// Replies waiting to go out with one `sendmmsg`.
-    pub(crate) struct SendBatch {
-        buffers: Box<[u8]>,
-        /// Length of each queued reply; reply `i` starts at `i * MAX_REPLY`.
-        lens: Vec<usize>,
-        to: Vec<Option<SockaddrStorage>>,
-    }
-
-    impl SendBatch {
-        pub(crate) fn new() -> Self {
-            SendBatch {
-                buffers: vec![0; BATCH * MAX_REPLY].into_boxed_slice(),
-                lens: Vec::with_capacity(BATCH),
-                to: Vec::with_capacity(BATCH),
-            }
-        }
-
-        pub(crate) fn is_full(&self) -> bool {
-            self.lens.len() == BATCH
-        }
-
-        /// Queues a copy of `reply` for `to`. A reply over UDP's limit cannot be sent at all and
-        /// is counted as a send error, as the kernel would refuse it.
-        pub(crate) fn push(&mut self, reply: &[u8], to: SocketAddr, stats: &Stats) {
-            debug_assert!(!self.is_full());
-            if reply.len() > MAX_REPLY {
-                Stats::bump(&stats.send_errors);
-                return;
-            }
-            let start = self.lens.len() * MAX_REPLY;
-            self.buffers[start..start + reply.len()].copy_from_slice(reply);
-            self.lens.push(reply.len());
-            self.to.push(Some(SockaddrStorage::from(to)));
-        }
-
-        /// Sends every queued reply, waiting while the socket's buffer is full. A reply the
-        /// kernel refuses is counted and skipped; the rest still go.
-        pub(crate) async fn flush(&mut self, socket: &UdpSocket, stats: &Stats) {
-            let mut sent = 0;
-            while sent < self.lens.len() {
-                match self.send_from(socket, sent) {
-                    Ok(n) => {
-                        for _ in 0..n {
-                            Stats::bump(&stats.replies_sent);
-                        }
-                        sent += n;
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                        if socket.writable().await.is_err() {
-                            break;
-                        }
-                    }
-                    Err(_) => {
-                        Stats::bump(&stats.send_errors);
-                        sent += 1;
-                    }
-                }
-            }
-            self.lens.clear();
-            self.to.clear();
-        }
-
-        /// One `sendmmsg` of the queued replies from `first` on; how many the kernel took (at
-        /// least one), or the error of the first.
-        fn send_from(&self, socket: &UdpSocket, first: usize) -> io::Result<usize> {
-            let fd = socket.as_raw_fd();
-            socket.try_io(Interest::WRITABLE, || {
-                let count = self.lens.len() - first;
-                let slices: [[IoSlice<'_>; 1]; BATCH] = std::array::from_fn(|i| {
-                    let len = self.lens.get(first + i).copied().unwrap_or(0);
-                    [IoSlice::new(
-                        &self.buffers[(first + i).min(BATCH - 1) * MAX_REPLY..][..len],
-                    )]
-                });
-                let mut headers = MultiHeaders::<SockaddrStorage>::preallocate(count, None);
-                let cmsgs: [ControlMessage<'_>; 0] = [];
-                let results = sendmmsg(
-                    fd,
-                    &mut headers,
-                    slices[..count].iter(),
-                    &self.to[first..],
-                    cmsgs,
-                    MsgFlags::MSG_DONTWAIT,
-                )?;
-                Ok(results.count())
-            })
-        }
+    /// One `sendmmsg` of `datagrams[first..]`; how many the kernel took (at least one),
+    /// or the error of the first.
+    pub(super) fn send(
+        socket: &UdpSocket,
+        batch: &super::SendBatch,
+        first: usize,
+    ) -> io::Result<usize> {
+        let fd = socket.as_raw_fd();
+        socket.try_io(Interest::WRITABLE, || {
+            let count = batch.lens.len() - first;
+            let slices: [[IoSlice<'_>; 1]; BATCH] = std::array::from_fn(|i| {
+                [IoSlice::new(batch.datagram(first + i).unwrap_or_default())]
+            });
+            let to: [Option<SockaddrStorage>; BATCH] = std::array::from_fn(|i| {
+                batch.to.get(first + i).map(|&to| SockaddrStorage::from(to))
+            });
+            let mut headers = MultiHeaders::<SockaddrStorage>::preallocate(count, None);
+            let cmsgs: [ControlMessage<'_>; 0] = [];
+            let results = sendmmsg(
+                fd,
+                &mut headers,
+                slices[..count].iter(),
+                &to[..count],
+                cmsgs,
+                MsgFlags::MSG_DONTWAIT,
+            )?;
+            Ok(results.count())
+        })
     }
 
     fn socket_addr(address: SockaddrStorage) -> Option<SocketAddr> {

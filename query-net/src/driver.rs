@@ -515,8 +515,12 @@ pub async fn serve_batched_with<R: Responder, C: Clock + Clone>(
     use crate::batch::{RecvBatch, SendBatch};
 
     let stats = Arc::clone(service.stats());
-    let (mut requests, mut replies) = (RecvBatch::new(), SendBatch::new());
+    let (mut requests, mut replies) = (
+        RecvBatch::new(),
+        SendBatch::new(crate::engine::ReplySink::MAX_UDP_PAYLOAD),
+    );
     let mut errors = RecvErrors::default();
+    let refused = |_: SocketAddr, _: io::Error| Stats::bump(&stats.send_errors);
     loop {
         tokio::select! {
             biased;
@@ -542,15 +546,20 @@ pub async fn serve_batched_with<R: Responder, C: Clock + Clone>(
             };
             for reply in service.handle(from, datagram) {
                 if replies.is_full() {
-                    replies.flush(socket, &stats).await;
+                    let sent = replies.flush(socket, refused).await;
+                    Stats::add(&stats.replies_sent, sent);
                 }
-                replies.push(reply, from, &stats);
+                if !replies.push(reply, from) {
+                    // Longer than UDP allows: the kernel would refuse it.
+                    Stats::bump(&stats.send_errors);
+                }
             }
             if let Verdict::Dropped(reason) = service.last_verdict() {
                 on_drop(from, reason);
             }
         }
-        replies.flush(socket, &stats).await;
+        let sent = replies.flush(socket, refused).await;
+        Stats::add(&stats.replies_sent, sent);
     }
 }
 

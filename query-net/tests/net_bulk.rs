@@ -221,6 +221,29 @@ async fn factory_failures_become_results_without_stopping_the_run() {
 }
 
 #[tokio::test]
+async fn a_request_the_kernel_refuses_ends_only_its_own_query() {
+    let live = responders(&["127.0.0.1:0"]).await;
+    let addr = live.addrs[0];
+    // Port 0 cannot be sent to: the kernel refuses the datagram (in the same batch as the
+    // others' requests), and only that query ends, with the error.
+    let refused: SocketAddr = "127.0.0.1:0".parse().unwrap();
+    let mut results = bulk(
+        tokio_stream::iter(0..40usize),
+        move |&i: &usize| Ok(session_for(i, if i % 10 == 3 { refused } else { addr })),
+        config(1, 40),
+    );
+    let (mut ok, mut io_errors) = (0, 0);
+    while let Some(done) = results.next().await {
+        match done.result {
+            Ok(_) => ok += 1,
+            Err(QueryError::Io(_)) => io_errors += 1,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!((ok, io_errors), (36, 4));
+}
+
+#[tokio::test]
 async fn the_send_rate_spaces_datagrams_out() {
     let live = responders(&["127.0.0.1:0"; 4]).await;
     let addrs = live.addrs.clone();
