@@ -58,6 +58,7 @@ impl<'a> IndexedGroup<'a> {
     }
 
     /// Notes that element `n` exists (it has a key its type declares).
+    #[inline]
     pub fn mark(&mut self, n: usize) {
         match self.numbers.last() {
             Some(&last) if last == n => {}
@@ -72,11 +73,13 @@ impl<'a> IndexedGroup<'a> {
     }
 
     /// Whether element `n` exists.
+    #[inline]
     pub fn contains(&self, n: usize) -> bool {
         self.numbers.last() == Some(&n) || self.numbers.binary_search(&n).is_ok()
     }
 
     /// Adds a pair, already under its base key, to element `n`.
+    #[inline]
     pub fn push(&mut self, n: usize, pair: Pair<'a>) {
         self.mark(n);
         self.pairs.push((n, pair));
