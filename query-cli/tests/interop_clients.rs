@@ -790,16 +790,6 @@ fn gamespy_server_pairs(state: &ServerState) -> Vec<(String, String)> {
         };
         pairs.push((key.clone(), text));
     }
-    let mut len = 0;
-    let fitting = pairs
-        .iter()
-        .take_while(|(key, value)| {
-            len += 2 + key.chars().count() + value.chars().count();
-            len <= 1024
-        })
-        .count();
-    assert!(fitting > 6, "the server's own keys fit");
-    pairs.truncate(fitting);
     pairs
 }
 
