@@ -349,7 +349,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub gamespy3: Option<SocketAddr>,
 
-    /// Answer Minecraft "Query" (GameSpy 4, UTF-8 text, game_id MINECRAFT) on this address.
+    /// Answer Minecraft "Query" (GameSpy 4, gamename MINECRAFT) on this address.
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub minecraft: Option<SocketAddr>,
 

@@ -152,7 +152,8 @@ fn quake3(state: &SharedState, settings: &Settings) -> Quake3Responder {
 }
 
 /// Both GameSpy 3 and Minecraft responders require the challenge (a query without one gets
-/// only the challenge back). Minecraft's text is UTF-8, the others' in the serve encoding.
+/// only the challenge back). Minecraft's text in its default encoding, the others' in the
+/// serve encoding.
 fn gamespy3(state: &SharedState, settings: &Settings, minecraft: bool) -> GameSpy3Responder {
     let encoding = if minecraft {
         query_net::engines::gamespy3::MINECRAFT_ENCODING

@@ -20,7 +20,8 @@
 //!   type, `gamever` (else `version`) → version, `numplayers`/`maxplayers`, `password`; the
 //!   player table (`player_`, `score_`, `ping_`, `team_`; other columns in the player's
 //!   `extra`), the team table (`team_t`, `score_t`), every key/value a rule. Text is decoded
-//!   with [`Options::encoding`], Windows-1252 by default (UTF-8 for Minecraft).
+//!   with [`Options::encoding`], Windows-1252 by default (Minecraft too: its captured
+//!   servers write Latin-1).
 //!
 //! # Responder ([`GameSpy3Responder`])
 //!
@@ -53,8 +54,9 @@ use crate::status::ServerStatus;
 /// The encoding text is read in unless another is chosen: [`query_specs::gamespy3::ENCODING`].
 pub const DEFAULT_ENCODING: TextEncoding = query_specs::gamespy3::ENCODING;
 
-/// Minecraft writes UTF-8.
-pub const MINECRAFT_ENCODING: TextEncoding = TextEncoding::Utf8;
+/// Minecraft's default: the captured servers write `§` as the one byte A7 (Latin-1), so its
+/// text is read as Windows-1252 too unless [`Options::encoding`] says otherwise.
+pub const MINECRAFT_ENCODING: TextEncoding = TextEncoding::Windows1252;
 
 /// How many targets that needed a challenge are remembered; past it the memory starts over.
 pub const CHALLENGE_MEMORY: usize = 4096;
