@@ -254,7 +254,7 @@ async fn loopback(protocol: Protocol, n: usize) -> ServerStatus {
     let stop = token.clone();
     let state = served_state(n);
     let task = tokio::spawn(async move {
-        // Minecraft writes UTF-8, the others Windows-1252: each client reads its own.
+        // Each protocol's default encoding on both sides.
         let encoding = match protocol {
             Protocol::Minecraft => query_net::engines::gamespy3::MINECRAFT_ENCODING,
             _ => query_net::engines::gamespy3::DEFAULT_ENCODING,
