@@ -315,8 +315,6 @@ fn without_per_query_values(status: &Value) -> Value {
     object.remove("ping_ms").expect("ping_ms");
     if let Some(raw) = object.get_mut("raw").and_then(Value::as_object_mut) {
         raw.remove("query_id");
-        // GameSpy 3's random session id.
-        raw.remove("session_id");
     }
     status
 }

@@ -16,7 +16,9 @@
 //!   challenge is answered too; a challenge request still gets one (`0` is never given).
 //! - Text goes out in [`GameSpy3Config::encoding`], NULs as `?`, cut to 255 bytes; a column
 //!   value cannot be empty (it would end the column), so an empty name or team is sent as `?`.
-//!   At most [`MAX_ROWS`] players and teams.
+//!   At most [`MAX_ROWS`] players and teams, 24 KiB of player values and 8 KiB of
+//!   key/values (rules past it are left out), so that a reply stays within the parts a
+//!   client holds.
 //!
 //! Everything is encoded once per state snapshot with session id 0; a reply copies the parts
 //! and writes the request's session id into them, allocating nothing.
@@ -42,6 +44,10 @@ use crate::state::{RuleValue, ServerState, SharedState};
 
 /// Players (and teams) past this many are left out: a continued column counts at most 255.
 pub const MAX_ROWS: usize = 255;
+/// Rules stop once the key/values take this many bytes (they are never cut across parts).
+const MAX_DETAILS_BYTES: usize = 8 * 1024;
+/// Players stop once their values take this many bytes: the parts stay under MAX_PARTS.
+const MAX_TABLE_BYTES: usize = 24 * 1024;
 /// Keys and values are cut to this many bytes.
 const MAX_TEXT: usize = 255;
 /// Challenges run from 1 to this.
@@ -403,6 +409,10 @@ fn content(state: &ServerState, config: &GameSpy3Config) -> ReplyContent<'static
         .iter()
         .map(|kv| kv.key.as_bytes().to_vec())
         .collect();
+    let mut details_bytes: usize = details
+        .iter()
+        .map(|kv| kv.key.as_bytes().len() + kv.value.as_bytes().len() + 2)
+        .sum();
     for (key, rule) in &state.rules {
         let key = text(key);
         if key.as_bytes().is_empty() || declared.iter().any(|d| d == key.as_bytes()) {
@@ -412,10 +422,25 @@ fn content(state: &ServerState, config: &GameSpy3Config) -> ReplyContent<'static
             RuleValue::Text(t) => text(t),
             other => text(&other.to_string()),
         };
+        details_bytes += key.as_bytes().len() + rule.as_bytes().len() + 2;
+        if details_bytes > MAX_DETAILS_BYTES {
+            break;
+        }
         details.push(KeyValue { key, value: rule });
     }
 
-    let players = &state.players[..state.players.len().min(MAX_ROWS)];
+    let mut table_bytes = 0;
+    let rows = state
+        .players
+        .iter()
+        .take(MAX_ROWS)
+        .take_while(|p| {
+            // The name, score, ping and team, each ended by a NUL.
+            table_bytes += p.name.len() + p.team.as_deref().map_or(0, str::len) + 4 + 24;
+            table_bytes <= MAX_TABLE_BYTES
+        })
+        .count();
+    let players = &state.players[..rows];
     let mut tables = Vec::new();
     let column = |name: &str, values: Vec<Text<'static>>| JoinedColumn {
         name: Text::from_bytes(name.as_bytes()).into_owned(),

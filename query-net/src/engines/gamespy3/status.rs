@@ -46,6 +46,9 @@ pub(crate) fn from_reply(
         .filter(|t| t.kind != query_specs::gamespy3::SECTION_TEAMS)
         .map(|t| json!({ "kind": t.kind, "columns": t.columns.iter().map(|c| c.name.decode(encoding).into_owned()).collect::<Vec<_>>() }))
         .collect();
+    // A list shorter than the count the server gave was cut (a responder stops at its
+    // buffer's end, as ours does past MAX_ROWS).
+    let complete = reply.complete && players.len() >= num_players as usize;
     ServerStatus {
         protocol,
         address: target,
@@ -60,9 +63,8 @@ pub(crate) fn from_reply(
         teams,
         rules,
         ping_ms: rtt.as_secs_f64() * 1000.0,
-        complete: reply.complete,
+        complete,
         raw: json!({
-            "session_id": reply.session_id,
             "missing_parts": reply.missing_parts,
             "other_tables": other_tables,
             "encoding": encoding.name(),
