@@ -235,12 +235,10 @@ fn served_state(n: usize) -> ServerState {
             TeamState {
                 name: "MEC".into(),
                 score: 120,
-                ..TeamState::default()
             },
             TeamState {
                 name: "USMC".into(),
                 score: 80,
-                ..TeamState::default()
             },
         ],
         ..ServerState::default()
