@@ -307,3 +307,28 @@ async fn loopback_every_field_comes_back_through_the_challenge() {
         assert_eq!(status.rules["hostport"], "16567");
     }
 }
+
+#[test]
+fn a_target_that_needed_a_challenge_is_asked_for_it_first_next_time() {
+    let t0 = Instant::now();
+    let remembered: SocketAddr = "127.0.0.1:29911".parse().unwrap();
+    let mut first = GameSpy3Session::new(remembered, &options());
+    let query = sent(&mut first, t0).unwrap();
+    assert_eq!(query.len(), 11, "the query alone first");
+    let id = first.session_id();
+    let reply = ChallengeReply {
+        session_id: id,
+        digits: "42",
+    }
+    .to_vec()
+    .unwrap();
+    first.on_reply(&reply, t0);
+    assert_eq!(sent(&mut first, t0).unwrap().len(), 15);
+    // The next query of the same target starts with the challenge request.
+    let mut second = GameSpy3Session::new(remembered, &options());
+    assert_eq!(sent(&mut second, t0).unwrap()[..3], *b"\xfe\xfd\x09");
+    // Another target does not.
+    let other: SocketAddr = "127.0.0.1:29912".parse().unwrap();
+    let mut third = GameSpy3Session::new(other, &options());
+    assert_eq!(sent(&mut third, t0).unwrap().len(), 11);
+}
