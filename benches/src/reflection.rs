@@ -110,6 +110,12 @@ fn responder(protocol: Protocol, state: SharedState) -> Box<dyn Responder + Send
         Protocol::GameSpy1 => Box::new(GameSpy1Responder::new(state, GameSpy1Config::default())),
         Protocol::A2s => Box::new(A2sResponder::new(state, A2sConfig::default())),
         Protocol::Quake3 => Box::new(Quake3Responder::new(state, Quake3Config::default())),
+        Protocol::GameSpy3 | Protocol::Minecraft => {
+            Box::new(query_net::engines::gamespy3::GameSpy3Responder::new(
+                state,
+                query_net::engines::gamespy3::GameSpy3Config::default(),
+            ))
+        }
     }
 }
 

@@ -99,6 +99,14 @@ pub fn quake3(state: &SharedState) -> Quake3Responder {
     Quake3Responder::new(state.clone(), Quake3Config::default())
 }
 
+/// The GameSpy 3/4 responder with its default configuration (challenge required).
+pub fn gamespy3(state: &SharedState) -> query_net::engines::gamespy3::GameSpy3Responder {
+    query_net::engines::gamespy3::GameSpy3Responder::new(
+        state.clone(),
+        query_net::engines::gamespy3::GameSpy3Config::default(),
+    )
+}
+
 /// The responder of one protocol, boxed so that one collection holds any. Its SQP challenge
 /// table has room for `sqp_challenges` clients at once.
 pub fn responder(protocol: Protocol, state: &SharedState, sqp_challenges: usize) -> DynResponder {
@@ -109,6 +117,7 @@ pub fn responder(protocol: Protocol, state: &SharedState, sqp_challenges: usize)
         Protocol::GameSpy1 => Box::new(gamespy1(state)),
         Protocol::A2s => Box::new(a2s(state)),
         Protocol::Quake3 => Box::new(quake3(state)),
+        Protocol::GameSpy3 | Protocol::Minecraft => Box::new(gamespy3(state)),
     })
 }
 

@@ -8,6 +8,7 @@ use query_net::engine::{ReplySink, Responder, Verdict};
 use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::all::AllProtocols;
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
+use query_net::engines::gamespy3::{GameSpy3Config, GameSpy3Responder};
 use query_net::engines::onequery::{Access, AuthSecret, OneQueryResponder, Permissions};
 use query_net::engines::quake3::{Quake3Config, Quake3Responder};
 use query_net::engines::samp::{unknown_command, SampConfig, SampResponder};
@@ -115,13 +116,16 @@ pub fn build(role: Role, state: &SharedState, settings: &Settings) -> Outcome<An
         Role::One(Protocol::GameSpy1) => Box::new(gamespy1(state, settings)),
         Role::One(Protocol::A2s) => Box::new(a2s(state, settings)),
         Role::One(Protocol::Quake3) => Box::new(quake3(state, settings)),
+        Role::One(Protocol::GameSpy3) => Box::new(gamespy3(state, settings, false)),
+        Role::One(Protocol::Minecraft) => Box::new(gamespy3(state, settings, true)),
         Role::All => Box::new(
             AllProtocols::new(state.clone())
                 .with_onequery(onequery(state, settings))
                 .with_samp(samp(state, settings))
                 .with_gamespy1(gamespy1(state, settings))
                 .with_a2s(a2s(state, settings))
-                .with_quake3(quake3(state, settings)),
+                .with_quake3(quake3(state, settings))
+                .with_gamespy3(gamespy3(state, settings, false)),
         ),
     })
 }
@@ -143,6 +147,29 @@ fn quake3(state: &SharedState, settings: &Settings) -> Quake3Responder {
         Quake3Config {
             encoding: settings.encoding,
             ..Quake3Config::default()
+        },
+    )
+}
+
+/// Both GameSpy 3 and Minecraft responders require the challenge (a query without one gets
+/// only the challenge back). Minecraft's text in its default encoding, the others' in the
+/// serve encoding.
+fn gamespy3(state: &SharedState, settings: &Settings, minecraft: bool) -> GameSpy3Responder {
+    let encoding = if minecraft {
+        query_net::engines::gamespy3::MINECRAFT_ENCODING
+    } else {
+        settings.encoding
+    };
+    GameSpy3Responder::new(
+        state.clone(),
+        GameSpy3Config {
+            game_name: if minecraft {
+                "MINECRAFT".to_owned()
+            } else {
+                String::new()
+            },
+            encoding,
+            ..GameSpy3Config::default()
         },
     )
 }

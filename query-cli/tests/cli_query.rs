@@ -214,6 +214,32 @@ fn json_is_the_default_when_stdout_is_not_a_terminal_and_table_can_be_forced() {
 }
 
 #[test]
+fn gamespy3_and_minecraft_are_queried_through_the_challenge() {
+    let server = Server::start(
+        StateDir::new("toml", SAMPLE_STATE),
+        &["--gamespy3", "127.0.0.1:0", "--minecraft", "127.0.0.1:0"],
+        &["gamespy3", "minecraft"],
+    );
+    for protocol in ["gamespy3", "minecraft"] {
+        let address = server.addr(protocol);
+        let status = query_json(protocol, &address, &[]);
+        assert_eq!(status["protocol"], protocol);
+        assert_eq!(status["name"], "Café Zoë");
+        assert_eq!(status["map"], "Highrise");
+        assert_eq!(status["max_players"], 16);
+        assert_eq!(status["complete"], true);
+        let names: Vec<&str> = status["players"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["Zoë", "Jürgen"]);
+        assert_eq!(status["rules"]["difficulty"], "hard");
+    }
+}
+
+#[test]
 fn fetch_none_asks_only_for_the_server_info() {
     let server = serve_all_single();
     let status = query_json("sqp", &server.addr("sqp"), &["--fetch", "none"]);
@@ -248,7 +274,16 @@ fn auto_against_one_port_serving_all_protocols_reports_one_answer() {
     );
     let address = server.addr("sqp");
     let mut direct = std::collections::HashMap::new();
-    let every = ["sqp", "onequery", "samp", "gamespy1", "a2s", "quake3"];
+    let every = [
+        "sqp",
+        "onequery",
+        "samp",
+        "gamespy1",
+        "a2s",
+        "quake3",
+        "gamespy3",
+        "minecraft",
+    ];
     for protocol in every {
         let status = query_json(protocol, &address, &[]);
         assert_eq!(status["protocol"], protocol);

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// A game-query protocol.
 ///
-/// The names (`sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`) are the same in `Display`, `FromStr`, JSON
+/// The names (`sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`, `gamespy3`, `minecraft`) are the same in `Display`, `FromStr`, JSON
 /// and the command line.
 ///
 /// ```
@@ -36,17 +36,25 @@ pub enum Protocol {
     /// The Quake 3 family: Quake 3, Call of Duty 1-4, Enemy Territory, Jedi Knight, Urban
     /// Terror (`getstatus`).
     Quake3,
+    /// GameSpy 3 (Battlefield 2 and 2142, Crysis, Unreal Tournament 3), with the challenge of
+    /// GameSpy 4 when the server asks for it.
+    #[serde(rename = "gamespy3")]
+    GameSpy3,
+    /// Minecraft's "Query" (enable-query): GameSpy 4, always with the challenge.
+    Minecraft,
 }
 
 impl Protocol {
     /// Every protocol, in a stable order.
-    pub const ALL: [Protocol; 6] = [
+    pub const ALL: [Protocol; 8] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
         Protocol::GameSpy1,
         Protocol::A2s,
         Protocol::Quake3,
+        Protocol::GameSpy3,
+        Protocol::Minecraft,
     ];
 
     /// The port servers of the protocol usually answer on, for a target given without one:
@@ -60,6 +68,8 @@ impl Protocol {
     ///   answer on a query port of their own, which must then be given).
     /// - Quake 3: 27960, the game port, which also answers queries (Call of Duty uses 28960,
     ///   which must then be given).
+    /// - GameSpy 3: 29900, Battlefield 2's query port.
+    /// - Minecraft: 25565, the game port, on which `enable-query` servers answer by default.
     pub fn default_port(self) -> u16 {
         match self {
             Protocol::Sqp => 7779,
@@ -68,10 +78,13 @@ impl Protocol {
             Protocol::GameSpy1 => 23000,
             Protocol::A2s => 27015,
             Protocol::Quake3 => 27960,
+            Protocol::GameSpy3 => 29900,
+            Protocol::Minecraft => 25565,
         }
     }
 
-    /// The protocol's short name: `sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`.
+    /// The protocol's short name: `sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`,
+    /// `gamespy3`, `minecraft`.
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Sqp => "sqp",
@@ -80,6 +93,8 @@ impl Protocol {
             Protocol::GameSpy1 => "gamespy1",
             Protocol::A2s => "a2s",
             Protocol::Quake3 => "quake3",
+            Protocol::GameSpy3 => "gamespy3",
+            Protocol::Minecraft => "minecraft",
         }
     }
 }

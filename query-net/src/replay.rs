@@ -25,6 +25,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use query_specs::a2s;
+use query_specs::gamespy3;
 use query_specs::onequery::{self, ReplyBody};
 use query_specs::sqp;
 use query_wire::Decode;
@@ -46,6 +47,8 @@ const SAMP_HEADER: usize = 11;
 const SAMP_OPCODE: usize = SAMP_HEADER - 1;
 /// SQP's challenge sits in bytes 1..5 of a query and of its reply.
 const SQP_CHALLENGE: std::ops::Range<usize> = 1..5;
+/// A GameSpy 3 reply's session id, after the type byte.
+const GAMESPY3_SESSION: std::ops::Range<usize> = 1..5;
 /// A OneQuery query reply's request id: after the magic (8), the type (1) and the flags (2).
 const ONEQUERY_REPLY_ID: std::ops::Range<usize> = 11..15;
 
@@ -178,6 +181,7 @@ impl<'a> Answering<'a> {
             Protocol::A2s => self.a2s(request),
             // A status reply echoes nothing of the request; every datagram answers it.
             Protocol::Quake3 => self.replies.to_vec(),
+            Protocol::GameSpy3 | Protocol::Minecraft => self.gamespy3(request),
         }
     }
 
@@ -210,6 +214,33 @@ impl<'a> Answering<'a> {
             .iter()
             .filter(|r| a2s_kind(r, self.replies) == Some(a2s::KIND_CHALLENGE))
             .cloned()
+            .collect()
+    }
+
+    /// GameSpy 3/4: a challenge request gets the challenge replies, a query the reply parts
+    /// (or, without a challenge, the challenge replies when the server gave one), each with
+    /// the request's session id.
+    fn gamespy3(&self, request: &[u8]) -> Vec<Vec<u8>> {
+        let (session_id, kind) = match gamespy3::Request::from_bytes(request) {
+            Ok(gamespy3::Request::Challenge(c)) => (c.session_id, gamespy3::KIND_CHALLENGE),
+            Ok(gamespy3::Request::Query(q)) => {
+                let challenged = self
+                    .replies
+                    .iter()
+                    .any(|r| r.first() == Some(&gamespy3::KIND_CHALLENGE));
+                if q.challenge().is_none() && challenged {
+                    (q.session_id, gamespy3::KIND_CHALLENGE)
+                } else {
+                    (q.session_id, gamespy3::KIND_QUERY)
+                }
+            }
+            Err(_) => return Vec::new(),
+        };
+        let id = session_id.to_be_bytes();
+        self.replies
+            .iter()
+            .filter(|r| r.first() == Some(&kind) && r.len() >= GAMESPY3_SESSION.end)
+            .map(|r| with_echo(r, GAMESPY3_SESSION, &id))
             .collect()
     }
 

@@ -384,3 +384,60 @@ fn quake3_replies_allocate_nothing() {
         "{count} allocations for {answered} Quake 3 replies"
     );
 }
+
+/// A GameSpy 3 challenge request, then the query with the challenge it got, `rounds` times;
+/// returns how many queries were answered with parts, and how many parts came back.
+fn gamespy3_rounds(
+    responder: &mut impl Responder,
+    sink: &mut ReplySink,
+    rounds: usize,
+) -> (usize, usize) {
+    use query_specs::gamespy3::{
+        ChallengeReply, ChallengeRequest, QueryRequest, Request as Gs3Request, FLAGS_SPLIT,
+    };
+    let now = now();
+    let mut buf = [0u8; 16];
+    let (mut answered, mut parts) = (0, 0);
+    for round in 0..rounds {
+        let session_id = round as u32;
+        let len = Gs3Request::Challenge(ChallengeRequest { session_id })
+            .encode_into(&mut buf)
+            .unwrap();
+        sink.clear();
+        assert_eq!(
+            responder.handle(client(), &buf[..len], now, sink),
+            Verdict::Answered
+        );
+        let reply = sink.datagrams().next().unwrap_or_default();
+        let challenge = ChallengeReply::from_bytes(reply)
+            .and_then(|r| r.challenge())
+            .unwrap();
+        let query = Gs3Request::Query(QueryRequest::new(session_id, challenge, FLAGS_SPLIT));
+        let len = query.encode_into(&mut buf).unwrap();
+        sink.clear();
+        if responder.handle(client(), &buf[..len], now, sink) == Verdict::Answered
+            && sink.datagrams().all(|d| d.first() == Some(&0))
+        {
+            answered += 1;
+            parts += sink.len();
+        }
+    }
+    (answered, parts)
+}
+
+#[test]
+fn gamespy3_replies_allocate_nothing() {
+    use query_net::engines::gamespy3::{GameSpy3Config, GameSpy3Responder};
+    let mut responder = GameSpy3Responder::new(state(), GameSpy3Config::default());
+    let mut sink = ReplySink::default();
+    assert_eq!(gamespy3_rounds(&mut responder, &mut sink, 5).0, 5);
+    let (mut answered, mut parts) = (0, 0);
+    let count = allocations(|| (answered, parts) = gamespy3_rounds(&mut responder, &mut sink, 500));
+    assert_eq!(answered, 500);
+    // The state's players and rules take several 1400-byte parts.
+    assert!(parts > 500 * 2, "{parts} parts");
+    assert_eq!(
+        count, 0,
+        "{count} allocations for {answered} GameSpy 3 replies"
+    );
+}

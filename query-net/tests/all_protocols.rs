@@ -13,6 +13,7 @@ use query_net::engine::{DropReason, ReplySink, Responder, Verdict};
 use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::all::{route, AllProtocols};
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
+use query_net::engines::gamespy3::{GameSpy3Config, GameSpy3Responder};
 use query_net::engines::onequery::OneQueryResponder;
 use query_net::engines::quake3::{Quake3Config, Quake3Responder};
 use query_net::engines::samp::{SampConfig, SampResponder};
@@ -81,6 +82,15 @@ fn requests_of_every_protocol() -> Vec<(Protocol, Vec<u8>)> {
         (Protocol::Quake3, b"\xff\xff\xff\xffgetstatus\n".to_vec()),
         (Protocol::Quake3, b"\xff\xff\xff\xffgetstatus\0".to_vec()),
         (Protocol::Quake3, b"\xff\xff\xff\xffgetinfo xyz\n".to_vec()),
+        (Protocol::GameSpy3, b"\xfe\xfd\x09\x01\x02\x03\x04".to_vec()),
+        (
+            Protocol::GameSpy3,
+            b"\xfe\xfd\x00\x01\x02\x03\x04\xff\xff\xff\x01".to_vec(),
+        ),
+        (
+            Protocol::GameSpy3,
+            b"\xfe\xfd\x00\x01\x02\x03\x04\x00\x00\x30\x39\xff\xff\xff\x01".to_vec(),
+        ),
     ];
     requests.extend(b"ircd".iter().map(|&op| (Protocol::Samp, samp_request(op))));
     let mut ping = samp_request(b'p');
@@ -115,10 +125,18 @@ fn every_request_is_claimed_by_its_own_protocol_and_refused_by_the_others() {
         ),
         (
             Protocol::Quake3,
-            Box::new(Quake3Responder::new(shared, Quake3Config::default())),
+            Box::new(Quake3Responder::new(
+                shared.clone(),
+                Quake3Config::default(),
+            )),
+        ),
+        (
+            Protocol::GameSpy3,
+            Box::new(GameSpy3Responder::new(shared, GameSpy3Config::default())),
         ),
     ];
-    assert_eq!(responders.len(), Protocol::ALL.len());
+    // Minecraft is GameSpy 4, answered by the GameSpy 3 responder.
+    assert_eq!(responders.len(), Protocol::ALL.len() - 1);
     let from: SocketAddr = "192.0.2.1:5000".parse().unwrap();
     let mut sink = ReplySink::default();
     for (owner, request) in requests_of_every_protocol() {

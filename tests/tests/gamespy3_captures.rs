@@ -304,3 +304,77 @@ fn a_split_of_a_joined_reply_joins_back_to_it() {
         assert!(reply.table(SECTION_PLAYERS).is_some() || name.starts_with("crysis"));
     }
 }
+
+/// The client session, replayed on every capture's datagrams, agrees with GameQ on name, map,
+/// max players and player names (where GameQ differs, as in the test above: UT3's map is a
+/// key of GameQ's choosing, and GameQ trims leading spaces off names). Text is read as
+/// Windows-1252, the default: the Minecraft captures too send `§` as the one byte A7. The
+/// captures hold reply parts only, so the
+/// session's first query (without a challenge) is the one they answer.
+#[test]
+fn the_client_agrees_with_gameq_on_every_capture() {
+    use query_net::{replay, Options, Protocol};
+    let target = "127.0.0.1:29900".parse().unwrap();
+    let mut agreed = 0;
+    for name in CAPTURES {
+        let Some(datagrams) = capture(name) else {
+            return;
+        };
+        let options = Options::default();
+        let status = replay::status_from_replies(Protocol::GameSpy3, target, &datagrams, &options)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        // Every part arrived; a server listing fewer players than its `numplayers` (Project
+        // Reality counts players its table leaves out) is reported incomplete, as for SQP.
+        assert_eq!(
+            status.complete,
+            status.players.len() >= status.num_players as usize,
+            "{name}"
+        );
+        if !status.complete {
+            eprintln!(
+                "{name}: {} of {} players listed",
+                status.players.len(),
+                status.num_players
+            );
+        }
+        let other = other_client(name);
+        assert_eq!(
+            Some(status.name.as_str()),
+            other["hostname"].as_str(),
+            "{name}"
+        );
+        assert_eq!(
+            Some(u64::from(status.max_players)),
+            other["maxplayers"].as_str().and_then(|m| m.parse().ok()),
+            "{name}"
+        );
+        if name != "ut3_1" {
+            assert_eq!(
+                status.map.as_deref(),
+                other["mapname"].as_str().or(other["map"].as_str()),
+                "{name}"
+            );
+        }
+        let ours: Vec<&str> = status.players.iter().map(|p| p.name.trim()).collect();
+        let theirs: Vec<&str> = other["players"]
+            .as_array()
+            .map(|p| {
+                p.iter()
+                    .map(|p| {
+                        p.get("name")
+                            .or_else(|| p.get("player"))
+                            .and_then(|n| n.as_str())
+                            .unwrap_or_default()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert_eq!(ours, theirs, "{name}");
+        agreed += 1;
+    }
+    assert_eq!(agreed, CAPTURES.len());
+    eprintln!(
+        "GameSpy 3 client: {agreed} of {} captures agree with GameQ",
+        CAPTURES.len()
+    );
+}

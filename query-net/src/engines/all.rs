@@ -1,8 +1,9 @@
 //! One responder for every protocol on one port, dispatching on the first bytes.
 //!
-//! The six request formats cannot be mistaken for one another: each is told by its first
-//! byte (`O` or `H`, `S`, `\`, `00` or `01`, `FF`), and the two that start with `FF FF FF FF`
-//! by the byte after it (`T`, `U`, `V` for A2S, `g` for Quake 3).
+//! The request formats cannot be mistaken for one another: each is told by its first
+//! byte (`O` or `H`, `S`, `\`, `00` or `01`, `FF`, `FE`), the two that start with `FF FF FF FF`
+//! by the byte after it (`T`, `U`, `V` for A2S, `g` for Quake 3), and the GameSpy 2 and 3
+//! requests that start with `FE FD` by their exact lengths (GameSpy 2's is 10 bytes).
 //!
 //! | first bytes | length | protocol |
 //! |---|---|---|
@@ -13,17 +14,20 @@
 //! | `01` | 8 | SQP query request |
 //! | `FF FF FF FF` then `T`, `U` or `V` | any | A2S INFO, PLAYER or RULES |
 //! | `FF FF FF FF` then `getstatus` or `getinfo` | any | Quake 3 |
+//! | `FE FD 09` | 7 | GameSpy 3/4 challenge request |
+//! | `FE FD 00` ... `FF FF FF 01` | 11 or 15 | GameSpy 3/4 query (15 with the challenge) |
 //!
 //! Anything else is dropped as malformed without reaching any protocol's responder; each
 //! responder then checks the rest (A2S its exact sizes).
 
 use std::net::SocketAddr;
 
-use query_specs::{a2s, onequery, quake3, samp, sqp};
+use query_specs::{a2s, gamespy3, onequery, quake3, samp, sqp};
 use query_wire::{kv, Decode};
 
 use super::a2s::{A2sConfig, A2sResponder};
 use super::gamespy1::{GameSpy1Config, GameSpy1Responder};
+use super::gamespy3::{GameSpy3Config, GameSpy3Responder};
 use super::onequery::OneQueryResponder;
 use super::quake3::{Quake3Config, Quake3Responder};
 use super::samp::{SampConfig, SampResponder};
@@ -65,6 +69,8 @@ pub fn route(datagram: &[u8]) -> Option<Protocol> {
         Some(Protocol::A2s)
     } else if is_quake3_request(datagram) {
         Some(Protocol::Quake3)
+    } else if is_gamespy3_request(datagram) {
+        Some(Protocol::GameSpy3)
     } else if sqp::Request::from_bytes(datagram).is_ok() {
         // Exactly a challenge request or a query request: the declaration checks the length.
         Some(Protocol::Sqp)
@@ -93,7 +99,19 @@ fn is_quake3_request(datagram: &[u8]) -> bool {
     datagram.starts_with(&quake3::GETSTATUS[..13]) || datagram.starts_with(&quake3::GETINFO[..11])
 }
 
-/// Answers SQP, OneQuery, SA:MP, GameSpy v1, A2S and Quake 3 on one socket, from one [`SharedState`].
+/// Whether `datagram` is a GameSpy 3/4 request by its exact length: a 7-byte challenge
+/// request, or an 11- or 15-byte query ending in `FF FF FF 01` (never GameSpy 2's 10 bytes).
+fn is_gamespy3_request(datagram: &[u8]) -> bool {
+    match datagram {
+        [0xfe, 0xfd, gamespy3::KIND_CHALLENGE, ..] => datagram.len() == 7,
+        [0xfe, 0xfd, gamespy3::KIND_QUERY, ..] => {
+            matches!(datagram.len(), 11 | 15) && datagram.ends_with(&gamespy3::FLAGS_SPLIT)
+        }
+        _ => false,
+    }
+}
+
+/// Answers SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3 and GameSpy 3/4 (Minecraft) on one socket, from one [`SharedState`].
 ///
 /// Each protocol keeps its own responder (SQP's challenge table, OneQuery's token key and
 /// A2S's challenge key, the SA:MP, GameSpy and A2S reply caches); this type only routes with [`route`], so a datagram costs
@@ -121,6 +139,7 @@ pub struct AllProtocols {
     gamespy1: GameSpy1Responder,
     a2s: A2sResponder,
     quake3: Quake3Responder,
+    gamespy3: GameSpy3Responder,
 }
 
 impl AllProtocols {
@@ -132,7 +151,8 @@ impl AllProtocols {
             samp: SampResponder::new(state.clone(), SampConfig::default()),
             gamespy1: GameSpy1Responder::new(state.clone(), GameSpy1Config::default()),
             a2s: A2sResponder::new(state.clone(), A2sConfig::default()),
-            quake3: Quake3Responder::new(state, Quake3Config::default()),
+            quake3: Quake3Responder::new(state.clone(), Quake3Config::default()),
+            gamespy3: GameSpy3Responder::new(state, GameSpy3Config::default()),
         }
     }
 
@@ -177,6 +197,13 @@ impl AllProtocols {
         self.quake3 = quake3;
         self
     }
+
+    /// Replaces the GameSpy 3/4 responder (to set its configuration or challenge secret).
+    #[must_use]
+    pub fn with_gamespy3(mut self, gamespy3: GameSpy3Responder) -> Self {
+        self.gamespy3 = gamespy3;
+        self
+    }
 }
 
 impl Responder for AllProtocols {
@@ -195,6 +222,10 @@ impl Responder for AllProtocols {
             Some(Protocol::GameSpy1) => self.gamespy1.handle(from, datagram, now, replies),
             Some(Protocol::A2s) => self.a2s.handle(from, datagram, now, replies),
             Some(Protocol::Quake3) => self.quake3.handle(from, datagram, now, replies),
+            // One responder answers both: GameSpy 4 is GameSpy 3 with the challenge.
+            Some(Protocol::GameSpy3 | Protocol::Minecraft) => {
+                self.gamespy3.handle(from, datagram, now, replies)
+            }
         }
     }
 }
@@ -232,5 +263,17 @@ mod tests {
             Some(Protocol::Quake3)
         );
         assert_eq!(route(b"\xff\xff\xff\xffgetchallenge\n"), None);
+        assert_eq!(
+            route(b"\xfe\xfd\x09\x01\x02\x03\x04"),
+            Some(Protocol::GameSpy3)
+        );
+        assert_eq!(route(b"\xfe\xfd\x09\x01\x02\x03"), None);
+        let query = b"\xfe\xfd\x00\x01\x02\x03\x04\xff\xff\xff\x01";
+        assert_eq!(route(query), Some(Protocol::GameSpy3));
+        let challenged = b"\xfe\xfd\x00\x01\x02\x03\x04\x00\x00\x30\x39\xff\xff\xff\x01";
+        assert_eq!(route(challenged), Some(Protocol::GameSpy3));
+        // GameSpy 2's 10-byte request and Minecraft's basic stat are not GameSpy 3 queries.
+        assert_eq!(route(b"\xfe\xfd\x00\x01\x02\x03\x04\xff\xff\xff"), None);
+        assert_eq!(route(b"\xfe\xfd\x00\x01\x02\x03\x04\x00\x00\x30\x39"), None);
     }
 }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use query_net::engines::sqp::{chunk_names, find_chunks, ChunkSearchError};
 use query_net::{replay, Options, Protocol, ServerStatus};
-use query_specs::{a2s, gamespy1, onequery, quake3, samp, sqp};
+use query_specs::{a2s, gamespy1, gamespy3, onequery, quake3, samp, sqp};
 use query_wire::{Decode, TextEncoding};
 use serde::Serialize;
 
@@ -70,6 +70,9 @@ fn decode_datagrams(args: &DecodeArgs, datagrams: &[Datagram]) -> Outcome<(Body,
             decode_a2s(datagrams, args.as_kind, encoding)
         }
         Protocol::Quake3 => each_datagram(datagrams, |d| decode_quake3(d, args.as_kind, encoding)),
+        Protocol::GameSpy3 | Protocol::Minecraft => each_datagram(datagrams, |d| {
+            decode_gamespy3(d, args.protocol, args.as_kind, encoding)
+        }),
     }
 }
 
@@ -613,6 +616,35 @@ fn decode_quake3(
             } else {
                 quake3::StatusResponse::decode(bytes, TextEncoding::Windows1252)
                     .map(|r| serialize(&r))
+            }
+        },
+        PacketKind::Request,
+    )?;
+    if encoding != TextEncoding::Windows1252 {
+        reading.packet.map_strings(&|text| reread(text, encoding));
+    }
+    Ok((reading, notes))
+}
+
+/// A GameSpy 3/4 request, challenge reply or reply part (each part alone; `--status` joins
+/// them), its text read in `encoding` as for SA:MP.
+fn decode_gamespy3(
+    datagram: &Datagram,
+    protocol: Protocol,
+    forced: Option<PacketKind>,
+    encoding: TextEncoding,
+) -> Outcome<Decoded> {
+    let bytes = &datagram.bytes;
+    let (mut reading, notes) = choose(
+        datagram,
+        protocol,
+        forced,
+        || gamespy3::Request::from_bytes(bytes).map(|r| serialize(&r)),
+        || {
+            if bytes.first() == Some(&gamespy3::KIND_CHALLENGE) {
+                gamespy3::ChallengeReply::from_bytes(bytes).map(|r| serialize(&r))
+            } else {
+                gamespy3::Part::from_bytes(bytes).map(|r| serialize(&r))
             }
         },
         PacketKind::Request,

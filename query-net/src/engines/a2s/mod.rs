@@ -47,7 +47,7 @@
 //!   255 go in the keywords as `cp<N>,mp<N>`, as Rust does. Rules are sent as text, flags as
 //!   `1`/`0` like Source cvars. Rows and rules past 32 KiB of reply are left out.
 
-mod responder;
+pub(crate) mod responder;
 mod status;
 
 pub use responder::{A2sConfig, A2sResponder, SPLIT_SIZE};

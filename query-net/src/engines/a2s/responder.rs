@@ -302,13 +302,13 @@ fn push_parts(whole: &[u8], id: u32, limit: usize, replies: &mut ReplySink) -> V
 /// Challenges as a keyed MAC of the client's address and the time window: nothing is kept per
 /// client, and a challenge may be used for every request of its window, as Source allows.
 #[derive(Clone)]
-struct ChallengeKey {
+pub(crate) struct ChallengeKey {
     /// HMAC state already keyed with the secret, cloned per challenge instead of re-keying.
     keyed: Hmac<Sha256>,
 }
 
 impl ChallengeKey {
-    fn new(secret: &[u8; 32]) -> Self {
+    pub(crate) fn new(secret: &[u8; 32]) -> Self {
         // HMAC is defined for keys of any length, so keying cannot fail.
         let keyed = <Hmac<Sha256> as KeyInit>::new_from_slice(secret)
             .expect("HMAC accepts keys of any length");
@@ -317,7 +317,7 @@ impl ChallengeKey {
 
     /// The challenge of `client` (IP and port: another port of the same IP cannot use it) in
     /// `window`: 31 bits of the MAC, so never the `-1` of a request that has none.
-    fn for_window(&self, client: SocketAddr, window: u64) -> i32 {
+    pub(crate) fn for_window(&self, client: SocketAddr, window: u64) -> i32 {
         let mut mac = self.keyed.clone();
         mac.update(&window.to_le_bytes());
         match client.ip().to_canonical() {

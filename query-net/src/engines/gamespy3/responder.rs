@@ -1,0 +1,489 @@
+//! The GameSpy 3/4 responder: challenges issued and checked, the full query answered from the
+//! server state.
+//!
+//! - `FE FD 09` + session id → `09`, the session id, the challenge in ASCII digits. Challenges
+//!   are a keyed MAC of the source address and the time window (as A2S's): nothing is kept per
+//!   client, a challenge serves every query of its window and the one after. They run from 1
+//!   to 99999, so that the challenge reply (at most 11 bytes) is never longer than a query: a
+//!   forged query without a valid challenge gets at most the challenge back.
+//! - `FE FD 00` + session id + challenge + `FF FF FF 01` → the reply parts: section 0 the
+//!   server's key/values (`hostname`, `gamename`, `gamever`, `version`, `mapname`, `map`,
+//!   `gametype`, `numplayers`, `maxplayers`, `password`, `hostport`, then the state's rules),
+//!   section 1 the players (`player_`, `score_`, `ping_`, `team_`), section 2 the teams
+//!   (`team_t`, `score_t`), cut by the specs' [`split_reply`] at 1400 bytes the way real
+//!   servers cut them (key/values whole, columns continued with the count of values sent).
+//! - With [`GameSpy3Config::require_challenge`] off (Battlefield 2 style), a query without a
+//!   challenge is answered too; a challenge request still gets one (`0` is never given).
+//! - Text goes out in [`GameSpy3Config::encoding`], NULs as `?`, cut to 255 bytes; a column
+//!   value cannot be empty (it would end the column), so an empty name or team is sent as `?`.
+//!   At most [`MAX_ROWS`] players and teams, 24 KiB of player values and 8 KiB of
+//!   key/values (rules past it are left out), so that a reply stays within the parts a
+//!   client holds.
+//!
+//! Everything is encoded once per state snapshot with session id 0; a reply copies the parts
+//! and writes the request's session id into them, allocating nothing.
+
+use std::borrow::Cow;
+use std::net::SocketAddr;
+use std::ops::Range;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use query_specs::gamespy3::{
+    split_reply, ChallengeReply, JoinedColumn, KeyValue, ReplyContent, Request, Table, FLAGS_SPLIT,
+    MAX_DATAGRAM, SECTION_PLAYERS, SECTION_TEAMS,
+};
+use query_wire::{Decode, Encode, Text, TextEncoding};
+
+use super::DEFAULT_ENCODING;
+use crate::clock::Now;
+use crate::engine::{DropReason, ReplySink, Responder, Verdict};
+use crate::engines::a2s::responder::ChallengeKey;
+use crate::engines::fit;
+use crate::state::{RuleValue, ServerState, SharedState};
+
+/// Players (and teams) past this many are left out: a continued column counts at most 255.
+pub const MAX_ROWS: usize = 255;
+/// Rules stop once the key/values take this many bytes (they are never cut across parts).
+const MAX_DETAILS_BYTES: usize = 8 * 1024;
+/// Players stop once their values take this many bytes: the parts stay under MAX_PARTS.
+const MAX_TABLE_BYTES: usize = 24 * 1024;
+/// Keys and values are cut to this many bytes.
+const MAX_TEXT: usize = 255;
+/// Challenges run from 1 to this.
+const MAX_CHALLENGE: u32 = 99_999;
+/// Where the session id sits in a reply part, after the type byte.
+const SESSION_AT: Range<usize> = 1..5;
+
+/// How a [`GameSpy3Responder`] presents the server, beyond the [`ServerState`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GameSpy3Config {
+    /// `gamename` (`battlefield2`, `MINECRAFT`...); not sent when empty.
+    pub game_name: String,
+    /// The encoding of every text on the wire.
+    pub encoding: TextEncoding,
+    /// The largest reply part (the service's own cap applies too).
+    pub max_datagram: usize,
+    /// Answer the query only with a valid challenge (GameSpy 4, Minecraft); off, a query
+    /// without one is answered too (GameSpy 3, Battlefield 2).
+    pub require_challenge: bool,
+    /// How long a challenge stays valid: between this and twice this.
+    pub challenge_window: Duration,
+}
+
+impl Default for GameSpy3Config {
+    /// No game name, Windows-1252, 1400-byte parts, challenge required, 30-second windows.
+    fn default() -> Self {
+        GameSpy3Config {
+            game_name: String::new(),
+            encoding: DEFAULT_ENCODING,
+            max_datagram: MAX_DATAGRAM,
+            require_challenge: true,
+            challenge_window: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Answers GameSpy 3/4 queries from a [`SharedState`]; see the [module](self) docs.
+///
+/// ```
+/// use query_net::engines::gamespy3::{GameSpy3Config, GameSpy3Responder};
+/// use query_net::service::Service;
+/// use query_net::state::{ServerState, SharedState};
+///
+/// let state = SharedState::new(ServerState { name: "Fort".into(), max_players: 8, ..ServerState::default() });
+/// let mut service = Service::new(GameSpy3Responder::new(state, GameSpy3Config::default())).rate_limit(None);
+/// let from = "192.0.2.1:5000".parse().unwrap();
+/// // A query without the challenge gets the challenge, no longer than the query.
+/// let query = b"\xfe\xfd\x00\x01\x02\x03\x04\xff\xff\xff\x01";
+/// let challenge = service.handle(from, query).next().unwrap().to_vec();
+/// assert!(challenge.starts_with(b"\x09\x01\x02\x03\x04") && challenge.len() <= query.len());
+/// let digits: i32 = std::str::from_utf8(&challenge[5..challenge.len() - 1]).unwrap().parse().unwrap();
+/// let mut again = query[..7].to_vec();
+/// again.extend_from_slice(&digits.to_be_bytes());
+/// again.extend_from_slice(b"\xff\xff\xff\x01");
+/// let parts: Vec<Vec<u8>> = service.handle(from, &again).map(<[u8]>::to_vec).collect();
+/// assert_eq!(parts.len(), 1);
+/// assert!(parts[0].starts_with(b"\x00\x01\x02\x03\x04splitnum\x00\x80\x00hostname\x00Fort\x00"));
+/// ```
+#[derive(Debug)]
+pub struct GameSpy3Responder {
+    state: SharedState,
+    config: GameSpy3Config,
+    key: ChallengeKey,
+    encoded: Option<Encoded>,
+}
+
+impl GameSpy3Responder {
+    /// Answers from `state` as `config` says, with a random challenge key.
+    pub fn new(state: SharedState, config: GameSpy3Config) -> Self {
+        let mut secret = [0u8; 32];
+        rand::fill(&mut secret);
+        GameSpy3Responder {
+            state,
+            config,
+            key: ChallengeKey::new(&secret),
+            encoded: None,
+        }
+    }
+
+    /// Derives challenges from `secret` instead of a random one.
+    pub fn with_secret(mut self, secret: &[u8; 32]) -> Self {
+        self.key = ChallengeKey::new(secret);
+        self
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &GameSpy3Config {
+        &self.config
+    }
+
+    /// The challenge `client` is given at `wall`.
+    pub fn challenge(&self, client: SocketAddr, wall: SystemTime) -> i32 {
+        self.for_window(client, self.window(wall))
+    }
+
+    fn for_window(&self, client: SocketAddr, window: u64) -> i32 {
+        let mac = self.key.for_window(client, window).unsigned_abs();
+        // 1..=MAX_CHALLENGE, which fits an i32.
+        i32::try_from(mac % MAX_CHALLENGE + 1).unwrap_or(1)
+    }
+
+    fn is_valid(&self, client: SocketAddr, challenge: i32, wall: SystemTime) -> bool {
+        let window = self.window(wall);
+        challenge == self.for_window(client, window)
+            || window
+                .checked_sub(1)
+                .is_some_and(|before| challenge == self.for_window(client, before))
+    }
+
+    fn window(&self, wall: SystemTime) -> u64 {
+        let millis = self.config.challenge_window.as_millis().max(1);
+        let since = wall.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
+        u64::try_from(since.as_millis() / millis).unwrap_or(u64::MAX)
+    }
+
+    fn refresh(&mut self) -> Result<&Encoded, query_wire::Error> {
+        let current = self.state.load();
+        let stale = !matches!(&self.encoded, Some(e) if Arc::ptr_eq(&e.snapshot, &current));
+        if stale {
+            let reuse = self.encoded.take().map(|e| (e.bytes, e.ends));
+            self.encoded = Some(Encoded::build(Arc::clone(&current), &self.config, reuse)?);
+        }
+        self.encoded.as_ref().ok_or_else(|| {
+            query_wire::Error::new(query_wire::ErrorKind::Invalid("no encoded reply"), 0)
+        })
+    }
+
+    fn push_challenge(
+        &self,
+        from: SocketAddr,
+        session_id: u32,
+        wall: SystemTime,
+        replies: &mut ReplySink,
+    ) -> Result<usize, query_wire::Error> {
+        let mut digits = [0u8; 10];
+        let digits = decimal(self.challenge(from, wall).unsigned_abs(), &mut digits);
+        let reply = ChallengeReply { session_id, digits };
+        replies.push_encoded(&reply, ())?;
+        Ok(reply.encoded_len(()))
+    }
+
+    fn answer(&mut self, session_id: u32, replies: &mut ReplySink) -> Verdict {
+        let max = replies.max_datagram();
+        let Ok(encoded) = self.refresh() else {
+            return Verdict::Dropped(DropReason::Unsupported);
+        };
+        let mut start = 0;
+        for &end in &encoded.ends {
+            let part = &encoded.bytes[start..end];
+            start = end;
+            if part.len() > max {
+                return Verdict::Dropped(DropReason::Unsupported);
+            }
+            let pushed = replies.push_with(|buf| {
+                buf[..part.len()].copy_from_slice(part);
+                buf[SESSION_AT].copy_from_slice(&session_id.to_be_bytes());
+                Ok::<usize, query_wire::Error>(part.len())
+            });
+            if pushed.is_err() {
+                return Verdict::Dropped(DropReason::Unsupported);
+            }
+        }
+        Verdict::Answered
+    }
+}
+
+impl Responder for GameSpy3Responder {
+    fn handle(
+        &mut self,
+        from: SocketAddr,
+        datagram: &[u8],
+        now: Now,
+        replies: &mut ReplySink,
+    ) -> Verdict {
+        let Ok(request) = Request::from_bytes(datagram) else {
+            return Verdict::Dropped(DropReason::Malformed);
+        };
+        let query = match request {
+            Request::Challenge(c) => {
+                return match self.push_challenge(from, c.session_id, now.wall, replies) {
+                    Ok(_) => Verdict::Answered,
+                    Err(_) => Verdict::Dropped(DropReason::Unsupported),
+                };
+            }
+            Request::Query(q) => q,
+        };
+        if query.payload() != FLAGS_SPLIT {
+            // Minecraft's basic stat, Just Cause 2's own format: not served.
+            return Verdict::Dropped(DropReason::Unsupported);
+        }
+        let proven = query
+            .challenge()
+            .is_some_and(|c| self.is_valid(from, c, now.wall));
+        if proven {
+            // Only `from` was given this challenge: the source is not spoofed.
+            replies.mark_proven();
+            return self.answer(query.session_id, replies);
+        }
+        if !self.config.require_challenge {
+            return self.answer(query.session_id, replies);
+        }
+        match self.push_challenge(from, query.session_id, now.wall, replies) {
+            Ok(len) if len <= datagram.len() => Verdict::Answered,
+            Ok(_) => {
+                replies.clear();
+                Verdict::Dropped(DropReason::BadChallenge)
+            }
+            Err(_) => Verdict::Dropped(DropReason::Unsupported),
+        }
+    }
+}
+
+/// `n` in ASCII digits, written at the end of `buf`.
+fn decimal(mut n: u32, buf: &mut [u8; 10]) -> &str {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    // Only ASCII digits were written.
+    std::str::from_utf8(&buf[at..]).unwrap_or("0")
+}
+
+/// The reply parts of one state snapshot, with session id 0.
+#[derive(Debug)]
+struct Encoded {
+    /// Held so that the pointer compared against stays this snapshot's.
+    snapshot: Arc<ServerState>,
+    bytes: Vec<u8>,
+    /// Where each part ends in `bytes`.
+    ends: Vec<usize>,
+}
+
+impl Encoded {
+    fn build(
+        snapshot: Arc<ServerState>,
+        config: &GameSpy3Config,
+        reuse: Option<(Vec<u8>, Vec<usize>)>,
+    ) -> Result<Self, query_wire::Error> {
+        let (mut bytes, mut ends) = reuse.unwrap_or_default();
+        bytes.clear();
+        ends.clear();
+        let content = content(&snapshot, config);
+        let parts = match split_reply(&content, 0, config.max_datagram) {
+            Ok(parts) => parts,
+            // Tables that cannot be cut (a value longer than a part): the key/values alone.
+            Err(_) => {
+                let details = ReplyContent {
+                    details: content.details.clone(),
+                    tables: Vec::new(),
+                };
+                let parts = split_reply(&details, 0, config.max_datagram)?;
+                parts.into_iter().map(owned_part).collect()
+            }
+        };
+        for part in &parts {
+            let at = bytes.len();
+            bytes.resize(at + part.encoded_len(()), 0);
+            let written = part.encode_into_with(&mut bytes[at..], ())?;
+            bytes.truncate(at + written);
+            ends.push(bytes.len());
+        }
+        Ok(Encoded {
+            snapshot,
+            bytes,
+            ends,
+        })
+    }
+}
+
+fn owned_part(part: query_specs::gamespy3::Part<'_>) -> query_specs::gamespy3::Part<'static> {
+    query_specs::gamespy3::Part {
+        session_id: part.session_id,
+        splitnum: part.splitnum,
+        part: part.part,
+        section: part.section,
+        details: part.details.map(|d| {
+            d.into_iter()
+                .map(|kv| KeyValue {
+                    key: kv.key.into_owned(),
+                    value: kv.value.into_owned(),
+                })
+                .collect()
+        }),
+        continued: part
+            .continued
+            .map(|cs| cs.into_iter().map(owned_column).collect()),
+        sections: part
+            .sections
+            .into_iter()
+            .map(|s| query_specs::gamespy3::Section {
+                kind: s.kind,
+                columns: s.columns.into_iter().map(owned_column).collect(),
+            })
+            .collect(),
+    }
+}
+
+fn owned_column(c: query_specs::gamespy3::Column<'_>) -> query_specs::gamespy3::Column<'static> {
+    query_specs::gamespy3::Column {
+        name: c.name.into_owned(),
+        offset: c.offset,
+        values: c.values.into_iter().map(Text::into_owned).collect(),
+    }
+}
+
+/// The key/values and tables the state says, as the wire carries them.
+fn content(state: &ServerState, config: &GameSpy3Config) -> ReplyContent<'static> {
+    let encoding = config.encoding;
+    let text = |s: &str| -> Text<'static> {
+        let cut = fit::cut(s, encoding, MAX_TEXT);
+        let cut: Cow<'_, str> = if cut.contains('\0') {
+            Cow::Owned(cut.replace('\0', "?"))
+        } else {
+            Cow::Borrowed(cut)
+        };
+        Text::from_bytes(&encoding.encode_lossy(&cut)).into_owned()
+    };
+    let value = |s: &str| -> Text<'static> {
+        if s.is_empty() {
+            text("?")
+        } else {
+            text(s)
+        }
+    };
+    let mut details = Vec::new();
+    let mut pair = |key: &str, v: &str| {
+        details.push(KeyValue {
+            key: Text::from_bytes(key.as_bytes()).into_owned(),
+            value: text(v),
+        });
+    };
+    pair("hostname", &state.name);
+    if !config.game_name.is_empty() {
+        pair("gamename", &config.game_name);
+    }
+    if !state.version.is_empty() {
+        pair("gamever", &state.version);
+        pair("version", &state.version);
+    }
+    if !state.map.is_empty() {
+        pair("mapname", &state.map);
+        pair("map", &state.map);
+    }
+    if !state.game_type.is_empty() {
+        pair("gametype", &state.game_type);
+    }
+    pair("numplayers", &state.num_players().to_string());
+    pair("maxplayers", &state.max_players.to_string());
+    pair("password", if state.password { "1" } else { "0" });
+    if state.port != 0 {
+        pair("hostport", &state.port.to_string());
+    }
+    let declared: Vec<Vec<u8>> = details
+        .iter()
+        .map(|kv| kv.key.as_bytes().to_vec())
+        .collect();
+    let mut details_bytes: usize = details
+        .iter()
+        .map(|kv| kv.key.as_bytes().len() + kv.value.as_bytes().len() + 2)
+        .sum();
+    for (key, rule) in &state.rules {
+        let key = text(key);
+        if key.as_bytes().is_empty() || declared.iter().any(|d| d == key.as_bytes()) {
+            continue;
+        }
+        let rule = match rule {
+            RuleValue::Text(t) => text(t),
+            other => text(&other.to_string()),
+        };
+        details_bytes += key.as_bytes().len() + rule.as_bytes().len() + 2;
+        if details_bytes > MAX_DETAILS_BYTES {
+            break;
+        }
+        details.push(KeyValue { key, value: rule });
+    }
+
+    let mut table_bytes = 0;
+    let rows = state
+        .players
+        .iter()
+        .take(MAX_ROWS)
+        .take_while(|p| {
+            // The name, score, ping and team, each ended by a NUL.
+            table_bytes += p.name.len() + p.team.as_deref().map_or(0, str::len) + 4 + 24;
+            table_bytes <= MAX_TABLE_BYTES
+        })
+        .count();
+    let players = &state.players[..rows];
+    let mut tables = Vec::new();
+    let column = |name: &str, values: Vec<Text<'static>>| JoinedColumn {
+        name: Text::from_bytes(name.as_bytes()).into_owned(),
+        values,
+    };
+    if !players.is_empty() {
+        let mut columns = vec![
+            column("player_", players.iter().map(|p| value(&p.name)).collect()),
+            column(
+                "score_",
+                players.iter().map(|p| text(&p.score.to_string())).collect(),
+            ),
+            column(
+                "ping_",
+                players.iter().map(|p| text(&p.ping.to_string())).collect(),
+            ),
+        ];
+        if players.iter().any(|p| p.team.is_some()) {
+            columns.push(column(
+                "team_",
+                players
+                    .iter()
+                    .map(|p| value(p.team.as_deref().unwrap_or_default()))
+                    .collect(),
+            ));
+        }
+        tables.push(Table {
+            kind: SECTION_PLAYERS,
+            columns,
+        });
+    }
+    let teams = &state.teams[..state.teams.len().min(MAX_ROWS)];
+    if !teams.is_empty() {
+        tables.push(Table {
+            kind: SECTION_TEAMS,
+            columns: vec![
+                column("team_t", teams.iter().map(|t| value(&t.name)).collect()),
+                column(
+                    "score_t",
+                    teams.iter().map(|t| text(&t.score.to_string())).collect(),
+                ),
+            ],
+        });
+    }
+    ReplyContent { details, tables }
+}
