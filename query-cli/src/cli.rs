@@ -79,6 +79,7 @@ Examples:
   gsq query auto 203.0.113.5:27015          whichever protocol answers on that port
   gsq query gamespy1 ut.example.org:7778 --encoding latin1
   gsq query quake3 203.0.113.5:28960          Call of Duty (Quake 3 engine)
+  gsq query gamespy2 203.0.113.5:2302         Halo, ArmA (GameSpy 2)
   gsq query onequery hytale.example.org --token \"$ONEQUERY_TOKEN\"
   gsq query samp 203.0.113.5 --rcon-password secret --rcon players
   gsq query sqp 203.0.113.5 --fetch none --timeout 500ms --retries 0
@@ -90,7 +91,7 @@ Examples:
     "Default ports, used when the address has none:\n  {DEFAULT_PORTS_HELP}.\n{QUERY_HELP}"
 ))]
 pub struct QueryArgs {
-    /// Protocol: sqp, onequery, samp, gamespy1, a2s, quake3, or auto (try them all at once).
+    /// Protocol: sqp, onequery, samp, gamespy1, a2s, quake3, gamespy2, or auto (try them all at once).
     #[arg(value_parser = parse_protocol_choice)]
     pub protocol: ProtocolChoice,
 
@@ -227,7 +228,7 @@ const BULK_HELP: &str = "\
 Input: one target per line, `<protocol> <host[:port]>`, or `<host[:port]>` with --protocol.
 Blank lines and lines starting with `#` are skipped; a line that does not parse becomes an
 error object in the output and the run goes on. Hosts without a port use the protocol's
-default port (sqp 7779, onequery 5520, samp 7777, gamespy1 23000, a2s 27015, quake3 27960).
+default port (sqp 7779, onequery 5520, samp 7777, gamespy1 23000, a2s 27015, quake3 27960, gamespy2 2302).
 
 Output: one JSON object per line (NDJSON), in completion order. An answer is the ServerStatus
 object of `gsq query --json` plus `target` (as written in the input) and `line`; a failure is
@@ -343,7 +344,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub quake3: Option<SocketAddr>,
 
-    /// Answer every protocol (SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3) on this one address.
+    /// Answer GameSpy 2 queries (details, players, teams) on this address.
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
+    pub gamespy2: Option<SocketAddr>,
+
+    /// Answer every protocol (SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3, GameSpy 2) on this one address.
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub all: Option<SocketAddr>,
 
@@ -504,7 +509,7 @@ Examples:
 #[derive(Debug, Clone, Args)]
 #[command(after_help = DECODE_HELP)]
 pub struct DecodeArgs {
-    /// Protocol: sqp, onequery, samp, gamespy1, a2s, quake3.
+    /// Protocol: sqp, onequery, samp, gamespy1, a2s, quake3, gamespy2.
     #[arg(value_parser = parse_protocol)]
     pub protocol: Protocol,
 

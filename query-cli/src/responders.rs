@@ -8,6 +8,7 @@ use query_net::engine::{ReplySink, Responder, Verdict};
 use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::all::AllProtocols;
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
+use query_net::engines::gamespy2::{GameSpy2Config, GameSpy2Responder};
 use query_net::engines::onequery::{Access, AuthSecret, OneQueryResponder, Permissions};
 use query_net::engines::quake3::{Quake3Config, Quake3Responder};
 use query_net::engines::samp::{unknown_command, SampConfig, SampResponder};
@@ -115,13 +116,15 @@ pub fn build(role: Role, state: &SharedState, settings: &Settings) -> Outcome<An
         Role::One(Protocol::GameSpy1) => Box::new(gamespy1(state, settings)),
         Role::One(Protocol::A2s) => Box::new(a2s(state, settings)),
         Role::One(Protocol::Quake3) => Box::new(quake3(state, settings)),
+        Role::One(Protocol::GameSpy2) => Box::new(gamespy2(state)),
         Role::All => Box::new(
             AllProtocols::new(state.clone())
                 .with_onequery(onequery(state, settings))
                 .with_samp(samp(state, settings))
                 .with_gamespy1(gamespy1(state, settings))
                 .with_a2s(a2s(state, settings))
-                .with_quake3(quake3(state, settings)),
+                .with_quake3(quake3(state, settings))
+                .with_gamespy2(gamespy2(state)),
         ),
     })
 }
@@ -135,6 +138,11 @@ fn gamespy1(state: &SharedState, settings: &Settings) -> GameSpy1Responder {
             ..GameSpy1Config::default()
         },
     )
+}
+
+/// GameSpy 2 text is Windows-1252, the specs' encoding, whatever `--encoding` says.
+fn gamespy2(state: &SharedState) -> GameSpy2Responder {
+    GameSpy2Responder::new(state.clone(), GameSpy2Config::default())
 }
 
 fn quake3(state: &SharedState, settings: &Settings) -> Quake3Responder {

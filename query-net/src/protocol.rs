@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// A game-query protocol.
 ///
-/// The names (`sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`) are the same in `Display`, `FromStr`, JSON
+/// The names (`sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`, `gamespy2`) are the same in `Display`, `FromStr`, JSON
 /// and the command line.
 ///
 /// ```
@@ -36,17 +36,20 @@ pub enum Protocol {
     /// The Quake 3 family: Quake 3, Call of Duty 1-4, Enemy Territory, Jedi Knight, Urban
     /// Terror (`getstatus`).
     Quake3,
+    /// GameSpy 2: Halo, SWAT 4, Hidden & Dangerous 2, ArmA, Battlefield Vietnam.
+    GameSpy2,
 }
 
 impl Protocol {
     /// Every protocol, in a stable order.
-    pub const ALL: [Protocol; 6] = [
+    pub const ALL: [Protocol; 7] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
         Protocol::GameSpy1,
         Protocol::A2s,
         Protocol::Quake3,
+        Protocol::GameSpy2,
     ];
 
     /// The port servers of the protocol usually answer on, for a target given without one:
@@ -60,6 +63,9 @@ impl Protocol {
     ///   answer on a query port of their own, which must then be given).
     /// - Quake 3: 27960, the game port, which also answers queries (Call of Duty uses 28960,
     ///   which must then be given).
+    /// - GameSpy 2: 2302, where Halo and ArmA, the most played GameSpy 2 games, answer (4 of
+    ///   the 6 captured servers); SWAT 4 (game port + 2), Hidden & Dangerous 2 and Battlefield
+    ///   Vietnam (23000) use ports of their own, which must then be given.
     pub fn default_port(self) -> u16 {
         match self {
             Protocol::Sqp => 7779,
@@ -68,10 +74,11 @@ impl Protocol {
             Protocol::GameSpy1 => 23000,
             Protocol::A2s => 27015,
             Protocol::Quake3 => 27960,
+            Protocol::GameSpy2 => 2302,
         }
     }
 
-    /// The protocol's short name: `sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`.
+    /// The protocol's short name: `sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`, `gamespy2`.
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Sqp => "sqp",
@@ -80,6 +87,7 @@ impl Protocol {
             Protocol::GameSpy1 => "gamespy1",
             Protocol::A2s => "a2s",
             Protocol::Quake3 => "quake3",
+            Protocol::GameSpy2 => "gamespy2",
         }
     }
 }

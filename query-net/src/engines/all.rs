@@ -1,8 +1,8 @@
 //! One responder for every protocol on one port, dispatching on the first bytes.
 //!
-//! The six request formats cannot be mistaken for one another: each is told by its first
+//! The seven request formats cannot be mistaken for one another: each is told by its first
 //! byte (`O` or `H`, `S`, `\`, `00` or `01`, `FF`), and the two that start with `FF FF FF FF`
-//! by the byte after it (`T`, `U`, `V` for A2S, `g` for Quake 3).
+//! by the byte after it (`T`, `U`, `V` for A2S, `g` for Quake 3); `FE FD 00` (GameSpy 2) is told from GameSpy 3 by its length.
 //!
 //! | first bytes | length | protocol |
 //! |---|---|---|
@@ -13,17 +13,19 @@
 //! | `01` | 8 | SQP query request |
 //! | `FF FF FF FF` then `T`, `U` or `V` | any | A2S INFO, PLAYER or RULES |
 //! | `FF FF FF FF` then `getstatus` or `getinfo` | any | Quake 3 |
+//! | `FE FD 00` | 10 | GameSpy 2 (GameSpy 3 queries, also `FE FD 00`, are 11 or 15 bytes) |
 //!
 //! Anything else is dropped as malformed without reaching any protocol's responder; each
 //! responder then checks the rest (A2S its exact sizes).
 
 use std::net::SocketAddr;
 
-use query_specs::{a2s, onequery, quake3, samp, sqp};
+use query_specs::{a2s, gamespy2, onequery, quake3, samp, sqp};
 use query_wire::{kv, Decode};
 
 use super::a2s::{A2sConfig, A2sResponder};
 use super::gamespy1::{GameSpy1Config, GameSpy1Responder};
+use super::gamespy2::{GameSpy2Config, GameSpy2Responder};
 use super::onequery::OneQueryResponder;
 use super::quake3::{Quake3Config, Quake3Responder};
 use super::samp::{SampConfig, SampResponder};
@@ -65,6 +67,8 @@ pub fn route(datagram: &[u8]) -> Option<Protocol> {
         Some(Protocol::A2s)
     } else if is_quake3_request(datagram) {
         Some(Protocol::Quake3)
+    } else if is_gamespy2_request(datagram) {
+        Some(Protocol::GameSpy2)
     } else if sqp::Request::from_bytes(datagram).is_ok() {
         // Exactly a challenge request or a query request: the declaration checks the length.
         Some(Protocol::Sqp)
@@ -93,7 +97,16 @@ fn is_quake3_request(datagram: &[u8]) -> bool {
     datagram.starts_with(&quake3::GETSTATUS[..13]) || datagram.starts_with(&quake3::GETINFO[..11])
 }
 
-/// Answers SQP, OneQuery, SA:MP, GameSpy v1, A2S and Quake 3 on one socket, from one [`SharedState`].
+/// Whether `datagram` is a GameSpy 2 request: `FE FD 00`, the id and three flags, exactly 10
+/// bytes, so that GameSpy 3 queries (11 or 15 bytes, same start) never land here.
+fn is_gamespy2_request(datagram: &[u8]) -> bool {
+    datagram.len() == GAMESPY2_REQUEST_LEN && datagram.starts_with(gamespy2::REQUEST_MAGIC)
+}
+
+/// The length of every GameSpy 2 request.
+const GAMESPY2_REQUEST_LEN: usize = 10;
+
+/// Answers SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3 and GameSpy 2 on one socket, from one [`SharedState`].
 ///
 /// Each protocol keeps its own responder (SQP's challenge table, OneQuery's token key and
 /// A2S's challenge key, the SA:MP, GameSpy and A2S reply caches); this type only routes with [`route`], so a datagram costs
@@ -121,6 +134,7 @@ pub struct AllProtocols {
     gamespy1: GameSpy1Responder,
     a2s: A2sResponder,
     quake3: Quake3Responder,
+    gamespy2: GameSpy2Responder,
 }
 
 impl AllProtocols {
@@ -132,7 +146,8 @@ impl AllProtocols {
             samp: SampResponder::new(state.clone(), SampConfig::default()),
             gamespy1: GameSpy1Responder::new(state.clone(), GameSpy1Config::default()),
             a2s: A2sResponder::new(state.clone(), A2sConfig::default()),
-            quake3: Quake3Responder::new(state, Quake3Config::default()),
+            quake3: Quake3Responder::new(state.clone(), Quake3Config::default()),
+            gamespy2: GameSpy2Responder::new(state, GameSpy2Config::default()),
         }
     }
 
@@ -171,6 +186,13 @@ impl AllProtocols {
         self
     }
 
+    /// Replaces the GameSpy 2 responder (to set its configuration).
+    #[must_use]
+    pub fn with_gamespy2(mut self, gamespy2: GameSpy2Responder) -> Self {
+        self.gamespy2 = gamespy2;
+        self
+    }
+
     /// Replaces the Quake 3 responder (to set its configuration).
     #[must_use]
     pub fn with_quake3(mut self, quake3: Quake3Responder) -> Self {
@@ -195,6 +217,7 @@ impl Responder for AllProtocols {
             Some(Protocol::GameSpy1) => self.gamespy1.handle(from, datagram, now, replies),
             Some(Protocol::A2s) => self.a2s.handle(from, datagram, now, replies),
             Some(Protocol::Quake3) => self.quake3.handle(from, datagram, now, replies),
+            Some(Protocol::GameSpy2) => self.gamespy2.handle(from, datagram, now, replies),
         }
     }
 }
@@ -232,5 +255,16 @@ mod tests {
             Some(Protocol::Quake3)
         );
         assert_eq!(route(b"\xff\xff\xff\xffgetchallenge\n"), None);
+        assert_eq!(
+            route(b"\xfe\xfd\x00CORY\xff\x00\x00"),
+            Some(Protocol::GameSpy2)
+        );
+        // GameSpy 3 queries and challenge requests share the start, not the length.
+        assert_eq!(route(b"\xfe\xfd\x00CORY\xff\xff\xff\x01"), None);
+        assert_eq!(
+            route(b"\xfe\xfd\x00CORY\x00\x00\x00\x01\xff\xff\xff\x01"),
+            None
+        );
+        assert_eq!(route(b"\xfe\xfd\x09CORY"), None);
     }
 }
