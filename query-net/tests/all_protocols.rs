@@ -13,6 +13,7 @@ use query_net::engine::{DropReason, ReplySink, Responder, Verdict};
 use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::all::{route, AllProtocols};
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
+use query_net::engines::gamespy2::{GameSpy2Config, GameSpy2Responder};
 use query_net::engines::onequery::OneQueryResponder;
 use query_net::engines::quake3::{Quake3Config, Quake3Responder};
 use query_net::engines::samp::{SampConfig, SampResponder};
@@ -81,6 +82,9 @@ fn requests_of_every_protocol() -> Vec<(Protocol, Vec<u8>)> {
         (Protocol::Quake3, b"\xff\xff\xff\xffgetstatus\n".to_vec()),
         (Protocol::Quake3, b"\xff\xff\xff\xffgetstatus\0".to_vec()),
         (Protocol::Quake3, b"\xff\xff\xff\xffgetinfo xyz\n".to_vec()),
+        (Protocol::GameSpy2, b"\xfe\xfd\x00CORY\xff\xff\xff".to_vec()),
+        (Protocol::GameSpy2, b"\xfe\xfd\x00CORY\xff\x00\x00".to_vec()),
+        (Protocol::GameSpy2, b"\xfe\xfd\x00CORX\x00\xff\xff".to_vec()),
     ];
     requests.extend(b"ircd".iter().map(|&op| (Protocol::Samp, samp_request(op))));
     let mut ping = samp_request(b'p');
@@ -115,7 +119,14 @@ fn every_request_is_claimed_by_its_own_protocol_and_refused_by_the_others() {
         ),
         (
             Protocol::Quake3,
-            Box::new(Quake3Responder::new(shared, Quake3Config::default())),
+            Box::new(Quake3Responder::new(
+                shared.clone(),
+                Quake3Config::default(),
+            )),
+        ),
+        (
+            Protocol::GameSpy2,
+            Box::new(GameSpy2Responder::new(shared, GameSpy2Config::default())),
         ),
     ];
     assert_eq!(responders.len(), Protocol::ALL.len());
