@@ -39,7 +39,7 @@ fn demo_queries_every_protocol_in_under_five_seconds() {
 fn demo_json_is_one_status_per_protocol() {
     let ran = run(&["demo", "--json"]);
     let statuses = ran.json_lines();
-    assert_eq!(statuses.len(), 6, "{ran:#?}");
+    assert_eq!(statuses.len(), 7, "{ran:#?}");
     let mut protocols: Vec<&str> = statuses
         .iter()
         .map(|s| s["protocol"].as_str().unwrap())
@@ -47,7 +47,7 @@ fn demo_json_is_one_status_per_protocol() {
     protocols.sort_unstable();
     assert_eq!(
         protocols,
-        ["a2s", "gamespy1", "onequery", "quake3", "samp", "sqp"]
+        ["a2s", "gamespy1", "gamespy2", "onequery", "quake3", "samp", "sqp"]
     );
     for status in &statuses {
         assert_eq!(status["name"], "gsq demo — Café Ünïcode", "{status:#}");
