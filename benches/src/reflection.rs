@@ -21,6 +21,7 @@ use query_net::driver;
 use query_net::engine::{ReplySink, Responder};
 use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
+use query_net::engines::gamespy2::{GameSpy2Config, GameSpy2Responder};
 use query_net::engines::onequery::OneQueryResponder;
 use query_net::engines::quake3::{Quake3Config, Quake3Responder};
 use query_net::engines::samp::{SampConfig, SampResponder};
@@ -74,6 +75,11 @@ pub fn attacks() -> Vec<Attack> {
             "Quake 3 `getstatus`",
             b"\xff\xff\xff\xffgetstatus\n",
         ),
+        attack(
+            Protocol::GameSpy2,
+            "GameSpy 2 everything",
+            b"\xfe\xfd\x00CORY\xff\xff\xff",
+        ),
     ]
 }
 
@@ -110,6 +116,7 @@ fn responder(protocol: Protocol, state: SharedState) -> Box<dyn Responder + Send
         Protocol::GameSpy1 => Box::new(GameSpy1Responder::new(state, GameSpy1Config::default())),
         Protocol::A2s => Box::new(A2sResponder::new(state, A2sConfig::default())),
         Protocol::Quake3 => Box::new(Quake3Responder::new(state, Quake3Config::default())),
+        Protocol::GameSpy2 => Box::new(GameSpy2Responder::new(state, GameSpy2Config::default())),
         Protocol::GameSpy3 | Protocol::Minecraft => {
             Box::new(query_net::engines::gamespy3::GameSpy3Responder::new(
                 state,

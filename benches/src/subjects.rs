@@ -4,6 +4,7 @@ use query_net::engine::Responder;
 use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::all::AllProtocols;
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
+use query_net::engines::gamespy2::{GameSpy2Config, GameSpy2Responder};
 use query_net::engines::onequery::OneQueryResponder;
 use query_net::engines::quake3::{Quake3Config, Quake3Responder};
 use query_net::engines::samp::{SampConfig, SampResponder};
@@ -94,6 +95,11 @@ pub fn a2s(state: &SharedState) -> A2sResponder {
     A2sResponder::new(state.clone(), A2sConfig::default())
 }
 
+/// The GameSpy 2 responder with its default configuration.
+pub fn gamespy2(state: &SharedState) -> GameSpy2Responder {
+    GameSpy2Responder::new(state.clone(), GameSpy2Config::default())
+}
+
 /// The Quake 3 responder with its default configuration.
 pub fn quake3(state: &SharedState) -> Quake3Responder {
     Quake3Responder::new(state.clone(), Quake3Config::default())
@@ -117,6 +123,7 @@ pub fn responder(protocol: Protocol, state: &SharedState, sqp_challenges: usize)
         Protocol::GameSpy1 => Box::new(gamespy1(state)),
         Protocol::A2s => Box::new(a2s(state)),
         Protocol::Quake3 => Box::new(quake3(state)),
+        Protocol::GameSpy2 => Box::new(gamespy2(state)),
         Protocol::GameSpy3 | Protocol::Minecraft => Box::new(gamespy3(state)),
     })
 }

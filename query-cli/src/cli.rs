@@ -79,6 +79,7 @@ Examples:
   gsq query auto 203.0.113.5:27015          whichever protocol answers on that port
   gsq query gamespy1 ut.example.org:7778 --encoding latin1
   gsq query quake3 203.0.113.5:28960          Call of Duty (Quake 3 engine)
+  gsq query gamespy2 203.0.113.5:2302         Halo, ArmA (GameSpy 2)
   gsq query minecraft 203.0.113.5             Minecraft with enable-query (port 25565)
   gsq query onequery hytale.example.org --token \"$ONEQUERY_TOKEN\"
   gsq query samp 203.0.113.5 --rcon-password secret --rcon players
@@ -91,7 +92,8 @@ Examples:
     "Default ports, used when the address has none:\n  {DEFAULT_PORTS_HELP}.\n{QUERY_HELP}"
 ))]
 pub struct QueryArgs {
-    /// Protocol: sqp, onequery, samp, gamespy1, a2s, quake3, gamespy3, minecraft, or auto (try them all at once).
+    /// Protocol: sqp, onequery, samp, gamespy1, a2s, quake3, gamespy2, gamespy3, minecraft, or
+    /// auto (try them all at once).
     #[arg(value_parser = parse_protocol_choice)]
     pub protocol: ProtocolChoice,
 
@@ -228,8 +230,8 @@ const BULK_HELP: &str = "\
 Input: one target per line, `<protocol> <host[:port]>`, or `<host[:port]>` with --protocol.
 Blank lines and lines starting with `#` are skipped; a line that does not parse becomes an
 error object in the output and the run goes on. Hosts without a port use the protocol's
-default port (sqp 7779, onequery 5520, samp 7777, gamespy1 23000, a2s 27015, quake3 27960, gamespy3 29900,
-minecraft 25565).
+default port (sqp 7779, onequery 5520, samp 7777, gamespy1 23000, a2s 27015, quake3 27960,
+gamespy2 2302, gamespy3 29900, minecraft 25565).
 
 Output: one JSON object per line (NDJSON), in completion order. An answer is the ServerStatus
 object of `gsq query --json` plus `target` (as written in the input) and `line`; a failure is
@@ -345,6 +347,10 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub quake3: Option<SocketAddr>,
 
+    /// Answer GameSpy 2 queries (details, players, teams) on this address.
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
+    pub gamespy2: Option<SocketAddr>,
+
     /// Answer GameSpy 3/4 queries (challenge required) on this address.
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub gamespy3: Option<SocketAddr>,
@@ -353,7 +359,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub minecraft: Option<SocketAddr>,
 
-    /// Answer every protocol (SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3, GameSpy 3/4) on this one address.
+    /// Answer every protocol (SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3, GameSpy 2,
+    /// GameSpy 3/4) on this one address.
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub all: Option<SocketAddr>,
 
@@ -514,7 +521,7 @@ Examples:
 #[derive(Debug, Clone, Args)]
 #[command(after_help = DECODE_HELP)]
 pub struct DecodeArgs {
-    /// Protocol: sqp, onequery, samp, gamespy1, a2s, quake3, gamespy3, minecraft.
+    /// Protocol: sqp, onequery, samp, gamespy1, a2s, quake3, gamespy2, gamespy3, minecraft.
     #[arg(value_parser = parse_protocol)]
     pub protocol: Protocol,
 

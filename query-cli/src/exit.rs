@@ -18,7 +18,7 @@ pub enum Category {
     /// 2: bad arguments (an unknown option or command, a bad option value), or an unreadable
     /// input file.
     Usage,
-    /// 3: a protocol name that is not one of sqp, onequery, samp, gamespy1, a2s, quake3 (or auto).
+    /// 3: a protocol name that is not one of sqp, onequery, samp, gamespy1, a2s, quake3, gamespy2 (or auto).
     UnknownProtocol,
     /// 4: an address that is not host, host:port, an IP or \[IPv6\]:port.
     BadAddress,
@@ -113,7 +113,7 @@ Exit codes:
     0  success
     1  internal error (a bug), or the output could not be written
     2  usage: an unknown option or command, a bad option value, an unreadable input file
-    3  unknown protocol: not one of sqp, onequery, samp, gamespy1, a2s, quake3 (or auto)
+    3  unknown protocol: not one of sqp, onequery, samp, gamespy1, a2s, quake3, gamespy2 (or auto)
     4  malformed address: not host, host:port, an IP address or [IPv6]:port
     5  port out of range: not 1-65535 (0-65535 to listen on)
     6  host does not resolve: the name has no address

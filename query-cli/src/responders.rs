@@ -8,6 +8,7 @@ use query_net::engine::{ReplySink, Responder, Verdict};
 use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::all::AllProtocols;
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
+use query_net::engines::gamespy2::{GameSpy2Config, GameSpy2Responder};
 use query_net::engines::gamespy3::{GameSpy3Config, GameSpy3Responder};
 use query_net::engines::onequery::{Access, AuthSecret, OneQueryResponder, Permissions};
 use query_net::engines::quake3::{Quake3Config, Quake3Responder};
@@ -116,6 +117,7 @@ pub fn build(role: Role, state: &SharedState, settings: &Settings) -> Outcome<An
         Role::One(Protocol::GameSpy1) => Box::new(gamespy1(state, settings)),
         Role::One(Protocol::A2s) => Box::new(a2s(state, settings)),
         Role::One(Protocol::Quake3) => Box::new(quake3(state, settings)),
+        Role::One(Protocol::GameSpy2) => Box::new(gamespy2(state)),
         Role::One(Protocol::GameSpy3) => Box::new(gamespy3(state, settings, false)),
         Role::One(Protocol::Minecraft) => Box::new(gamespy3(state, settings, true)),
         Role::All => Box::new(
@@ -125,6 +127,7 @@ pub fn build(role: Role, state: &SharedState, settings: &Settings) -> Outcome<An
                 .with_gamespy1(gamespy1(state, settings))
                 .with_a2s(a2s(state, settings))
                 .with_quake3(quake3(state, settings))
+                .with_gamespy2(gamespy2(state))
                 .with_gamespy3(gamespy3(state, settings, false)),
         ),
     })
@@ -139,6 +142,11 @@ fn gamespy1(state: &SharedState, settings: &Settings) -> GameSpy1Responder {
             ..GameSpy1Config::default()
         },
     )
+}
+
+/// GameSpy 2 text is Windows-1252, the specs' encoding, whatever `--encoding` says.
+fn gamespy2(state: &SharedState) -> GameSpy2Responder {
+    GameSpy2Responder::new(state.clone(), GameSpy2Config::default())
 }
 
 fn quake3(state: &SharedState, settings: &Settings) -> Quake3Responder {

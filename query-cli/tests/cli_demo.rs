@@ -39,7 +39,7 @@ fn demo_queries_every_protocol_in_under_five_seconds() {
 fn demo_json_is_one_status_per_protocol() {
     let ran = run(&["demo", "--json"]);
     let statuses = ran.json_lines();
-    assert_eq!(statuses.len(), 8, "{ran:#?}");
+    assert_eq!(statuses.len(), 9, "{ran:#?}");
     let mut protocols: Vec<&str> = statuses
         .iter()
         .map(|s| s["protocol"].as_str().unwrap())
@@ -50,6 +50,7 @@ fn demo_json_is_one_status_per_protocol() {
         [
             "a2s",
             "gamespy1",
+            "gamespy2",
             "gamespy3",
             "minecraft",
             "onequery",

@@ -168,6 +168,27 @@ fn gamespy1_json_field_by_field() {
 }
 
 #[test]
+fn gamespy2_query_against_gamespy2_serve_field_by_field() {
+    let server = Server::start(
+        StateDir::new("toml", SAMPLE_STATE),
+        &["--gamespy2", "127.0.0.1:0"],
+        &["gamespy2"],
+    );
+    let address = server.addr("gamespy2");
+    let status = query_json("gamespy2", &address, &[]);
+    check_common(&status, "gamespy2", &address);
+    assert_eq!(status["map"], "Highrise");
+    assert_eq!(status["game_type"], "Team Deathmatch");
+    assert_eq!(status["version"], "1.0.3");
+    assert_eq!(status["password"], false);
+    assert_eq!(player_names(&status), ["Zoë", "Jürgen"]);
+    assert_eq!(status["players"][0]["score"], 42);
+    assert_eq!(status["players"][1]["ping"], 54);
+    assert_eq!(status["rules"]["round_time"], "300");
+    assert_eq!(status["rules"]["hostport"], "7777");
+}
+
+#[test]
 fn pretty_json_is_the_same_object_indented() {
     let server = serve_all_single();
     let address = server.addr("sqp");
@@ -281,6 +302,7 @@ fn auto_against_one_port_serving_all_protocols_reports_one_answer() {
         "gamespy1",
         "a2s",
         "quake3",
+        "gamespy2",
         "gamespy3",
         "minecraft",
     ];
@@ -290,7 +312,7 @@ fn auto_against_one_port_serving_all_protocols_reports_one_answer() {
         assert_eq!(status["name"], "Café Zoë");
         direct.insert(protocol, status);
     }
-    // All six answer on that port; which one is first is a race, so the test checks that
+    // All of them answer on that port; which one is first is a race, so the test checks that
     // the answer names one of them and is exactly what that protocol says when asked alone.
     let status = query_json("auto", &address, &[]);
     let protocol = status["protocol"]

@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 
 /// A game-query protocol.
 ///
-/// The names (`sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`, `gamespy3`, `minecraft`) are the same in `Display`, `FromStr`, JSON
+/// The names (`sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`, `gamespy2`, `gamespy3`,
+/// `minecraft`) are the same in `Display`, `FromStr`, JSON
 /// and the command line.
 ///
 /// ```
@@ -36,6 +37,8 @@ pub enum Protocol {
     /// The Quake 3 family: Quake 3, Call of Duty 1-4, Enemy Territory, Jedi Knight, Urban
     /// Terror (`getstatus`).
     Quake3,
+    /// GameSpy 2: Halo, SWAT 4, Hidden & Dangerous 2, ArmA, Battlefield Vietnam.
+    GameSpy2,
     /// GameSpy 3 (Battlefield 2 and 2142, Crysis, Unreal Tournament 3), with the challenge of
     /// GameSpy 4 when the server asks for it.
     #[serde(rename = "gamespy3")]
@@ -46,13 +49,14 @@ pub enum Protocol {
 
 impl Protocol {
     /// Every protocol, in a stable order.
-    pub const ALL: [Protocol; 8] = [
+    pub const ALL: [Protocol; 9] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
         Protocol::GameSpy1,
         Protocol::A2s,
         Protocol::Quake3,
+        Protocol::GameSpy2,
         Protocol::GameSpy3,
         Protocol::Minecraft,
     ];
@@ -68,6 +72,9 @@ impl Protocol {
     ///   answer on a query port of their own, which must then be given).
     /// - Quake 3: 27960, the game port, which also answers queries (Call of Duty uses 28960,
     ///   which must then be given).
+    /// - GameSpy 2: 2302, where Halo and ArmA, the most played GameSpy 2 games, answer (4 of
+    ///   the 6 captured servers); SWAT 4 (game port + 2), Hidden & Dangerous 2 and Battlefield
+    ///   Vietnam (23000) use ports of their own, which must then be given.
     /// - GameSpy 3: 29900, Battlefield 2's query port.
     /// - Minecraft: 25565, the game port, on which `enable-query` servers answer by default.
     pub fn default_port(self) -> u16 {
@@ -78,6 +85,7 @@ impl Protocol {
             Protocol::GameSpy1 => 23000,
             Protocol::A2s => 27015,
             Protocol::Quake3 => 27960,
+            Protocol::GameSpy2 => 2302,
             Protocol::GameSpy3 => 29900,
             Protocol::Minecraft => 25565,
         }
@@ -93,6 +101,7 @@ impl Protocol {
             Protocol::GameSpy1 => "gamespy1",
             Protocol::A2s => "a2s",
             Protocol::Quake3 => "quake3",
+            Protocol::GameSpy2 => "gamespy2",
             Protocol::GameSpy3 => "gamespy3",
             Protocol::Minecraft => "minecraft",
         }

@@ -25,6 +25,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use query_specs::a2s;
+use query_specs::gamespy2;
 use query_specs::gamespy3;
 use query_specs::onequery::{self, ReplyBody};
 use query_specs::sqp;
@@ -47,6 +48,8 @@ const SAMP_HEADER: usize = 11;
 const SAMP_OPCODE: usize = SAMP_HEADER - 1;
 /// SQP's challenge sits in bytes 1..5 of a query and of its reply.
 const SQP_CHALLENGE: std::ops::Range<usize> = 1..5;
+/// A GameSpy 2 reply's request id, after its `00`.
+const GAMESPY2_REPLY_ID: std::ops::Range<usize> = 1..5;
 /// A GameSpy 3 reply's session id, after the type byte.
 const GAMESPY3_SESSION: std::ops::Range<usize> = 1..5;
 /// A OneQuery query reply's request id: after the magic (8), the type (1) and the flags (2).
@@ -181,8 +184,31 @@ impl<'a> Answering<'a> {
             Protocol::A2s => self.a2s(request),
             // A status reply echoes nothing of the request; every datagram answers it.
             Protocol::Quake3 => self.replies.to_vec(),
+            Protocol::GameSpy2 => self.gamespy2(request),
             Protocol::GameSpy3 | Protocol::Minecraft => self.gamespy3(request),
         }
+    }
+
+    /// The replies that decode as the sections `request` asks for, with its id written in; a
+    /// request for everything that none answers gets the details-only replies, as the servers
+    /// that answer only the first section send them.
+    fn gamespy2(&self, request: &[u8]) -> Vec<Vec<u8>> {
+        let Ok(request) = gamespy2::Request::from_bytes(request) else {
+            return Vec::new();
+        };
+        let id = request.request_id.to_be_bytes();
+        let answering = |requested| -> Vec<Vec<u8>> {
+            self.replies
+                .iter()
+                .filter(|r| gamespy2::Reply::from_bytes_with(r, requested).is_ok())
+                .map(|r| with_echo(r, GAMESPY2_REPLY_ID, &id))
+                .collect()
+        };
+        let answers = answering(request.requested());
+        if answers.is_empty() && request.requested() == gamespy2::Requested::ALL {
+            return answering(gamespy2::Requested::DETAILS);
+        }
+        answers
     }
 
     fn a2s(&self, request: &[u8]) -> Vec<Vec<u8>> {

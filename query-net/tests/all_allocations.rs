@@ -342,6 +342,37 @@ fn gamespy1_replies_allocate_nothing() {
     assert_eq!(count, 0, "{count} allocations for 300 GameSpy v1 replies");
 }
 
+#[test]
+fn gamespy2_replies_allocate_nothing() {
+    use query_net::engines::gamespy2::GameSpy2Responder;
+    let mut responder = GameSpy2Responder::new(state(), Default::default());
+    let mut sink = ReplySink::new(1400);
+    let ask = |responder: &mut GameSpy2Responder, sink: &mut ReplySink| {
+        let mut bytes = 0;
+        for request in [
+            &b"\xfe\xfd\x00CORY\xff\xff\xff"[..],
+            b"\xfe\xfd\x00CORY\xff\x00\x00",
+            b"\xfe\xfd\x00CORX\x00\xff\xff",
+        ] {
+            sink.clear();
+            let verdict = responder.handle(client(), request, now(), sink);
+            assert_eq!(verdict, Verdict::Answered);
+            assert_eq!(sink.len(), 1);
+            bytes += sink.total_bytes();
+        }
+        bytes
+    };
+    ask(&mut responder, &mut sink);
+    let mut bytes = 0;
+    let count = allocations(|| {
+        for _ in 0..100 {
+            bytes += ask(&mut responder, &mut sink);
+        }
+    });
+    assert!(bytes > 100 * 1400, "{bytes} bytes");
+    assert_eq!(count, 0, "{count} allocations for 300 GameSpy 2 replies");
+}
+
 /// `getstatus` (300 players: several datagrams) and `getinfo`, with and without a challenge
 /// to echo, `rounds` times; returns how many were answered and the datagrams sent.
 fn quake3_rounds(

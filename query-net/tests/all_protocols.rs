@@ -13,6 +13,7 @@ use query_net::engine::{DropReason, ReplySink, Responder, Verdict};
 use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::all::{route, AllProtocols};
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
+use query_net::engines::gamespy2::{GameSpy2Config, GameSpy2Responder};
 use query_net::engines::gamespy3::{GameSpy3Config, GameSpy3Responder};
 use query_net::engines::onequery::OneQueryResponder;
 use query_net::engines::quake3::{Quake3Config, Quake3Responder};
@@ -82,6 +83,9 @@ fn requests_of_every_protocol() -> Vec<(Protocol, Vec<u8>)> {
         (Protocol::Quake3, b"\xff\xff\xff\xffgetstatus\n".to_vec()),
         (Protocol::Quake3, b"\xff\xff\xff\xffgetstatus\0".to_vec()),
         (Protocol::Quake3, b"\xff\xff\xff\xffgetinfo xyz\n".to_vec()),
+        (Protocol::GameSpy2, b"\xfe\xfd\x00CORY\xff\xff\xff".to_vec()),
+        (Protocol::GameSpy2, b"\xfe\xfd\x00CORY\xff\x00\x00".to_vec()),
+        (Protocol::GameSpy2, b"\xfe\xfd\x00CORX\x00\xff\xff".to_vec()),
         (Protocol::GameSpy3, b"\xfe\xfd\x09\x01\x02\x03\x04".to_vec()),
         (
             Protocol::GameSpy3,
@@ -128,6 +132,13 @@ fn every_request_is_claimed_by_its_own_protocol_and_refused_by_the_others() {
             Box::new(Quake3Responder::new(
                 shared.clone(),
                 Quake3Config::default(),
+            )),
+        ),
+        (
+            Protocol::GameSpy2,
+            Box::new(GameSpy2Responder::new(
+                shared.clone(),
+                GameSpy2Config::default(),
             )),
         ),
         (

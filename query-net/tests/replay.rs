@@ -83,7 +83,12 @@ fn without_ping(mut status: ServerStatus) -> ServerStatus {
 fn replies_in_reverse_order_make_the_live_status_for_every_protocol() {
     for protocol in Protocol::ALL {
         let (status, mut replies) = live(protocol, state(60));
-        assert!(status.complete, "{protocol}");
+        if protocol == Protocol::GameSpy2 {
+            // One datagram, never split: 60 long names do not fit, the list is cut.
+            assert!(!status.complete && status.players.len() < 60, "{protocol}");
+        } else {
+            assert!(status.complete, "{protocol}");
+        }
         replies.reverse();
         let replayed = replay::status_from_replies(protocol, target(), &replies, &options())
             .unwrap_or_else(|e| panic!("{protocol}: {e}"));

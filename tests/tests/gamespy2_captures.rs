@@ -3,6 +3,7 @@
 //! to a reviewed snapshot, re-encode byte for byte, and agree with another client library's
 //! decode of the same bytes.
 
+use query_net::{replay, Options, Protocol};
 use query_specs::gamespy2::{Reply, Requested};
 use query_tests::{read_capture, vectors_dir};
 use query_wire::kv;
@@ -156,4 +157,55 @@ fn names_map_and_players_agree_with_gameq() {
             .unwrap_or_default();
         assert_eq!(ours, theirs, "{name}");
     }
+}
+
+/// The client's status, replayed from the two captured replies (its combined request gets
+/// the details alone, as these servers answer it, and its tables request the tables), agrees
+/// with GameQ on name, map, max players and player names, with the same two GameQ faults
+/// set aside as above (control bytes dropped, Latin-1 instead of Windows-1252).
+#[test]
+fn the_client_status_agrees_with_gameq() {
+    let target: std::net::SocketAddr = "127.0.0.1:2302".parse().unwrap();
+    let mut agreed = 0;
+    for name in CAPTURES {
+        let Some(datagrams) = capture(name) else {
+            return;
+        };
+        let status = replay::status_from_replies(
+            Protocol::GameSpy2,
+            target,
+            &datagrams,
+            &Options::default(),
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let gameq = other_client(name);
+        let text = |key: &str| gameq[key].as_str().map(str::to_owned);
+        assert_eq!(
+            Some(printable(&status.name)),
+            text("hostname").map(|t| printable(&t)),
+            "{name}"
+        );
+        assert_eq!(status.map, text("mapname"), "{name}");
+        let max = gameq["maxplayers"]
+            .as_str()
+            .map(str::to_owned)
+            .or_else(|| gameq["maxplayers"].as_u64().map(|n| n.to_string()));
+        assert_eq!(Some(status.max_players.to_string()), max, "{name}");
+        let ours: Vec<&str> = status.players.iter().map(|p| p.name.as_str()).collect();
+        let theirs: Vec<String> = gameq["players"]
+            .as_array()
+            .map(|players| {
+                players
+                    .iter()
+                    .map(|p| windows_1252(p["player"].as_str().unwrap_or_default()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert_eq!(ours, theirs, "{name}");
+        assert!(status.complete, "{name}: {:?}", status.raw);
+        assert_eq!(status.raw["requests"], 2, "{name}");
+        agreed += 1;
+    }
+    assert_eq!(agreed, CAPTURES.len());
+    eprintln!("{agreed} of {} captures agree with GameQ", CAPTURES.len());
 }

@@ -205,6 +205,7 @@ fn roles(args: &ServeArgs) -> Outcome<Vec<(Role, SocketAddr)>> {
         (Role::One(Protocol::GameSpy1), args.gamespy1),
         (Role::One(Protocol::A2s), args.a2s),
         (Role::One(Protocol::Quake3), args.quake3),
+        (Role::One(Protocol::GameSpy2), args.gamespy2),
         (Role::One(Protocol::GameSpy3), args.gamespy3),
         (Role::One(Protocol::Minecraft), args.minecraft),
         (Role::All, args.all),
@@ -214,7 +215,7 @@ fn roles(args: &ServeArgs) -> Outcome<Vec<(Role, SocketAddr)>> {
     .collect();
     if roles.is_empty() {
         return Err(Failure::usage("nothing to serve").hint(
-            "give at least one of --sqp, --onequery, --samp, --gamespy1, --a2s, --quake3, --gamespy3, --minecraft or --all with an address",
+            "give at least one of --sqp, --onequery, --samp, --gamespy1, --a2s, --quake3, --gamespy2, --gamespy3, --minecraft or --all with an address",
         ));
     }
     // Two sockets on one fixed port would fail to bind; say which options clash instead.

@@ -14,6 +14,7 @@
 //! | `01` | 8 | SQP query request |
 //! | `FF FF FF FF` then `T`, `U` or `V` | any | A2S INFO, PLAYER or RULES |
 //! | `FF FF FF FF` then `getstatus` or `getinfo` | any | Quake 3 |
+//! | `FE FD 00` | 10 | GameSpy 2 (GameSpy 3 queries, also `FE FD 00`, are 11 or 15 bytes) |
 //! | `FE FD 09` | 7 | GameSpy 3/4 challenge request |
 //! | `FE FD 00` ... `FF FF FF 01` | 11 or 15 | GameSpy 3/4 query (15 with the challenge) |
 //!
@@ -22,11 +23,12 @@
 
 use std::net::SocketAddr;
 
-use query_specs::{a2s, gamespy3, onequery, quake3, samp, sqp};
+use query_specs::{a2s, gamespy2, gamespy3, onequery, quake3, samp, sqp};
 use query_wire::{kv, Decode};
 
 use super::a2s::{A2sConfig, A2sResponder};
 use super::gamespy1::{GameSpy1Config, GameSpy1Responder};
+use super::gamespy2::{GameSpy2Config, GameSpy2Responder};
 use super::gamespy3::{GameSpy3Config, GameSpy3Responder};
 use super::onequery::OneQueryResponder;
 use super::quake3::{Quake3Config, Quake3Responder};
@@ -69,6 +71,8 @@ pub fn route(datagram: &[u8]) -> Option<Protocol> {
         Some(Protocol::A2s)
     } else if is_quake3_request(datagram) {
         Some(Protocol::Quake3)
+    } else if is_gamespy2_request(datagram) {
+        Some(Protocol::GameSpy2)
     } else if is_gamespy3_request(datagram) {
         Some(Protocol::GameSpy3)
     } else if sqp::Request::from_bytes(datagram).is_ok() {
@@ -99,6 +103,15 @@ fn is_quake3_request(datagram: &[u8]) -> bool {
     datagram.starts_with(&quake3::GETSTATUS[..13]) || datagram.starts_with(&quake3::GETINFO[..11])
 }
 
+/// Whether `datagram` is a GameSpy 2 request: `FE FD 00`, the id and three flags, exactly 10
+/// bytes, so that GameSpy 3 queries (11 or 15 bytes, same start) never land here.
+fn is_gamespy2_request(datagram: &[u8]) -> bool {
+    datagram.len() == GAMESPY2_REQUEST_LEN && datagram.starts_with(gamespy2::REQUEST_MAGIC)
+}
+
+/// The length of every GameSpy 2 request.
+const GAMESPY2_REQUEST_LEN: usize = 10;
+
 /// Whether `datagram` is a GameSpy 3/4 request by its exact length: a 7-byte challenge
 /// request, or an 11- or 15-byte query ending in `FF FF FF 01` (never GameSpy 2's 10 bytes).
 fn is_gamespy3_request(datagram: &[u8]) -> bool {
@@ -111,7 +124,8 @@ fn is_gamespy3_request(datagram: &[u8]) -> bool {
     }
 }
 
-/// Answers SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3 and GameSpy 3/4 (Minecraft) on one socket, from one [`SharedState`].
+/// Answers SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3, GameSpy 2 and GameSpy 3/4
+/// (Minecraft) on one socket, from one [`SharedState`].
 ///
 /// Each protocol keeps its own responder (SQP's challenge table, OneQuery's token key and
 /// A2S's challenge key, the SA:MP, GameSpy and A2S reply caches); this type only routes with [`route`], so a datagram costs
@@ -139,6 +153,7 @@ pub struct AllProtocols {
     gamespy1: GameSpy1Responder,
     a2s: A2sResponder,
     quake3: Quake3Responder,
+    gamespy2: GameSpy2Responder,
     gamespy3: GameSpy3Responder,
 }
 
@@ -152,6 +167,7 @@ impl AllProtocols {
             gamespy1: GameSpy1Responder::new(state.clone(), GameSpy1Config::default()),
             a2s: A2sResponder::new(state.clone(), A2sConfig::default()),
             quake3: Quake3Responder::new(state.clone(), Quake3Config::default()),
+            gamespy2: GameSpy2Responder::new(state.clone(), GameSpy2Config::default()),
             gamespy3: GameSpy3Responder::new(state, GameSpy3Config::default()),
         }
     }
@@ -191,6 +207,13 @@ impl AllProtocols {
         self
     }
 
+    /// Replaces the GameSpy 2 responder (to set its configuration).
+    #[must_use]
+    pub fn with_gamespy2(mut self, gamespy2: GameSpy2Responder) -> Self {
+        self.gamespy2 = gamespy2;
+        self
+    }
+
     /// Replaces the Quake 3 responder (to set its configuration).
     #[must_use]
     pub fn with_quake3(mut self, quake3: Quake3Responder) -> Self {
@@ -222,6 +245,7 @@ impl Responder for AllProtocols {
             Some(Protocol::GameSpy1) => self.gamespy1.handle(from, datagram, now, replies),
             Some(Protocol::A2s) => self.a2s.handle(from, datagram, now, replies),
             Some(Protocol::Quake3) => self.quake3.handle(from, datagram, now, replies),
+            Some(Protocol::GameSpy2) => self.gamespy2.handle(from, datagram, now, replies),
             // One responder answers both: GameSpy 4 is GameSpy 3 with the challenge.
             Some(Protocol::GameSpy3 | Protocol::Minecraft) => {
                 self.gamespy3.handle(from, datagram, now, replies)
@@ -264,6 +288,12 @@ mod tests {
         );
         assert_eq!(route(b"\xff\xff\xff\xffgetchallenge\n"), None);
         assert_eq!(
+            route(b"\xfe\xfd\x00CORY\xff\x00\x00"),
+            Some(Protocol::GameSpy2)
+        );
+        // GameSpy 3 queries and challenge requests share the start, not the length.
+        assert_eq!(route(b"\xfe\xfd\x00CORY\xff\x00"), None);
+        assert_eq!(
             route(b"\xfe\xfd\x09\x01\x02\x03\x04"),
             Some(Protocol::GameSpy3)
         );
@@ -272,8 +302,11 @@ mod tests {
         assert_eq!(route(query), Some(Protocol::GameSpy3));
         let challenged = b"\xfe\xfd\x00\x01\x02\x03\x04\x00\x00\x30\x39\xff\xff\xff\x01";
         assert_eq!(route(challenged), Some(Protocol::GameSpy3));
-        // GameSpy 2's 10-byte request and Minecraft's basic stat are not GameSpy 3 queries.
-        assert_eq!(route(b"\xfe\xfd\x00\x01\x02\x03\x04\xff\xff\xff"), None);
+        // GameSpy 2's 10-byte request is its own; Minecraft's basic stat is nobody's.
+        assert_eq!(
+            route(b"\xfe\xfd\x00\x01\x02\x03\x04\xff\xff\xff"),
+            Some(Protocol::GameSpy2)
+        );
         assert_eq!(route(b"\xfe\xfd\x00\x01\x02\x03\x04\x00\x00\x30\x39"), None);
     }
 }

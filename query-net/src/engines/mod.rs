@@ -13,6 +13,7 @@ pub mod a2s;
 pub mod all;
 mod fit;
 pub mod gamespy1;
+pub mod gamespy2;
 pub mod gamespy3;
 pub mod onequery;
 pub mod quake3;
@@ -35,6 +36,7 @@ pub fn new_session(
         Protocol::GameSpy1 => gamespy1::client(target, options),
         Protocol::A2s => a2s::client(target, options),
         Protocol::Quake3 => quake3::client(target, options),
+        Protocol::GameSpy2 => gamespy2::client(target, options),
         Protocol::GameSpy3 => gamespy3::client(target, options),
         Protocol::Minecraft => gamespy3::minecraft_client(target, options),
     }?;

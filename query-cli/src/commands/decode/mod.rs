@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use query_net::engines::sqp::{chunk_names, find_chunks, ChunkSearchError};
 use query_net::{replay, Options, Protocol, ServerStatus};
-use query_specs::{a2s, gamespy1, gamespy3, onequery, quake3, samp, sqp};
+use query_specs::{a2s, gamespy1, gamespy2, gamespy3, onequery, quake3, samp, sqp};
 use query_wire::{Decode, TextEncoding};
 use serde::Serialize;
 
@@ -70,6 +70,9 @@ fn decode_datagrams(args: &DecodeArgs, datagrams: &[Datagram]) -> Outcome<(Body,
             decode_a2s(datagrams, args.as_kind, encoding)
         }
         Protocol::Quake3 => each_datagram(datagrams, |d| decode_quake3(d, args.as_kind, encoding)),
+        Protocol::GameSpy2 => {
+            each_datagram(datagrams, |d| decode_gamespy2(d, args.as_kind, encoding))
+        }
         Protocol::GameSpy3 | Protocol::Minecraft => each_datagram(datagrams, |d| {
             decode_gamespy3(d, args.protocol, args.as_kind, encoding)
         }),
@@ -588,6 +591,49 @@ fn decode_samp(
         || samp::Request::from_bytes(bytes).map(|r| serialize(&r)),
         || samp::Reply::from_bytes(bytes).map(|r| serialize(&r)),
         // Only a ping decodes both ways, and its reply is byte for byte its request.
+        PacketKind::Request,
+    )?;
+    if encoding != TextEncoding::Windows1252 {
+        reading.packet.map_strings(&|text| reread(text, encoding));
+    }
+    Ok((reading, notes))
+}
+
+/// A GameSpy 2 request or reply, its text read in `encoding`. A reply does not say which
+/// sections it holds: the first combination that decodes the whole datagram is taken
+/// (everything, the details, the tables, then the rest).
+fn decode_gamespy2(
+    datagram: &Datagram,
+    forced: Option<PacketKind>,
+    encoding: TextEncoding,
+) -> Outcome<Decoded> {
+    use gamespy2::Requested;
+    let bytes = &datagram.bytes;
+    let (mut reading, notes) = choose(
+        datagram,
+        Protocol::GameSpy2,
+        forced,
+        || gamespy2::Request::from_bytes(bytes).map(|r| serialize(&r)),
+        || {
+            let error = match gamespy2::Reply::from_bytes_with(bytes, Requested::ALL) {
+                Ok(reply) => return Ok(serialize(&reply)),
+                Err(error) => error,
+            };
+            let others = [Requested::DETAILS, Requested::TABLES]
+                .into_iter()
+                .chain((0..7u8).map(|bits| Requested {
+                    details: bits & 1 != 0,
+                    players: bits & 2 != 0,
+                    teams: bits & 4 != 0,
+                }));
+            for requested in others {
+                if let Ok(reply) = gamespy2::Reply::from_bytes_with(bytes, requested) {
+                    return Ok(serialize(&reply));
+                }
+            }
+            // The error of the request for everything, the usual one.
+            Err(error)
+        },
         PacketKind::Request,
     )?;
     if encoding != TextEncoding::Windows1252 {
