@@ -1780,3 +1780,83 @@ fn opengsq_reads_quake3() {
     }
     c.finish();
 }
+
+// ---------------------------------------------------------------------------------------------
+// GameSpy 3
+
+/// gamedig's `battlefield2` (its `gamespy3` protocol: the challenge first, then the query,
+/// parts joined) reads `gsq serve --gamespy3`. gamedig reads key/values from the first part
+/// only, so the served rules that continue into the second part (the interop state has far
+/// more than a Battlefield 2 server) come out as field data in its `raw.playerTeamInfo`;
+/// the server's own keys, which lead the first part, and every player are compared.
+#[test]
+fn gamedig_reads_gamespy3() {
+    let serve = Serve::start(&["gamespy3"]);
+    let Some(reported) = gamedig("battlefield2", serve.address("gamespy3")) else {
+        return;
+    };
+    let state = served_state();
+    let mut c = Comparison::new("gamedig battlefield2 (GameSpy 3)");
+    c.field(
+        "protocol",
+        Some("gamespy3"),
+        json_str(&reported["protocol"]),
+    );
+    c.field(
+        "name",
+        Some(state.name.as_str()),
+        json_str(&reported["name"]),
+    );
+    c.field("map", Some(state.map.as_str()), json_str(&reported["map"]));
+    c.field(
+        "version",
+        Some(state.version.as_str()),
+        json_str(&reported["version"]),
+    );
+    c.field(
+        "password",
+        Some(state.password),
+        reported["password"].as_bool(),
+    );
+    c.field(
+        "maxplayers",
+        Some(u64::from(state.max_players)),
+        reported["maxplayers"].as_u64(),
+    );
+    c.field(
+        "numplayers",
+        Some(state.players.len() as u64),
+        reported["numplayers"].as_u64(),
+    );
+    for (key, served) in [
+        ("hostname", state.name.clone()),
+        ("mapname", state.map.clone()),
+        ("gametype", state.game_type.clone()),
+        ("gamever", state.version.clone()),
+        ("numplayers", state.players.len().to_string()),
+        ("maxplayers", state.max_players.to_string()),
+        ("hostport", state.port.to_string()),
+    ] {
+        c.field(
+            &format!("raw.{key}"),
+            Some(served.as_str()),
+            json_str(&reported["raw"][key]),
+        );
+    }
+    // Every player, in order: name, score, ping (gamedig keeps bots apart only by a key the
+    // responder does not send, so all are players).
+    let served: Vec<Value> = state
+        .players
+        .iter()
+        .map(|p| serde_json::json!({"name": p.name, "score": p.score, "ping": p.ping}))
+        .collect();
+    let players: Vec<Value> = reported["players"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|p| serde_json::json!({"name": p["name"], "score": p["raw"]["score"], "ping": p["raw"]["ping"]}))
+        .collect();
+    c.list("players", &served, &players);
+    c.finish();
+}

@@ -431,9 +431,12 @@ fn gamespy3_rounds(
     let (mut answered, mut parts) = (0, 0);
     for round in 0..rounds {
         let session_id = round as u32;
-        let len = Gs3Request::Challenge(ChallengeRequest { session_id })
-            .encode_into(&mut buf)
-            .unwrap();
+        let len = Gs3Request::Challenge(ChallengeRequest {
+            session_id,
+            padding: None,
+        })
+        .encode_into(&mut buf)
+        .unwrap();
         sink.clear();
         assert_eq!(
             responder.handle(client(), &buf[..len], now, sink),

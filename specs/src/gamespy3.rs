@@ -129,6 +129,11 @@ pub enum Request {
 pub struct ChallengeRequest {
     /// Echoed in the reply.
     pub session_id: u32,
+    /// Four bytes some clients add (gamedig sends its empty challenge, `00 00 00 00`); real
+    /// servers ignore them, and so does a responder: lenient, since the challenge reply is
+    /// no larger than such a request.
+    #[wire(trailing)]
+    pub padding: Option<[u8; 4]>,
 }
 
 /// The body of a query: the session id, the challenge when the server gave one, and four
@@ -907,7 +912,10 @@ mod tests {
 
     #[test]
     fn requests() {
-        let challenge = Request::Challenge(ChallengeRequest { session_id: 1 });
+        let challenge = Request::Challenge(ChallengeRequest {
+            session_id: 1,
+            padding: None,
+        });
         assert_eq!(challenge.to_vec().unwrap(), b"\xfe\xfd\x09\0\0\0\x01");
         let query = Request::Query(QueryRequest::new(1, Some(9_513_307), FLAGS_SPLIT));
         let bytes = query.to_vec().unwrap();

@@ -101,7 +101,10 @@ proptest! {
     #[test]
     fn requests_round_trip(session in any::<u32>(), challenge in option::of(any::<i32>()), payload in any::<[u8; 4]>()) {
         for request in [
-            Request::Challenge(ChallengeRequest { session_id: session }),
+            Request::Challenge(ChallengeRequest {
+                session_id: session,
+                padding: None,
+            }),
             Request::Query(QueryRequest::new(session, challenge, payload)),
         ] {
             let bytes = request.to_vec().unwrap();

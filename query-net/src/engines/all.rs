@@ -15,7 +15,7 @@
 //! | `FF FF FF FF` then `T`, `U` or `V` | any | A2S INFO, PLAYER or RULES |
 //! | `FF FF FF FF` then `getstatus` or `getinfo` | any | Quake 3 |
 //! | `FE FD 00` | 10 | GameSpy 2 (GameSpy 3 queries, also `FE FD 00`, are 11 or 15 bytes) |
-//! | `FE FD 09` | 7 | GameSpy 3/4 challenge request |
+//! | `FE FD 09` | 7 or 11 | GameSpy 3/4 challenge request (11 with gamedig's empty challenge) |
 //! | `FE FD 00` ... `FF FF FF 01` | 11 or 15 | GameSpy 3/4 query (15 with the challenge) |
 //!
 //! Anything else is dropped as malformed without reaching any protocol's responder; each
@@ -112,11 +112,12 @@ fn is_gamespy2_request(datagram: &[u8]) -> bool {
 /// The length of every GameSpy 2 request.
 const GAMESPY2_REQUEST_LEN: usize = 10;
 
-/// Whether `datagram` is a GameSpy 3/4 request by its exact length: a 7-byte challenge
+/// Whether `datagram` is a GameSpy 3/4 request by its exact length: a 7- or 11-byte challenge
 /// request, or an 11- or 15-byte query ending in `FF FF FF 01` (never GameSpy 2's 10 bytes).
 fn is_gamespy3_request(datagram: &[u8]) -> bool {
     match datagram {
-        [0xfe, 0xfd, gamespy3::KIND_CHALLENGE, ..] => datagram.len() == 7,
+        // 11 bytes from clients that add an empty challenge (gamedig).
+        [0xfe, 0xfd, gamespy3::KIND_CHALLENGE, ..] => matches!(datagram.len(), 7 | 11),
         [0xfe, 0xfd, gamespy3::KIND_QUERY, ..] => {
             matches!(datagram.len(), 11 | 15) && datagram.ends_with(&gamespy3::FLAGS_SPLIT)
         }

@@ -200,6 +200,7 @@ impl GameSpy3Session {
     fn ask_challenge(&mut self) {
         let request = Request::Challenge(ChallengeRequest {
             session_id: self.session_id,
+            padding: None,
         });
         self.step = Step::Challenge;
         self.start("challenge reply", &request);
