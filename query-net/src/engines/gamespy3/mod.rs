@@ -16,7 +16,7 @@
 //!   a part that never comes ends the query with what arrived and `complete: false`.
 //! - Not a reply: datagrams that do not decode, or carry another session id (a forged reply),
 //!   are ignored; if nothing else comes the query fails with the last decode error.
-//! - Mapping ([`status`]): `hostname` → name, `mapname` (else `map`) → map, `gametype` → game
+//! - Mapping (in `status.rs`): `hostname` → name, `mapname` (else `map`) → map, `gametype` → game
 //!   type, `gamever` (else `version`) → version, `numplayers`/`maxplayers`, `password`; the
 //!   player table (`player_`, `score_`, `ping_`, `team_`; other columns in the player's
 //!   `extra`), the team table (`team_t`, `score_t`), every key/value a rule. Text is decoded
