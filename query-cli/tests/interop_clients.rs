@@ -1860,3 +1860,80 @@ fn gamedig_reads_gamespy3() {
     c.list("players", &served, &players);
     c.finish();
 }
+
+/// opengsq's `GameSpy4` (GameSpy 3 with the challenge, as Minecraft's query) reads
+/// `gsq serve --minecraft`. opengsq decodes text as UTF-8 and drops what does not decode
+/// (see [`as_opengsq_decodes`]), and it loses a column continued into the next part: the
+/// `ping_` column, which the second part resumes, comes back for the players of the first
+/// part only (the rest under a key named by a value). So names, scores and teams are
+/// compared for every player, pings for those opengsq kept, which must be some but not all
+/// (gamedig's test compares every ping).
+#[test]
+fn opengsq_reads_minecraft() {
+    let serve = Serve::start(&["minecraft"]);
+    let Some(reported) = opengsq("gamespy4", serve.address("minecraft")) else {
+        return;
+    };
+    let state = served_state();
+    let mut c = Comparison::new("opengsq GameSpy4 (Minecraft)");
+    c.keys("result", &["info", "players", "teams"], &reported);
+    let decoded = |text: &str| as_opengsq_decodes(text);
+    for (key, served) in [
+        ("hostname", decoded(&state.name)),
+        ("gamename", "MINECRAFT".to_owned()),
+        ("gamever", decoded(&state.version)),
+        ("mapname", decoded(&state.map)),
+        ("gametype", decoded(&state.game_type)),
+        ("numplayers", state.players.len().to_string()),
+        ("maxplayers", state.max_players.to_string()),
+        ("password", u8::from(state.password).to_string()),
+        ("hostport", state.port.to_string()),
+    ] {
+        c.field(
+            &format!("info.{key}"),
+            Some(served.as_str()),
+            json_str(&reported["info"][key]),
+        );
+    }
+    let reported_players = reported["players"].as_array().cloned().unwrap_or_default();
+    let kept = reported_players
+        .iter()
+        .take_while(|p| p["ping"].is_string())
+        .count();
+    c.field(
+        "players whose ping opengsq kept (some, not all)",
+        true,
+        kept > 0 && kept < state.players.len(),
+    );
+    let served: Vec<Value> = state
+        .players
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            serde_json::json!({
+                "name": decoded(&p.name),
+                "score": p.score.to_string(),
+                "ping": (i < kept).then(|| p.ping.to_string()),
+                "team": p.team.as_deref().map(decoded),
+            })
+        })
+        .collect();
+    let players: Vec<Value> = reported_players
+        .iter()
+        .map(|p| {
+            ["name", "score", "ping", "team"]
+                .iter()
+                .map(|&f| (f.to_owned(), p[f].clone()))
+                .collect()
+        })
+        .collect();
+    c.list("players", &served, &players);
+    let teams: Vec<Value> = state
+        .teams
+        .iter()
+        .map(|t| serde_json::json!({"name": decoded(&t.name), "score": t.score.to_string()}))
+        .collect();
+    let reported_teams = reported["teams"].as_array().cloned().unwrap_or_default();
+    c.list("teams", &teams, &reported_teams);
+    c.finish();
+}

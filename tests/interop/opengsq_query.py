@@ -1,6 +1,6 @@
 """Queries one server with opengsq and prints what opengsq reports, as JSON, on stdout.
 
-    python opengsq_query.py samp|gamespy1|a2s|quake3 <host> <port>
+    python opengsq_query.py samp|gamespy1|a2s|quake3|gamespy4 <host> <port>
 
 The output holds opengsq's own results, converted to JSON without interpretation:
 - samp: {"status": Status, "rules": ..., "players": [Player]} from get_status, get_rules and
@@ -17,6 +17,8 @@ The output holds opengsq's own results, converted to JSON without interpretation
 - quake3: {"info": ..., "status": {"info": ..., "players": [Player]}} from Quake3's get_info
   (opengsq sends `getinfo opengsq`) and get_status, both with colour codes kept, and
   "status_stripped" from get_status with opengsq's own colour stripping.
+- gamespy4: {"info": ..., "players": [...], "teams": [...]} from GameSpy4's get_status
+  (GameSpy 3 with the challenge, as Minecraft's query).
 
 Any failure exits non-zero with opengsq's message.
 """
@@ -28,7 +30,7 @@ import json
 import sys
 import traceback
 
-from opengsq.protocols import GameSpy1, Quake3, Samp, Source
+from opengsq.protocols import GameSpy1, GameSpy4, Quake3, Samp, Source
 
 TIMEOUT_SECONDS = 5.0
 
@@ -86,11 +88,18 @@ async def query_quake3(host: str, port: int) -> dict:
     }
 
 
+async def query_gamespy4(host: str, port: int) -> dict:
+    gamespy = GameSpy4(host=host, port=port, timeout=TIMEOUT_SECONDS)
+    status = await gamespy.get_status()
+    return {"info": status.info, "players": status.players, "teams": status.teams}
+
+
 QUERIES = {
     "samp": query_samp,
     "gamespy1": query_gamespy1,
     "a2s": query_a2s,
     "quake3": query_quake3,
+    "gamespy4": query_gamespy4,
 }
 
 
