@@ -45,42 +45,8 @@ use std::collections::BTreeMap;
 use query_wire::{Decode, Encode, Error, ErrorKind, Result, Text, TextEncoding, Wire};
 use serde::Serialize;
 
-/// One server key/value. The key is never empty: an empty key ends the list.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Wire, Serialize)]
-pub struct KeyValue<'a> {
-    /// The key, e.g. `hostname`.
-    #[wire(str(nul))]
-    pub key: Text<'a>,
-    /// The value, possibly empty.
-    #[wire(str(nul))]
-    pub value: Text<'a>,
-}
-
-impl<'a> KeyValue<'a> {
-    /// A pair of UTF-8 strings, written as their bytes.
-    pub fn new(key: &'a str, value: &'a str) -> Self {
-        KeyValue {
-            key: Text::from(key),
-            value: Text::from(value),
-        }
-    }
-}
-
-/// The first value of `key` in `pairs`.
-pub fn lookup<'p, 'a>(pairs: &'p [KeyValue<'a>], key: &str) -> Option<&'p Text<'a>> {
-    pairs
-        .iter()
-        .find(|p| p.key.as_bytes() == key.as_bytes())
-        .map(|p| &p.value)
-}
-
-/// A column name without its table suffix: `player_` → `player`, `score_t` → `score`.
-pub fn field_name(column: &[u8]) -> &[u8] {
-    column
-        .strip_suffix(b"_t")
-        .or_else(|| column.strip_suffix(b"_"))
-        .unwrap_or(column)
-}
+// GameSpy 3 keeps GameSpy 2's NUL-separated pairs and `_`/`_t` column names.
+pub use crate::gamespy2::{field_name, lookup, KeyValue};
 
 /// The bytes every request starts with.
 pub const REQUEST_MAGIC: &[u8; 2] = b"\xfe\xfd";

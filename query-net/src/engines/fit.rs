@@ -1,6 +1,8 @@
 //! Fitting a server's state into wire fields, shared by every responder: text cut to a field's
 //! maximum at a character boundary, integers saturated to a narrower field.
 
+use std::borrow::Cow;
+
 use query_wire::TextEncoding;
 
 /// The longest prefix of `text` that takes at most `max` bytes in `encoding`, cut between
@@ -20,6 +22,28 @@ pub fn cut(text: &str, encoding: TextEncoding, max: usize) -> &str {
             .map_or(text.len(), |(at, _)| at),
     };
     &text[..end]
+}
+
+/// `text` with every character the format cannot carry (`banned`: its delimiters) or
+/// `encoding` cannot represent replaced by `?`; borrowed when nothing needs replacing.
+pub fn replace_unsendable<'t>(
+    text: &'t str,
+    encoding: TextEncoding,
+    banned: &[char],
+) -> Cow<'t, str> {
+    let fits = |c: char| {
+        !banned.contains(&c)
+            && (c.is_ascii() || encoding.encode(c.encode_utf8(&mut [0; 4])).is_some())
+    };
+    if text.chars().all(fits) {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(
+            text.chars()
+                .map(|c| if fits(c) { c } else { '?' })
+                .collect(),
+        )
+    }
 }
 
 /// `text` cut to at most `max` UTF-8 bytes, between characters.

@@ -137,12 +137,10 @@ enum Wanted {
 impl A2sResponder {
     /// Answers from `state` as `config` says, with a random challenge key.
     pub fn new(state: SharedState, config: A2sConfig) -> Self {
-        let mut secret = [0u8; 32];
-        rand::fill(&mut secret);
         A2sResponder {
             state,
             config,
-            key: ChallengeKey::new(&secret),
+            key: ChallengeKey::random(),
             encoded: None,
             next_id: 1,
         }
@@ -313,6 +311,13 @@ impl ChallengeKey {
         let keyed = <Hmac<Sha256> as KeyInit>::new_from_slice(secret)
             .expect("HMAC accepts keys of any length");
         ChallengeKey { keyed }
+    }
+
+    /// A key from a random secret, as a responder starts with.
+    pub(crate) fn random() -> Self {
+        let mut secret = [0u8; 32];
+        rand::fill(&mut secret);
+        ChallengeKey::new(&secret)
     }
 
     /// The challenge of `client` (IP and port: another port of the same IP cannot use it) in

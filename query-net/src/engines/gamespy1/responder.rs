@@ -389,19 +389,7 @@ fn is_free_rule_key(key: &str) -> bool {
 /// `text` as it can go on the wire in `encoding`: the backslash (the format's delimiter) and
 /// characters the encoding cannot represent become `?`, and it is cut to [`MAX_TEXT`] bytes.
 fn kv_text(text: &str, encoding: TextEncoding) -> Cow<'_, str> {
-    let text = fit::cut(text, encoding, MAX_TEXT);
-    let fits = |c: char| {
-        c != '\\' && (c.is_ascii() || encoding.encode(c.encode_utf8(&mut [0; 4])).is_some())
-    };
-    if text.chars().all(fits) {
-        Cow::Borrowed(text)
-    } else {
-        Cow::Owned(
-            text.chars()
-                .map(|c| if fits(c) { c } else { '?' })
-                .collect(),
-        )
-    }
+    fit::replace_unsendable(fit::cut(text, encoding, MAX_TEXT), encoding, &['\\'])
 }
 
 /// [`kv_text`], or `None` for an empty text, which is not sent.

@@ -306,19 +306,7 @@ fn non_empty(s: &str) -> Option<Cow<'_, str>> {
 /// `text` as it can go into a cell: NUL and characters Windows-1252 lacks become `?`; cut to
 /// 255 bytes.
 fn text(text: &str) -> Cow<'_, str> {
-    let text = fit::cut(text, ENCODING, MAX_TEXT);
-    let fits = |c: char| {
-        c != '\0' && (c.is_ascii() || ENCODING.encode(c.encode_utf8(&mut [0; 4])).is_some())
-    };
-    if text.chars().all(fits) {
-        Cow::Borrowed(text)
-    } else {
-        Cow::Owned(
-            text.chars()
-                .map(|c| if fits(c) { c } else { '?' })
-                .collect(),
-        )
-    }
+    fit::replace_unsendable(fit::cut(text, ENCODING, MAX_TEXT), ENCODING, &['\0'])
 }
 
 #[cfg(test)]

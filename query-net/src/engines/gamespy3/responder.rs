@@ -117,12 +117,10 @@ pub struct GameSpy3Responder {
 impl GameSpy3Responder {
     /// Answers from `state` as `config` says, with a random challenge key.
     pub fn new(state: SharedState, config: GameSpy3Config) -> Self {
-        let mut secret = [0u8; 32];
-        rand::fill(&mut secret);
         GameSpy3Responder {
             state,
             config,
-            key: ChallengeKey::new(&secret),
+            key: ChallengeKey::random(),
             encoded: None,
         }
     }

@@ -319,29 +319,13 @@ impl Sections {
 /// `text` as it can go into a pair in `encoding`: the backslash and the newline, and
 /// characters the encoding cannot represent, become `?`; cut to 255 bytes.
 fn pair_text(text: &str, encoding: TextEncoding) -> Cow<'_, str> {
-    sanitize(fit::cut(text, encoding, MAX_TEXT), encoding, &['\\', '\n'])
+    fit::replace_unsendable(fit::cut(text, encoding, MAX_TEXT), encoding, &['\\', '\n'])
 }
 
 /// A player's name in `encoding`, cut to [`MAX_NAME`] bytes, without `"` or newlines.
 fn name_bytes(name: &str, encoding: TextEncoding) -> Vec<u8> {
-    let name = sanitize(fit::cut(name, encoding, MAX_NAME), encoding, &['"', '\n']);
+    let name = fit::replace_unsendable(fit::cut(name, encoding, MAX_NAME), encoding, &['"', '\n']);
     encoding.encode_lossy(&name).into_owned()
-}
-
-fn sanitize<'t>(text: &'t str, encoding: TextEncoding, banned: &[char]) -> Cow<'t, str> {
-    let fits = |c: char| {
-        !banned.contains(&c)
-            && (c.is_ascii() || encoding.encode(c.encode_utf8(&mut [0; 4])).is_some())
-    };
-    if text.chars().all(fits) {
-        Cow::Borrowed(text)
-    } else {
-        Cow::Owned(
-            text.chars()
-                .map(|c| if fits(c) { c } else { '?' })
-                .collect(),
-        )
-    }
 }
 
 #[cfg(test)]
