@@ -228,7 +228,8 @@ fn a_tcpdump_capture_of_loopback_queries_decodes_and_makes_statuses() {
     let decoded = ran.json();
     let datagrams = decoded["datagrams"].as_array().unwrap();
     let kinds = |kind: &str| datagrams.iter().filter(|d| d["type"] == kind).count();
-    assert!(kinds("request") >= 4 && kinds("reply") >= 4, "{decoded:#}");
+    // `i`, `r` and `d` each way.
+    assert!(kinds("request") >= 3 && kinds("reply") >= 3, "{decoded:#}");
     assert!(
         datagrams[0]["file"]
             .as_str()

@@ -10,7 +10,7 @@ use query_net::engines::samp::{
     rcon_session, OpenMpInfo, SampConfig, SampResponder, SampSession, BAD_RCON_PASSWORD,
 };
 use query_net::state::{PlayerState, ServerState, SharedState};
-use query_net::{Options, QueryError, RconCommand};
+use query_net::{Options, QueryError, RconCommand, ServerStatus};
 use query_specs::samp::{Reply, ReplyBody, Request, RequestBody};
 use query_wire::Decode;
 
@@ -120,13 +120,13 @@ fn run_out<S: ClientSession>(session: &mut S) -> Result<S::Output, QueryError> {
 }
 
 #[test]
-fn all_requests_leave_at_once_and_the_status_has_every_field() {
+fn three_requests_leave_at_once_and_the_status_has_every_field() {
     let t0 = Instant::now();
     let mut session = SampSession::new(target(), &options()).unwrap();
     let requests = drain(&mut session, t0);
-    assert_eq!(opcodes(&requests), b"irdpo");
+    assert_eq!(opcodes(&requests), b"ird");
     let sizes: Vec<usize> = requests.iter().map(Vec::len).collect();
-    assert_eq!(sizes, [11, 11, 11, 15, 11]);
+    assert_eq!(sizes, [11, 11, 11]);
     for request in &requests {
         let decoded = Request::from_bytes(request).unwrap();
         assert_eq!(decoded.header.address, [127, 0, 0, 1]);
@@ -136,11 +136,10 @@ fn all_requests_leave_at_once_and_the_status_has_every_field() {
     let mut server = responder(state(), SampConfig::default());
     let at = t0 + ms(10);
     serve_all(&mut session, &mut server, &requests, at);
-    // A SA:MP server never answers `o`: a short grace period, not a whole timeout.
-    assert!(session.poll_result().is_none());
-    assert_eq!(session.poll_timeout(), Some(at + ms(20)));
-    session.handle_timeout(at + ms(20));
+    // Nothing optional was asked, so nothing is waited for.
     let status = session.poll_result().unwrap().unwrap();
+    assert_eq!(session.poll_timeout(), None);
+    assert!(drain(&mut session, at + TIMEOUT * 4).is_empty());
     assert!(session.poll_result().is_none(), "the result comes once");
 
     assert_eq!(status.name, "Café Los Santos");
@@ -181,7 +180,6 @@ fn all_requests_leave_at_once_and_the_status_has_every_field() {
     assert_eq!(status.raw["info"]["language"], "Español");
     assert_eq!(status.raw["open_mp"], false);
     assert_eq!(status.raw["player_list"], "d");
-    assert_eq!(status.raw["ping_source"], "p");
     assert_eq!(status.raw["encoding"], "Windows-1252");
     // The raw bytes of non-ASCII text stay available.
     assert_eq!(
@@ -205,7 +203,7 @@ fn a_lost_request_is_sent_again_after_its_timeout_and_only_it() {
     assert!(session.poll_result().is_none());
     assert_eq!(session.poll_timeout(), Some(t0 + TIMEOUT));
     session.handle_timeout(t0 + TIMEOUT);
-    // `o` was sent once and is now given up; `i` goes again, identical.
+    // `i` goes again, identical, and nothing else.
     let resent = drain(&mut session, t0 + TIMEOUT);
     assert_eq!(resent, std::slice::from_ref(info));
     serve_all(&mut session, &mut server, &resent, t0 + TIMEOUT + ms(7));
@@ -305,14 +303,9 @@ fn replies_with_another_header_or_echo_are_ignored_and_the_real_ones_accepted() 
             session.handle_datagram(client_addr(), &forged, t0 + ms(1));
         }
     }
-    // A ping echo with other bytes is not our echo.
-    let mut ping = requests[3].clone();
-    ping[14] ^= 0xff;
-    session.handle_datagram(target(), &ping, t0 + ms(1));
     assert!(session.poll_result().is_none());
 
     serve_all(&mut session, &mut server, &requests, t0 + ms(10));
-    session.handle_timeout(session.poll_timeout().unwrap());
     let status = session.poll_result().unwrap().unwrap();
     assert_eq!(status.name, "Café Los Santos");
     assert_eq!(status.ping_ms, 10.0);
@@ -346,7 +339,7 @@ fn a_reply_that_does_not_decode_is_the_error_if_no_good_one_follows() {
 }
 
 #[test]
-fn an_unanswered_detailed_list_falls_back_to_the_client_list() {
+fn a_lagging_detailed_list_gives_way_to_the_client_list() {
     let t0 = Instant::now();
     let mut session = SampSession::new(target(), &options()).unwrap();
     let requests = drain(&mut session, t0);
@@ -358,24 +351,19 @@ fn an_unanswered_detailed_list_falls_back_to_the_client_list() {
         },
     );
     serve_all(&mut session, &mut server, &requests, t0 + ms(10));
-    let mut now;
-    let clients = loop {
-        assert!(session.poll_result().is_none());
-        now = session.poll_timeout().unwrap();
-        session.handle_timeout(now);
-        let sent = drain(&mut session, now);
-        serve_all(&mut session, &mut server, &sent, now + ms(3));
-        if let Some(c) = sent.iter().find(|r| r[10] == b'c') {
-            break c.clone();
-        }
-        assert!(sent.iter().all(|r| r[10] == b'd'), "{:?}", opcodes(&sent));
-    };
-    // `d` had all its attempts first.
-    assert_eq!(now, t0 + TIMEOUT * 3);
-    assert_eq!(clients.len(), 11);
-    let status = session.poll_result().unwrap().unwrap();
+    // `i` and `r` took 10 ms: a `d` missing 20 ms later is not coming.
+    assert!(session.poll_result().is_none());
+    assert_eq!(session.poll_timeout(), Some(t0 + ms(30)));
+    session.handle_timeout(t0 + ms(30));
+    let sent = drain(&mut session, t0 + ms(30));
+    assert_eq!(opcodes(&sent), b"co", "`c`, and `o` in case it is open.mp");
+    assert!(sent.iter().all(|r| r.len() == 11));
+    serve_all(&mut session, &mut server, &sent, t0 + ms(33));
+    // A SA:MP server never answers `o`: a short grace period, not a whole timeout.
+    let status = run_out(&mut session).unwrap();
     assert!(status.complete);
     assert_eq!(status.raw["player_list"], "c");
+    assert_eq!(status.raw["open_mp"], false);
     let players: Vec<_> = status
         .players
         .iter()
@@ -389,6 +377,48 @@ fn an_unanswered_detailed_list_falls_back_to_the_client_list() {
             ("Ñandú", Some(0), None, None),
         ]
     );
+}
+
+#[test]
+fn a_detailed_list_that_comes_after_all_is_taken() {
+    let t0 = Instant::now();
+    let mut session = SampSession::new(target(), &options()).unwrap();
+    let requests = drain(&mut session, t0);
+    let mut server = responder(state(), SampConfig::default());
+    let (status_requests, detailed) = requests.split_at(2);
+    serve_all(&mut session, &mut server, status_requests, t0 + ms(5));
+    session.handle_timeout(session.poll_timeout().unwrap());
+    let sent = drain(&mut session, t0 + ms(25));
+    assert_eq!(opcodes(&sent), b"co");
+    // The slow `d` arrives before `c`: it is the list, with ids and pings.
+    serve_all(&mut session, &mut server, detailed, t0 + ms(40));
+    let status = run_out(&mut session).unwrap();
+    assert_eq!(status.raw["player_list"], "d");
+    assert_eq!(status.players[0].ping, Some(40));
+}
+
+#[test]
+fn an_empty_server_is_not_asked_for_its_list_twice() {
+    let t0 = Instant::now();
+    let mut session = SampSession::new(target(), &options()).unwrap();
+    let requests = drain(&mut session, t0);
+    let empty = ServerState {
+        players: Vec::new(),
+        ..state()
+    };
+    let mut server = responder(
+        empty,
+        SampConfig {
+            detailed_players: false,
+            ..SampConfig::default()
+        },
+    );
+    serve_all(&mut session, &mut server, &requests, t0 + ms(10));
+    let status = session.poll_result().unwrap().unwrap();
+    assert!(status.complete);
+    assert!(status.players.is_empty());
+    assert!(status.raw["player_list"].is_null());
+    assert!(drain(&mut session, t0 + TIMEOUT * 4).is_empty());
 }
 
 #[test]
@@ -453,27 +483,20 @@ fn a_list_that_never_comes_is_absent_not_a_failure() {
         session.handle_timeout(now);
         pending = drain(&mut session, now);
     }
-    // Three attempts of `d`, then three of `c`.
-    assert_eq!(now, t0 + TIMEOUT * 6);
+    // `c` left 20 ms after `i` and `r` were in; it and `d` each had three attempts.
+    assert_eq!(now, t0 + ms(22) + TIMEOUT * 3);
 }
 
-#[test]
-fn an_open_mp_server_is_recognised_and_asked_for_the_client_list_at_once() {
-    let extra = OpenMpInfo {
+fn open_mp_extra() -> OpenMpInfo {
+    OpenMpInfo {
         discord: "discord.gg/x".into(),
         light_banner: "https://example.com/light.png".into(),
         dark_banner: "https://example.com/dark.png".into(),
         logo: String::new(),
-    };
-    let t0 = Instant::now();
-    let mut session = SampSession::new(target(), &options()).unwrap();
-    let requests = drain(&mut session, t0);
-    let mut server = responder(state(), SampConfig::open_mp(extra));
-    serve_all(&mut session, &mut server, &requests, t0 + ms(10));
-    let sent = drain(&mut session, t0 + ms(10));
-    assert_eq!(opcodes(&sent), b"c", "no waiting for `d` to time out");
-    serve_all(&mut session, &mut server, &sent, t0 + ms(20));
-    let status = session.poll_result().unwrap().unwrap();
+    }
+}
+
+fn assert_open_mp(status: &ServerStatus) {
     assert_eq!(status.raw["open_mp"], true);
     assert_eq!(status.raw["open_mp_extra"]["discord"], "discord.gg/x");
     assert_eq!(
@@ -484,6 +507,42 @@ fn an_open_mp_server_is_recognised_and_asked_for_the_client_list_at_once() {
     assert_eq!(status.raw["player_list"], "c");
     assert_eq!(status.players.len(), 3);
     assert!(status.complete);
+}
+
+#[test]
+fn an_open_mp_server_named_in_the_rules_is_asked_for_the_client_list_at_once() {
+    for version in ["omp 1.4.0.2779", "0.3.7-R2 open.mp"] {
+        let t0 = Instant::now();
+        let mut session = SampSession::new(target(), &options()).unwrap();
+        let requests = drain(&mut session, t0);
+        let open_mp = ServerState {
+            version: version.into(),
+            ..state()
+        };
+        let mut server = responder(open_mp, SampConfig::open_mp(open_mp_extra()));
+        serve_all(&mut session, &mut server, &requests, t0 + ms(10));
+        let sent = drain(&mut session, t0 + ms(10));
+        assert_eq!(opcodes(&sent), b"co", "{version}: no waiting for `d`");
+        serve_all(&mut session, &mut server, &sent, t0 + ms(20));
+        let status = session.poll_result().unwrap().unwrap();
+        assert_open_mp(&status);
+    }
+}
+
+#[test]
+fn an_open_mp_server_that_does_not_say_so_is_found_by_its_missing_detailed_list() {
+    let t0 = Instant::now();
+    let mut session = SampSession::new(target(), &options()).unwrap();
+    let requests = drain(&mut session, t0);
+    let mut server = responder(state(), SampConfig::open_mp(open_mp_extra()));
+    serve_all(&mut session, &mut server, &requests, t0 + ms(10));
+    assert!(drain(&mut session, t0 + ms(10)).is_empty());
+    session.handle_timeout(t0 + ms(30));
+    let sent = drain(&mut session, t0 + ms(30));
+    assert_eq!(opcodes(&sent), b"co");
+    serve_all(&mut session, &mut server, &sent, t0 + ms(40));
+    let status = session.poll_result().unwrap().unwrap();
+    assert_open_mp(&status);
 }
 
 #[test]
@@ -499,37 +558,32 @@ fn players_and_rules_are_not_asked_when_not_wanted() {
     )
     .unwrap();
     let requests = drain(&mut session, t0);
-    assert_eq!(opcodes(&requests), b"ipo");
+    assert_eq!(opcodes(&requests), b"i");
     let mut server = responder(state(), SampConfig::default());
     serve_all(&mut session, &mut server, &requests, t0 + ms(4));
-    let status = run_out(&mut session).unwrap();
+    let status = session.poll_result().unwrap().unwrap();
     assert!(status.complete);
     assert!(status.players.is_empty() && status.rules.is_empty());
     assert_eq!(status.map, None);
 }
 
 #[test]
-fn without_a_ping_reply_the_fastest_other_round_trip_is_the_ping() {
+fn the_ping_is_the_fastest_round_trip() {
     let t0 = Instant::now();
     let mut session = SampSession::new(target(), &options()).unwrap();
     let requests = drain(&mut session, t0);
     let mut server = responder(state(), SampConfig::default());
-    for (request, delay) in requests.iter().zip([7, 8, 9, 0, 0]) {
-        if request[10] != b'p' {
-            serve_all(
-                &mut session,
-                &mut server,
-                std::slice::from_ref(request),
-                t0 + ms(delay),
-            );
-        }
+    for (request, delay) in requests.iter().zip([8, 7, 9]) {
+        serve_all(
+            &mut session,
+            &mut server,
+            std::slice::from_ref(request),
+            t0 + ms(delay),
+        );
     }
-    // The grace period (twice the slowest round trip) passes without `p`.
-    assert_eq!(session.poll_timeout(), Some(t0 + ms(9) + ms(20)));
-    session.handle_timeout(t0 + ms(29));
     let status = session.poll_result().unwrap().unwrap();
     assert_eq!(status.ping_ms, 7.0);
-    assert_eq!(status.raw["ping_source"], "fastest reply");
+    assert!(status.raw.get("ping_source").is_none());
 }
 
 #[test]

@@ -167,7 +167,6 @@ async fn every_field_served_is_received_including_windows_1252_names() {
     assert_eq!(raw["info"]["players"], 4);
     assert_eq!(raw["open_mp"], false);
     assert_eq!(raw["player_list"], "d");
-    assert_eq!(raw["ping_source"], "p");
     assert_eq!(raw["text_hex"]["players"]["1"], "c57361");
     assert_eq!(
         raw["text_hex"]["rules"]["weburl"],
@@ -347,7 +346,8 @@ async fn forged_replies_from_another_port_or_with_another_header_are_ignored() {
         .await
         .unwrap();
     assert_eq!(without_timing(status), expected(&state(), addr));
-    assert!(forging.await.unwrap() >= 8);
+    // Two forgeries for each of `i`, `r` and `d`.
+    assert!(forging.await.unwrap() >= 6);
 }
 
 /// Paths and values of every leaf of a JSON value.

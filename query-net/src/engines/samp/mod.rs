@@ -2,26 +2,28 @@
 //!
 //! # Status client ([`client`], [`SampSession`])
 //!
-//! `i` (info), `r` (rules), `d` (detailed players), `p` (ping) and `o` (open.mp extra info)
-//! leave at once, each with its own [`Retry`]: the protocol answers each request on its own,
-//! so nothing is gained by waiting for one before asking the next. A reply counts only if its
-//! 11-byte header is exactly the request's (and a `p` reply only if it echoes the 4 random
-//! bytes); anything else from the server's address is ignored.
+//! `i` (info), `r` (rules) and `d` (detailed players) leave at once, each with its own
+//! [`Retry`]: the protocol answers each request on its own, so nothing is gained by waiting for
+//! one before asking the next. Nothing else is sent to a SA:MP server, so a target costs three
+//! datagrams each way (what `gsq bulk` pays per server). A reply counts only if its 11-byte
+//! header is exactly the request's; anything else from the server's address is ignored.
 //!
 //! - `i` and `r` are required: if either goes unanswered the query fails with a timeout naming
 //!   it. A reply with the right header that does not decode is remembered, and reported as
 //!   [`QueryError::Malformed`] instead of the timeout if no good reply follows.
-//! - Players: `d` first. If it goes unanswered, `c` is asked. open.mp has no `d`, so once a
-//!   server answers `o`, `c` is asked at once. Above 100 players a server answers neither, so
-//!   when `i` reports more than 100 the lists are not waited for. Either way a missing list is
-//!   not a failure: the status comes back with an empty player list, `complete: false`, and
-//!   `raw.player_list_missing` saying why.
-//! - `p` and `o` are optional. Once everything else is in they get a grace period of twice the
-//!   slowest round trip seen (at least 20 ms): they left at the same moment as `i`, so a server
-//!   that answers them has done so by then, and a vanilla SA:MP server, which never answers
-//!   `o`, does not hold the result back for a whole timeout. `o` is sent once.
-//! - `ping_ms` is the `p` round trip, or the fastest other round trip when `p` got no answer
-//!   (`raw.ping_source` says which).
+//! - Players: `d` first; open.mp has no `d`, and answers the client list `c` instead. `c` is
+//!   asked at once when the rules name open.mp (its `version` rule says `open.mp` or starts with
+//!   `omp `), when `d` is still unanswered twice the slowest round trip (at least 20 ms) after
+//!   `i` and `r` came in (a server answers each at once, so a `d` that lags that far is not
+//!   coming), or when `d` runs out of retries. When `i` reports no players, the lists are not
+//!   waited for; above 100 a server answers neither, so they are not waited for either. A
+//!   missing list is not a failure: the status comes back with an empty player list,
+//!   `complete: false`, and `raw.player_list_missing` saying why.
+//! - `o` (open.mp's extra information) goes along with `c`, once and without retries, since
+//!   only open.mp answers it. Once everything else is in, it gets the same grace period.
+//! - `ping_ms` is the fastest round trip of the replies. `p`, the protocol's ping, is not
+//!   sent: the server answers `i` as directly as it echoes `p`, so `p` would cost two datagrams
+//!   for the same number.
 //! - Text is decoded with [`Options::encoding`], Windows-1252 by default. The raw bytes of the
 //!   host name, game mode, language, player names and rule values that are not plain ASCII are
 //!   kept, as hex, in `raw.text_hex`, so a caller can decode them again in another code page.
@@ -84,7 +86,8 @@ pub const RCON_QUIET: Duration = Duration::from_millis(300);
 /// The console line a server sends for a wrong RCON password.
 pub const BAD_RCON_PASSWORD: &str = "Invalid RCON password.";
 
-/// The shortest grace period the optional `p` and `o` get once everything else is in.
+/// The shortest wait for a lagging `d` before `c` is asked, and for `o` once everything else
+/// is in.
 const MIN_GRACE: Duration = Duration::from_millis(20);
 
 /// An RCON session keeps at most this many lines, however many a server sends.
@@ -258,8 +261,11 @@ pub struct SampSession {
     rules: Exchange,
     players: Exchange,
     clients: Exchange,
-    ping: Exchange,
     extra: Exchange,
+    /// The rules reply names open.mp.
+    rules_say_open_mp: bool,
+    /// When a `d` still unanswered gives way to `c`, once `i` and `r` are in.
+    list_fallback_at: Option<Instant>,
     /// Why the player list is absent, once that is settled.
     list_missing: Option<&'static str>,
     /// When the optional steps stop being waited for, once the required ones are in.
@@ -282,8 +288,9 @@ impl SampSession {
             rules: step("rules request"),
             players: step("detailed player list request"),
             clients: step("client list request"),
-            ping: step("ping request"),
             extra: Exchange::new("open.mp extra info request", Retry::new(options.timeout, 1)),
+            rules_say_open_mp: false,
+            list_fallback_at: None,
             list_missing: None,
             grace_until: None,
             result: None,
@@ -298,34 +305,26 @@ impl SampSession {
                 .players
                 .ask(&request(target, RequestBody::Players))?;
         }
-        let mut echo = [0u8; 4];
-        rand::fill(&mut echo);
-        session
-            .ping
-            .ask(&request(target, RequestBody::Ping(echo)))?;
-        session.extra.ask(&request(target, RequestBody::Extra))?;
         Ok(session)
     }
 
-    fn steps_mut(&mut self) -> [&mut Exchange; 6] {
+    fn steps_mut(&mut self) -> [&mut Exchange; 5] {
         [
             &mut self.info,
             &mut self.rules,
             &mut self.players,
-            &mut self.ping,
-            &mut self.extra,
             &mut self.clients,
+            &mut self.extra,
         ]
     }
 
-    fn steps(&self) -> [&Exchange; 6] {
+    fn steps(&self) -> [&Exchange; 5] {
         [
             &self.info,
             &self.rules,
             &self.players,
-            &self.ping,
-            &self.extra,
             &self.clients,
+            &self.extra,
         ]
     }
 
@@ -373,6 +372,10 @@ impl SampSession {
             self.finish(Err(error), now);
             return;
         }
+        let status_in = self.info.is_answered() && (!self.want_rules || self.rules.is_answered());
+        if status_in && self.players.is_waiting() && self.list_fallback_at.is_none() {
+            self.list_fallback_at = Some(now + self.grace());
+        }
         if let Err(error) = self.settle_player_list(now) {
             self.finish(Err(error), now);
             return;
@@ -380,17 +383,14 @@ impl SampSession {
         let list_settled = !self.want_players
             || self.players.is_answered()
             || self.clients.is_answered()
-            || self.list_missing.is_some();
-        let required_in = self.info.is_answered()
-            && (!self.want_rules || self.rules.is_answered())
-            && list_settled;
-        if !required_in {
+            || self.list_missing.is_some()
+            || self.reported_players() == Some(0);
+        if !(status_in && list_settled) {
             return;
         }
         let grace = self.grace();
         let grace_until = *self.grace_until.get_or_insert(now + grace);
-        let optional_in = !self.ping.is_waiting() && !self.extra.is_waiting();
-        if optional_in || now >= grace_until {
+        if !self.extra.is_waiting() || now >= grace_until {
             let status = self.status();
             self.finish(status, now);
         }
@@ -409,15 +409,24 @@ impl SampSession {
             self.list_missing = Some("the server lists players only up to 100");
             return Ok(());
         }
+        if self.reported_players() == Some(0) {
+            self.players.cancel(now);
+            self.clients.cancel(now);
+            return Ok(());
+        }
         if self.players.is_answered() || self.clients.is_answered() {
             return Ok(());
         }
-        let open_mp = self.extra.is_answered();
-        if !self.clients.was_asked() && (self.players.is_unanswered() || open_mp) {
-            self.players.cancel(now);
+        let open_mp = self.rules_say_open_mp;
+        let lagging = self.list_fallback_at.is_some_and(|at| now >= at);
+        if !self.clients.was_asked() && (self.players.is_unanswered() || open_mp || lagging) {
+            if open_mp {
+                self.players.cancel(now);
+            }
             self.clients
                 .ask(&request(self.target, RequestBody::Clients))?;
-        } else if self.clients.is_unanswered() {
+            self.extra.ask(&request(self.target, RequestBody::Extra))?;
+        } else if self.clients.is_unanswered() && !self.players.is_waiting() {
             self.list_missing = Some(if open_mp {
                 "the server did not answer the client list (c)"
             } else {
@@ -483,17 +492,12 @@ impl SampSession {
             }
         }
 
-        let (ping, ping_source) = match self.ping.rtt() {
-            Some(rtt) => (rtt, "p"),
-            None => (
-                self.steps()
-                    .iter()
-                    .filter_map(|s| s.rtt())
-                    .min()
-                    .unwrap_or_default(),
-                "fastest reply",
-            ),
-        };
+        let ping = self
+            .steps()
+            .iter()
+            .filter_map(|s| s.rtt())
+            .min()
+            .unwrap_or_default();
 
         let mut raw = Map::new();
         raw.insert(
@@ -511,7 +515,10 @@ impl SampSession {
             Some(ReplyBody::Extra(extra)) => Some(extra),
             _ => None,
         };
-        raw.insert("open_mp".into(), extra.is_some().into());
+        raw.insert(
+            "open_mp".into(),
+            (extra.is_some() || self.rules_say_open_mp).into(),
+        );
         if let Some(extra) = &extra {
             raw.insert(
                 "open_mp_extra".into(),
@@ -528,7 +535,6 @@ impl SampSession {
         if let Some(reason) = self.list_missing {
             raw.insert("player_list_missing".into(), reason.into());
         }
-        raw.insert("ping_source".into(), ping_source.into());
         raw.insert("encoding".into(), encoding.name().into());
         if let Some(value) = hex.into_json() {
             raw.insert("text_hex".into(), value);
@@ -557,6 +563,20 @@ impl SampSession {
         }
         Ok(status)
     }
+}
+
+/// Whether a rules reply comes from open.mp: its `version` rule is `omp 1.…` today, and was
+/// `0.3.7-R2 open.mp` in early releases.
+fn names_open_mp(body: &ReplyBody<'_>) -> bool {
+    let ReplyBody::Rules(rules) = body else {
+        return false;
+    };
+    rules.iter().any(|rule| {
+        let value = rule.value.as_bytes();
+        rule.name.as_bytes() == b"version"
+            && (value.starts_with(b"omp ")
+                || value.windows(7).any(|w| w.eq_ignore_ascii_case(b"open.mp")))
+    })
 }
 
 /// The raw bytes of text that is not plain ASCII, for `raw.text_hex`.
@@ -623,18 +643,16 @@ impl ClientSession for SampSession {
             Some(&OP_RULES) => &mut self.rules,
             Some(&OP_PLAYERS) => &mut self.players,
             Some(&OP_CLIENTS) => &mut self.clients,
-            Some(&OP_PING) => &mut self.ping,
             Some(&OP_EXTRA) => &mut self.extra,
             _ => return,
         };
         if !step.expects(datagram) {
             return;
         }
-        // A ping reply is the request echoed whole; other bytes are not our echo.
-        if datagram[HEADER_LEN - 1] == OP_PING && datagram != step.retry.payload() {
-            return;
-        }
         step.offer(datagram, now);
+        if datagram[HEADER_LEN - 1] == OP_RULES {
+            self.rules_say_open_mp = self.rules.decoded().is_some_and(|body| names_open_mp(&body));
+        }
         self.advance(now);
     }
 
@@ -642,10 +660,12 @@ impl ClientSession for SampSession {
         if self.finished {
             return None;
         }
+        let list_fallback = self.list_fallback_at.filter(|_| !self.clients.was_asked());
         self.steps()
             .iter()
             .filter_map(|step| step.retry.poll_timeout())
             .chain(self.grace_until)
+            .chain(list_fallback)
             .min()
     }
 
