@@ -26,6 +26,12 @@ use crate::cli::BulkArgs;
 use crate::commands::query::resolve;
 use crate::exit::{classify, Category, Failure, Outcome};
 
+/// The longest a result waits in the output buffer before it is written.
+const OUTPUT_DELAY: Duration = Duration::from_millis(20);
+
+/// Bytes of results held for one write.
+const OUTPUT_BUFFER: usize = 64 * 1024;
+
 /// How many host names are looked up at once, ahead of the queries.
 const RESOLVE_AHEAD: usize = 64;
 
@@ -91,24 +97,31 @@ pub async fn run(args: BulkArgs, quiet: bool) -> Outcome {
 
     let started = Instant::now();
     let mut tally = Tally::default();
-    let mut out = tokio::io::BufWriter::new(tokio::io::stdout());
+    let mut out = tokio::io::BufWriter::with_capacity(OUTPUT_BUFFER, tokio::io::stdout());
     let mut interrupted = false;
     // Listening from the start: once tokio handles SIGINT, a signal that arrives while no
     // one listens would be lost.
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
     let _ = (&mut ctrl_c).now_or_never();
+    // Results go out in batches: a write no later than `OUTPUT_DELAY` after the first result
+    // it holds, so a reader downstream sees each result promptly, and a run answering
+    // thousands of servers a second makes a write per batch rather than per server.
+    let mut flush_at: Option<tokio::time::Instant> = None;
     let write_failed = loop {
-        // Results that are ready go out in one write; before waiting for more, what is
-        // buffered is flushed, so a reader downstream sees each result without delay.
         let done = match results.next().now_or_never() {
             Some(done) => done,
             None => {
-                if let Err(e) = out.flush().await {
-                    break Some(e);
-                }
+                let due = flush_at.unwrap_or_else(tokio::time::Instant::now);
                 tokio::select! {
                     done = results.next() => done,
+                    () = tokio::time::sleep_until(due), if flush_at.is_some() => {
+                        flush_at = None;
+                        if let Err(e) = out.flush().await {
+                            break Some(e);
+                        }
+                        continue;
+                    }
                     _ = &mut ctrl_c => {
                         interrupted = true;
                         None
@@ -128,7 +141,9 @@ pub async fn run(args: BulkArgs, quiet: bool) -> Outcome {
             }
             (None, Ok(status)) => {
                 tally.answered += 1;
-                progress.set_message(format!("{} answered", tally.answered));
+                if show_progress {
+                    progress.set_message(format!("{} answered", tally.answered));
+                }
                 success_record(&done.target, &status)
             }
             (None, Err(error)) => {
@@ -148,6 +163,7 @@ pub async fn run(args: BulkArgs, quiet: bool) -> Outcome {
         if let Err(e) = out.write_all(line.as_bytes()).await {
             break Some(e);
         }
+        flush_at.get_or_insert_with(|| tokio::time::Instant::now() + OUTPUT_DELAY);
     };
     let flushed = out.flush().await;
     progress.finish_and_clear();
