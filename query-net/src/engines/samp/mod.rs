@@ -651,7 +651,10 @@ impl ClientSession for SampSession {
         }
         step.offer(datagram, now);
         if datagram[HEADER_LEN - 1] == OP_RULES {
-            self.rules_say_open_mp = self.rules.decoded().is_some_and(|body| names_open_mp(&body));
+            self.rules_say_open_mp = self
+                .rules
+                .decoded()
+                .is_some_and(|body| names_open_mp(&body));
         }
         self.advance(now);
     }
