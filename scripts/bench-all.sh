@@ -4,7 +4,9 @@
 #   scripts/bench-all.sh                 # the report on stdout, progress on stderr
 #
 # Parts, each bounded in time:
-#   1. responder throughput: `query-bench responder` (echo, SQP, all-protocols; 3 s each);
+#   1. responder throughput: `query-bench responder` (echo, SQP, all-protocols under one
+#      request in flight per client socket; echo and SA:MP under a pipelined load generator
+#      that batches its own calls; 3 s each);
 #   2. allocations per reply: `cargo bench -p query-bench --bench reply_allocations`;
 #   3. Service::handle without sockets: `cargo bench -p query-bench --bench service`;
 #   4. the SQP codec against a hand-written codec and deku: `cargo bench -p query-specs
@@ -15,8 +17,9 @@
 #   5. reflection: `query-bench reflection`, the reply bytes a flood from one /24 draws from
 #      each protocol with the largest state, before and after byte budgets (3 s per flood);
 #   6. bulk clients: `query-bench bulk` (gsq bulk, gamedig, opengsq against a fleet of 10,000
-#      loopback targets, then gsq alone against 100,000); then the three again with 250 ms per
-#      attempt, and against 100,000 targets.
+#      loopback targets, then gsq alone against 100,000, then the three against 5,000 SA:MP
+#      and GameSpy v1 targets that all answer); then the three again with 250 ms per attempt,
+#      and against 100,000 targets.
 # Results are saved in target/bench-results/ (JSON, the clients' outputs, REPORT.md).
 #
 # Needs node and npm (gamedig), python3 with venv (opengsq), jq, and Linux. The peers are
@@ -97,11 +100,11 @@ extra_bulk=1
 [[ ${BENCH_SKIP_EXTRA_BULK:-0} == 1 || $large == 0 ]] && extra_bulk=0
 if [[ $extra_bulk == 1 ]]; then
     step "bulk clients, 250 ms per attempt (${targets} targets)"
-    "$bin/query-bench" bulk --targets "$targets" --large-targets 0 --timeout-ms 250 \
+    "$bin/query-bench" bulk --targets "$targets" --large-targets 0 --answering-targets 0 --timeout-ms 250 \
         "${peers[@]}" --gsq "$bin/gsq" --out-dir "$out/timeout-250ms"
 
     step "bulk clients, ${large} targets, each tool at its level of the main run"
-    "$bin/query-bench" bulk --targets "$large" --large-targets 0 --gsq-levels 2000,5000 \
+    "$bin/query-bench" bulk --targets "$large" --large-targets 0 --answering-targets 0 --gsq-levels 2000,5000 \
         --gamedig-levels 250 --opengsq-levels 250 "${peers[@]}" --gsq "$bin/gsq" \
         --out-dir "$out/large-list"
 fi

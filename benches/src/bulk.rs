@@ -114,6 +114,9 @@ impl Run {
 /// The protocols both peers speak.
 pub const PEER_PROTOCOLS: [Protocol; 2] = [Protocol::Samp, Protocol::GameSpy1];
 
+/// The target set of the fleet where every target answers.
+pub const ANSWERING: &str = "answering samp+gamespy1";
+
 /// The fleet processes of a layout (one per [`Shard`]), answering until stopped.
 #[derive(Debug)]
 pub struct Fleet(Vec<FleetProcess>);
@@ -162,6 +165,17 @@ impl FleetProcess {
                 shard.count.to_string(),
                 "--max-seconds".to_owned(),
                 max_secs.to_string(),
+                "--protocols".to_owned(),
+                layout
+                    .protocols
+                    .iter()
+                    .map(|p| p.name())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                "--silent-percent".to_owned(),
+                layout.silent_percent.to_string(),
+                "--drop-first-percent".to_owned(),
+                layout.drop_first_percent.to_string(),
             ])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use query_bench::bulk::{self, Fleet, Run, Setup, Tool, PEER_PROTOCOLS};
+use query_bench::bulk::{self, Fleet, Run, Setup, Tool, ANSWERING, PEER_PROTOCOLS};
 use query_bench::fleet::{self, Layout};
 use query_bench::measure;
 use query_bench::responder::{self, LoadConfig, Subject};
@@ -83,6 +83,15 @@ struct FleetArgs {
     /// Stop after this many seconds even if stdin stays open.
     #[arg(long, default_value_t = 600)]
     max_seconds: u64,
+    /// The protocols, assigned to the targets in turn.
+    #[arg(long, value_delimiter = ',', default_values_t = Protocol::ALL)]
+    protocols: Vec<Protocol>,
+    /// Percentage of targets that never answer.
+    #[arg(long, default_value_t = 20)]
+    silent_percent: usize,
+    /// Percentage of targets that drop their first datagram.
+    #[arg(long, default_value_t = 5)]
+    drop_first_percent: usize,
 }
 
 #[derive(Debug, clap::Args)]
@@ -106,6 +115,11 @@ struct BulkArgs {
     /// Targets of the large gsq-only run; 0 skips it.
     #[arg(long, default_value_t = 100_000)]
     large_targets: usize,
+    /// Targets of a second fleet where every target answers at once (SA:MP and GameSpy v1,
+    /// none silent, none dropping a datagram), for every tool: CPU per answered target
+    /// without the timeouts of silent targets in the way. 0 skips it.
+    #[arg(long, default_value_t = 5_000)]
+    answering_targets: usize,
     /// Concurrency levels to try for gsq in the large run, ascending (its memory is compared
     /// with the main run's at the same level).
     #[arg(long, value_delimiter = ',', default_values_t = [2000, 5000, 10000])]
@@ -159,7 +173,7 @@ struct BulkArgs {
 #[derive(Debug, clap::Args)]
 struct ResponderArgs {
     /// Subjects to measure, in order.
-    #[arg(long, value_delimiter = ',', default_values = ["echo", "sqp", "all"])]
+    #[arg(long, value_delimiter = ',', default_values = ["echo", "sqp", "all", "echo-pipelined", "samp-pipelined"])]
     subjects: Vec<Subject>,
     /// Client sockets (source ports), each with one request in flight.
     #[arg(long, default_value_t = 64)]
@@ -274,7 +288,12 @@ fn run_responder(args: &ResponderArgs) -> Result {
 }
 
 fn serve_fleet(args: &FleetArgs) -> Result {
-    let layout = Layout::new(args.targets, args.addresses);
+    let layout = Layout {
+        protocols: args.protocols.clone(),
+        silent_percent: args.silent_percent,
+        drop_first_percent: args.drop_first_percent,
+        ..Layout::new(args.targets, args.addresses)
+    };
     layout.check()?;
     let stop = tokio_util::sync::CancellationToken::new();
     // Stdin closing (the parent is done, or gone) or the time limit stops the fleet.
@@ -327,6 +346,7 @@ struct BulkReport {
     gsq_sockets: u32,
     targets: usize,
     large_targets: usize,
+    answering_targets: usize,
     /// Every run, in the order made.
     runs: Vec<Run>,
     /// Index into `runs` of each tool's chosen run, per target set.
@@ -342,6 +362,33 @@ struct Chosen {
     /// The fastest clean run; if no level was clean, the one with the fewest lost answers.
     run: usize,
     clean: bool,
+}
+
+/// Records a sweep's runs and the one chosen: the fastest clean run, or else the one with the
+/// fewest lost and false answers.
+fn choose(
+    report: &mut BulkReport,
+    tool: Tool,
+    set: &str,
+    targets: usize,
+    runs: Vec<Run>,
+    best: Option<usize>,
+) {
+    let fallback = runs
+        .iter()
+        .enumerate()
+        .min_by_key(|(_, r)| r.lost + r.false_answers)
+        .map(|(i, _)| i);
+    if let Some(index) = best.or(fallback) {
+        report.chosen.push(Chosen {
+            tool,
+            target_set: set.to_owned(),
+            targets,
+            run: report.runs.len() + index,
+            clean: best.is_some(),
+        });
+    }
+    report.runs.extend(runs);
 }
 
 /// One sweep of the plan: a tool, its target set's name, list and size, and its levels.
@@ -368,6 +415,7 @@ fn run_bulk(args: &BulkArgs) -> Result {
         gsq_sockets: args.gsq_sockets,
         targets: args.targets,
         large_targets: args.large_targets,
+        answering_targets: args.answering_targets,
         runs: Vec::new(),
         chosen: Vec::new(),
         fleet: Vec::new(),
@@ -411,21 +459,7 @@ fn run_bulk(args: &BulkArgs) -> Result {
     }
     for (tool, set, (path, count), levels) in plan {
         let (runs, best) = bulk::sweep(&setup, &layout, tool, (&path, count), set, levels)?;
-        let fallback = runs
-            .iter()
-            .enumerate()
-            .min_by_key(|(_, r)| r.lost + r.false_answers)
-            .map(|(i, _)| i);
-        if let Some(index) = best.or(fallback) {
-            report.chosen.push(Chosen {
-                tool,
-                target_set: set.to_owned(),
-                targets: count,
-                run: report.runs.len() + index,
-                clean: best.is_some(),
-            });
-        }
-        report.runs.extend(runs);
+        choose(&mut report, tool, set, count, runs, best);
         bulk::flush_progress();
     }
     report.fleet.extend(fleet.stop()?);
@@ -447,21 +481,37 @@ fn run_bulk(args: &BulkArgs) -> Result {
             "all",
             &args.large_levels,
         )?;
-        let fallback = runs
-            .iter()
-            .enumerate()
-            .min_by_key(|(_, r)| r.lost + r.false_answers)
-            .map(|(i, _)| i);
-        if let Some(index) = best.or(fallback) {
-            report.chosen.push(Chosen {
-                tool: Tool::Gsq,
-                target_set: "all".to_owned(),
-                targets: list.1,
-                run: report.runs.len() + index,
-                clean: best.is_some(),
-            });
+        choose(&mut report, Tool::Gsq, "all", list.1, runs, best);
+        report.fleet.extend(fleet.stop()?);
+    }
+    if args.answering_targets > 0 {
+        let answering = Layout {
+            protocols: PEER_PROTOCOLS.to_vec(),
+            silent_percent: 0,
+            drop_first_percent: 0,
+            ..Layout::new(args.answering_targets, args.addresses)
+        };
+        let list = bulk::write_list(
+            &setup,
+            &answering,
+            &PEER_PROTOCOLS,
+            &format!("targets-{}-answering", args.answering_targets),
+        )?;
+        eprintln!(
+            "bulk: {} targets that all answer ({} SA:MP + GameSpy v1)",
+            answering.targets, list.1
+        );
+        let fleet = Fleet::start(&setup, &answering, fleet_limit)?;
+        let mut plan: Vec<Sweep<'_>> = vec![(Tool::Gsq, ANSWERING, list.clone(), &args.gsq_levels)];
+        if !args.no_peers {
+            plan.push((Tool::Gamedig, ANSWERING, list.clone(), &args.gamedig_levels));
+            plan.push((Tool::Opengsq, ANSWERING, list.clone(), &args.opengsq_levels));
         }
-        report.runs.extend(runs);
+        for (tool, set, (path, count), levels) in plan {
+            let (runs, best) = bulk::sweep(&setup, &answering, tool, (&path, count), set, levels)?;
+            choose(&mut report, tool, set, count, runs, best);
+            bulk::flush_progress();
+        }
         report.fleet.extend(fleet.stop()?);
     }
     let path = args.out_dir.join("bulk.json");

@@ -44,6 +44,10 @@ pub enum Subject {
     All,
     /// The A2S responder under `driver::serve`, fed INFO challenge and INFO pairs.
     A2s,
+    /// The echo server again, fed the pipelined SA:MP `i` load.
+    EchoPipelined,
+    /// The SA:MP responder under `driver::serve`, fed the pipelined `i` load.
+    SampPipelined,
 }
 
 impl Subject {
@@ -55,6 +59,8 @@ impl Subject {
             Subject::SqpPlain => "SQP responder, one call per datagram",
             Subject::All => "all-protocols responder (SQP load)",
             Subject::A2s => "A2S responder (INFO load)",
+            Subject::EchoPipelined => "tokio UDP echo, pipelined load",
+            Subject::SampPipelined => "SA:MP responder, pipelined `i` load",
         }
     }
 
@@ -62,6 +68,7 @@ impl Subject {
     fn load(self) -> LoadKind {
         match self {
             Subject::A2s => LoadKind::A2sInfo,
+            Subject::EchoPipelined | Subject::SampPipelined => LoadKind::SampPipelined,
             Subject::Echo | Subject::Sqp | Subject::SqpPlain | Subject::All => LoadKind::Sqp,
         }
     }
@@ -70,7 +77,8 @@ impl Subject {
 /// How hard and how long to drive a subject.
 #[derive(Debug, Clone, Copy)]
 pub struct LoadConfig {
-    /// Client sockets, each with one query pair in flight.
+    /// Client sockets, each with one query pair in flight (the pipelined load has its own
+    /// [`PIPELINE_SOCKETS`]).
     pub clients: usize,
     /// Time before the measuring window, for buffers and caches to settle.
     pub warmup: Duration,
@@ -290,7 +298,12 @@ async fn serve(
 ) -> io::Result<Option<StatsSnapshot>> {
     let state = SharedState::new(subjects::server_state());
     match subject {
-        Subject::Echo => echo(socket, stop).await.map(|()| None),
+        Subject::Echo | Subject::EchoPipelined => echo(socket, stop).await.map(|()| None),
+        Subject::SampPipelined => {
+            let mut service = subjects::unlimited(subjects::samp(&state));
+            driver::serve(socket, &mut service, stop).await?;
+            Ok(Some(service.stats().snapshot()))
+        }
         Subject::Sqp => {
             let mut service = subjects::unlimited(subjects::sqp(&state));
             driver::serve(socket, &mut service, stop).await?;
@@ -374,11 +387,18 @@ impl Load {
                 let _ = ready_tx.send(ThreadCpu::current());
                 current_thread_runtime()?.block_on(async move {
                     let timeout = config.reply_timeout;
-                    let clients: Vec<_> = (0..config.clients)
+                    let sockets = match kind {
+                        LoadKind::SampPipelined => PIPELINE_SOCKETS,
+                        LoadKind::Sqp | LoadKind::A2sInfo => config.clients,
+                    };
+                    let clients: Vec<_> = (0..sockets)
                         .map(|_| match kind {
                             LoadKind::Sqp => tokio::spawn(sqp_pairs(server, window, timeout)),
                             LoadKind::A2sInfo => {
                                 tokio::spawn(a2s_info_pairs(server, window, timeout))
+                            }
+                            LoadKind::SampPipelined => {
+                                tokio::spawn(samp_pipelined(server, window, timeout))
                             }
                         })
                         .collect();
@@ -409,7 +429,17 @@ enum LoadKind {
     Sqp,
     /// A2S INFO without a challenge, then with the one it got.
     A2sInfo,
+    /// SA:MP `i` requests, [`PIPELINE_DEPTH`] in flight per socket, sent with one
+    /// `sendmmsg` and read with one `recvmmsg` per batch where the platform has them.
+    SampPipelined,
 }
+
+/// Requests one socket of the pipelined load keeps in flight.
+const PIPELINE_DEPTH: usize = 64;
+
+/// Sockets of the pipelined load (whatever `clients` says): with [`PIPELINE_DEPTH`] each,
+/// few enough that the replies in flight fit the sockets' receive buffers.
+const PIPELINE_SOCKETS: usize = 2;
 
 /// Which replies a step waits for: those with `kind` at `offset`.
 #[derive(Debug, Clone, Copy)]
@@ -507,6 +537,101 @@ async fn a2s_info_pairs(
             &mut tally,
         )
         .await?;
+    }
+    Ok(tally)
+}
+
+/// One socket of the pipelined load: SA:MP `i` requests numbered in the header's address
+/// field (which the server copies into its reply, and an echo returns as is), up to
+/// [`PIPELINE_DEPTH`] in flight, sent and read in batches. The pair-by-pair clients above pay
+/// one system call per datagram, as one server-list client would; a load generator that
+/// batches its own calls is what shows whether a responder's batching pays.
+async fn samp_pipelined(
+    server: SocketAddr,
+    window: Window,
+    timeout: Duration,
+) -> io::Result<Tally> {
+    use query_net::batch::{RecvBatch, SendBatch};
+    use query_specs::samp::{HEADER_LEN, OP_INFO};
+
+    let socket = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).await?;
+    let SocketAddr::V4(server_v4) = server else {
+        return Err(io::Error::other("the pipelined load needs an IPv4 server"));
+    };
+    let template = requests::samp(server_v4, OP_INFO);
+    // Send instants by sequence number modulo the ring; a reply counts once, if its slot
+    // still holds its number.
+    let mut sent_at: Vec<Option<(u32, Instant)>> = vec![None; PIPELINE_DEPTH * 4];
+    let slot = |seq: u32| seq as usize % (PIPELINE_DEPTH * 4);
+    let (mut next, mut in_flight) = (0u32, 0usize);
+    let mut sends = SendBatch::new(template.len());
+    let mut received = RecvBatch::new();
+    let mut tally = Tally::default();
+    let mut next_sweep = Instant::now() + timeout / 4;
+    while Instant::now() < window.end {
+        while in_flight < PIPELINE_DEPTH {
+            let mut request = template;
+            request[4..8].copy_from_slice(&next.to_le_bytes());
+            if !sends.push(&request, server) {
+                break;
+            }
+            // A slot still taken holds a request the ring has come round to: lost.
+            if sent_at[slot(next)]
+                .replace((next, Instant::now()))
+                .is_some()
+            {
+                tally.timeouts += 1;
+                in_flight = in_flight.saturating_sub(1);
+            }
+            next = next.wrapping_add(1);
+            in_flight += 1;
+        }
+        sends.flush(&socket, |_, _| {}).await;
+        let deadline = Instant::now() + timeout;
+        let count = loop {
+            match tokio::time::timeout_at(deadline.into(), socket.readable()).await {
+                Err(_elapsed) => break 0,
+                Ok(ready) => ready?,
+            }
+            match received.recv(&socket) {
+                Ok(count) => break count,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+        };
+        let now = Instant::now();
+        if count == 0 || now >= next_sweep {
+            // Requests unanswered for a whole timeout are lost: their slots are freed.
+            for entry in &mut sent_at {
+                if entry.is_some_and(|(_, sent)| now - sent >= timeout) {
+                    *entry = None;
+                    tally.timeouts += 1;
+                    in_flight = in_flight.saturating_sub(1);
+                }
+            }
+            next_sweep = now + timeout / 4;
+        }
+        for i in 0..count {
+            let (_, reply) = received.datagram(i);
+            if reply.len() < HEADER_LEN || reply[HEADER_LEN - 1] != OP_INFO {
+                continue;
+            }
+            let seq = u32::from_le_bytes([reply[4], reply[5], reply[6], reply[7]]);
+            let Some((expected, sent)) = sent_at[slot(seq)] else {
+                continue;
+            };
+            if expected != seq {
+                continue;
+            }
+            sent_at[slot(seq)] = None;
+            in_flight = in_flight.saturating_sub(1);
+            if now >= window.start && now < window.end {
+                let rtt = now - sent;
+                tally
+                    .latencies_ns
+                    .push(u32::try_from(rtt.as_nanos()).unwrap_or(u32::MAX));
+            }
+        }
     }
     Ok(tally)
 }

@@ -20,14 +20,21 @@ pub const BATCH: usize = if cfg!(target_os = "linux") { 32 } else { 1 };
 
 /// Buffers for one `recvmmsg`: [`BATCH`] datagrams of up to [`RECV_BUFFER`] bytes.
 #[derive(Debug)]
-pub(crate) struct RecvBatch {
+pub struct RecvBatch {
     buffers: Box<[u8]>,
     /// Length and source of each datagram of the last call.
     received: Vec<(usize, Option<SocketAddr>)>,
 }
 
+impl Default for RecvBatch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl RecvBatch {
-    pub(crate) fn new() -> Self {
+    /// Room for [`BATCH`] datagrams of up to [`RECV_BUFFER`] bytes.
+    pub fn new() -> Self {
         RecvBatch {
             buffers: vec![0; BATCH * RECV_BUFFER].into_boxed_slice(),
             received: Vec::with_capacity(BATCH),
@@ -36,7 +43,7 @@ impl RecvBatch {
 
     /// Reads what is waiting, up to [`BATCH`] datagrams, without blocking; `WouldBlock` when
     /// nothing is.
-    pub(crate) fn recv(&mut self, socket: &UdpSocket) -> io::Result<usize> {
+    pub fn recv(&mut self, socket: &UdpSocket) -> io::Result<usize> {
         #[cfg(target_os = "linux")]
         return linux::recv(socket, &mut self.buffers, &mut self.received);
         #[cfg(not(target_os = "linux"))]
@@ -50,7 +57,7 @@ impl RecvBatch {
 
     /// Datagram `i` of the last call: its source (`None` for an address family other than
     /// IP, which cannot happen on a UDP socket) and its bytes.
-    pub(crate) fn datagram(&self, i: usize) -> (Option<SocketAddr>, &[u8]) {
+    pub fn datagram(&self, i: usize) -> (Option<SocketAddr>, &[u8]) {
         let (len, from) = self.received[i];
         let start = i * RECV_BUFFER;
         (from, &self.buffers[start..start + len])
@@ -60,7 +67,7 @@ impl RecvBatch {
 /// Datagrams waiting to go out with one `sendmmsg` (one plain send each elsewhere), each
 /// copied into a slot of a fixed size.
 #[derive(Debug)]
-pub(crate) struct SendBatch {
+pub struct SendBatch {
     buffers: Box<[u8]>,
     slot: usize,
     /// Length of each queued datagram; datagram `i` starts at `i * slot`.
@@ -70,7 +77,7 @@ pub(crate) struct SendBatch {
 
 impl SendBatch {
     /// Room for [`BATCH`] datagrams of up to `slot` bytes.
-    pub(crate) fn new(slot: usize) -> Self {
+    pub fn new(slot: usize) -> Self {
         SendBatch {
             buffers: vec![0; BATCH * slot].into_boxed_slice(),
             slot,
@@ -79,13 +86,14 @@ impl SendBatch {
         }
     }
 
-    pub(crate) fn is_full(&self) -> bool {
+    /// Whether [`BATCH`] datagrams are queued.
+    pub fn is_full(&self) -> bool {
         self.lens.len() == BATCH
     }
 
     /// Queues a copy of `datagram` for `to`; `false` (nothing queued) when the batch is full
     /// or the datagram is longer than a slot.
-    pub(crate) fn push(&mut self, datagram: &[u8], to: SocketAddr) -> bool {
+    pub fn push(&mut self, datagram: &[u8], to: SocketAddr) -> bool {
         if self.is_full() || datagram.len() > self.slot {
             return false;
         }
@@ -104,7 +112,7 @@ impl SendBatch {
     /// Sends every queued datagram, waiting while the socket's buffer is full, and empties
     /// the batch. `on_refused` gets the destination and error of each datagram the kernel
     /// refused; the rest still go. Returns how many went.
-    pub(crate) async fn flush(
+    pub async fn flush(
         &mut self,
         socket: &UdpSocket,
         mut on_refused: impl FnMut(SocketAddr, io::Error),
