@@ -1782,6 +1782,251 @@ fn opengsq_reads_quake3() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// GameSpy 2
+
+/// A rule's text as the GameSpy responders send it: text as it is, other values in their
+/// usual spelling (`true`, `0.008`).
+fn rule_text(value: &RuleValue) -> String {
+    match value {
+        RuleValue::Text(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Bytes a text takes in Windows-1252, the encoding `gsq serve` sends here: one a character.
+fn cp1252_len(text: &str) -> usize {
+    text.chars().count()
+}
+
+/// The keys the GameSpy 2 responder writes from the state's fields; a rule of the same name is
+/// not sent again.
+const GAMESPY2_DECLARED: [&str; 10] = [
+    "hostname",
+    "gamename",
+    "gamever",
+    "hostport",
+    "mapname",
+    "gametype",
+    "gamemode",
+    "numplayers",
+    "maxplayers",
+    "password",
+];
+
+/// The team cell the GameSpy 2 responder sends for a player: the row of the player's team in
+/// the teams table, empty without a team (every team of the served state is in the table, as
+/// [`gamespy2_details`] checks).
+fn gamespy2_team_cell(state: &ServerState, team: Option<&str>) -> String {
+    match team {
+        None => String::new(),
+        Some(name) => gamespy_team_number(state, Some(name))
+            .map_or_else(|| name.to_owned(), |row| row.to_string()),
+    }
+}
+
+/// The details pairs the GameSpy 2 responder sends for `state` with `gsq serve`'s settings (no
+/// game name, Windows-1252, 1,400-byte datagrams), as its documentation says: `hostname`,
+/// `gamever`, `hostport`, `mapname`, `gametype`, `numplayers`, `maxplayers`, `password`, then
+/// the state's rules as text, in order, as many as fit the one datagram after the tables (team
+/// and player rows are kept before rules). The reply is the 5-byte header; the pairs, each its
+/// key, value and two NULs, then a NUL; each table a zero byte, the row count, the column
+/// names each with its NUL, a NUL, then every cell with its NUL.
+fn gamespy2_details(state: &ServerState) -> Vec<(String, String)> {
+    let mut pairs = vec![
+        ("hostname".to_owned(), state.name.clone()),
+        ("gamever".to_owned(), state.version.clone()),
+        ("hostport".to_owned(), state.port.to_string()),
+        ("mapname".to_owned(), state.map.clone()),
+        ("gametype".to_owned(), state.game_type.clone()),
+        ("numplayers".to_owned(), state.num_players().to_string()),
+        ("maxplayers".to_owned(), state.max_players.to_string()),
+        ("password".to_owned(), u8::from(state.password).to_string()),
+    ];
+    let pair_len = |(key, value): &(String, String)| cp1252_len(key) + cp1252_len(value) + 2;
+    let details: usize = pairs.iter().map(pair_len).sum::<usize>() + 1;
+    let players: usize = 2
+        + ["player_", "score_", "ping_", "team_"]
+            .iter()
+            .map(|c| c.len() + 1)
+            .sum::<usize>()
+        + 1
+        + state
+            .players
+            .iter()
+            .map(|p| {
+                cp1252_len(&p.name)
+                    + p.score.to_string().len()
+                    + p.ping.to_string().len()
+                    + gamespy2_team_cell(state, p.team.as_deref()).len()
+                    + 4
+            })
+            .sum::<usize>();
+    let teams: usize = 2
+        + ["team_t", "score_t"]
+            .iter()
+            .map(|c| c.len() + 1)
+            .sum::<usize>()
+        + 1
+        + state
+            .teams
+            .iter()
+            .map(|t| cp1252_len(&t.name) + t.score.to_string().len() + 2)
+            .sum::<usize>();
+    let fixed = 5 + details + players + teams;
+    assert!(
+        fixed <= 1400 && state.players.len() < 256 && state.teams.len() < 256,
+        "the served state's GameSpy 2 tables take {fixed} bytes: the responder would cut rows, \
+         which the interop test does not model"
+    );
+    let mut room = 1400 - fixed;
+    for (key, value) in &state.rules {
+        if key.is_empty() || GAMESPY2_DECLARED.contains(&key.as_str()) {
+            continue;
+        }
+        let pair = (key.clone(), rule_text(value));
+        let len = pair_len(&pair);
+        if len > room {
+            break;
+        }
+        room -= len;
+        pairs.push(pair);
+    }
+    pairs
+}
+
+/// gamedig's `halo` (its `gamespy2` protocol: details, players and teams asked in three
+/// requests) reads `gsq serve --gamespy2`: name, map, version, password, slots, the game port,
+/// every details pair, every player with each column, the teams. gamedig reads the text as
+/// Windows-1252 (its `latin1` is Windows-1252), turns the `score`, `ping` and `team` cells into
+/// numbers and renames `player_` and `team_t` to `name`, keeping `score_t` as sent. Its table
+/// reader takes a count byte over 64 for a missing count; the served state has 48 players.
+#[test]
+fn gamedig_reads_gamespy2() {
+    let serve = Serve::start(&["gamespy2"]);
+    let address = serve.address("gamespy2");
+    let Some(reported) = gamedig("halo", address) else {
+        return;
+    };
+    let state = served_state();
+    let details = gamespy2_details(&state);
+    assert!(
+        details.len() > 8 + 10 && details.len() < 8 + state.rules.len(),
+        "the served state should fill the datagram with some of its rules, not all: {}",
+        details.len()
+    );
+    let mut c = Comparison::new("gamedig halo (GameSpy 2)");
+    compare_gamedig_common(&mut c, address, &reported);
+    c.field(
+        "protocol (gamedig's for halo)",
+        Some("gamespy2"),
+        json_str(&reported["protocol"]),
+    );
+    c.field(
+        "name",
+        Some(state.name.as_str()),
+        json_str(&reported["name"]),
+    );
+    c.field("map", Some(state.map.as_str()), json_str(&reported["map"]));
+    c.field(
+        "version (gamever)",
+        Some(state.version.as_str()),
+        json_str(&reported["version"]),
+    );
+    c.field(
+        "password",
+        Some(state.password),
+        reported["password"].as_bool(),
+    );
+    c.field(
+        "maxplayers",
+        Some(u64::from(state.max_players)),
+        reported["maxplayers"].as_u64(),
+    );
+    c.field(
+        "numplayers",
+        Some(state.players.len() as u64),
+        reported["numplayers"].as_u64(),
+    );
+    let connect = format!("{}:{}", address.ip(), state.port);
+    c.field(
+        "connect (host and hostport)",
+        Some(connect.as_str()),
+        json_str(&reported["connect"]),
+    );
+    // `raw`: every details pair as sent, and the teams table.
+    let mut served_raw: serde_json::Map<String, Value> = details
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+        .collect();
+    let teams: Vec<Value> = state
+        .teams
+        .iter()
+        .map(|t| serde_json::json!({"name": t.name, "score_t": t.score.to_string()}))
+        .collect();
+    served_raw.insert("teams".to_owned(), Value::from(teams));
+    c.object("raw", &served_raw, &reported["raw"]);
+    // Players: name, score, ping, and the team's row (an empty cell is left out).
+    let served: Vec<Value> = state
+        .players
+        .iter()
+        .map(|p| {
+            let mut raw = serde_json::json!({"score": p.score, "ping": p.ping});
+            if let Some(row) = gamespy_team_number(&state, p.team.as_deref()) {
+                raw["team"] = Value::from(row);
+            }
+            serde_json::json!({"name": p.name, "raw": raw})
+        })
+        .collect();
+    let players = reported["players"].as_array().cloned().unwrap_or_default();
+    c.list("players", &served, &players);
+    c.finish();
+}
+
+/// opengsq's `GameSpy2` (details, players and teams in one request) reads
+/// `gsq serve --gamespy2`: every details pair, every player with each column, the teams.
+/// opengsq strips the values (not the keys) of surrounding white space, drops the `_` / `_t`
+/// of the column names (`player_` → `player`, `team_t` → `team`), and decodes text as UTF-8
+/// dropping what does not decode (see [`as_opengsq_decodes`]).
+#[test]
+fn opengsq_reads_gamespy2() {
+    let serve = Serve::start(&["gamespy2"]);
+    let Some(reported) = opengsq("gamespy2", serve.address("gamespy2")) else {
+        return;
+    };
+    let state = served_state();
+    let mut c = Comparison::new("opengsq GameSpy2");
+    c.keys("result", &["info", "players", "teams"], &reported);
+    let decoded = |text: &str| as_opengsq_decodes(text).trim().to_owned();
+    let info: serde_json::Map<String, Value> = gamespy2_details(&state)
+        .into_iter()
+        .map(|(k, v)| (as_opengsq_decodes(&k), Value::from(decoded(&v))))
+        .collect();
+    c.object("info", &info, &reported["info"]);
+    let players: Vec<Value> = state
+        .players
+        .iter()
+        .map(|p| {
+            serde_json::json!({
+                "player": decoded(&p.name),
+                "score": p.score.to_string(),
+                "ping": p.ping.to_string(),
+                "team": gamespy2_team_cell(&state, p.team.as_deref()),
+            })
+        })
+        .collect();
+    let reported_players = reported["players"].as_array().cloned().unwrap_or_default();
+    c.list("players", &players, &reported_players);
+    let teams: Vec<Value> = state
+        .teams
+        .iter()
+        .map(|t| serde_json::json!({"team": decoded(&t.name), "score": t.score.to_string()}))
+        .collect();
+    let reported_teams = reported["teams"].as_array().cloned().unwrap_or_default();
+    c.list("teams", &teams, &reported_teams);
+    c.finish();
+}
+
+// ---------------------------------------------------------------------------------------------
 // GameSpy 3
 
 /// gamedig's `battlefield2` (its `gamespy3` protocol: the challenge first, then the query,
