@@ -2106,40 +2106,72 @@ fn gamedig_reads_gamespy3() {
     c.finish();
 }
 
-/// opengsq's `GameSpy4` (GameSpy 3 with the challenge, as Minecraft's query) reads
-/// `gsq serve --minecraft`. opengsq decodes text as UTF-8 and drops what does not decode
-/// (see [`as_opengsq_decodes`]), and it loses a column continued into the next part: the
-/// `ping_` column, which the second part resumes, comes back for the players of the first
-/// part only (the rest under a key named by a value). So names, scores and teams are
-/// compared for every player, pings for those opengsq kept, which must be some but not all
-/// (gamedig's test compares every ping).
-#[test]
-fn opengsq_reads_minecraft() {
-    let serve = Serve::start(&["minecraft"]);
-    let Some(reported) = opengsq("gamespy4", serve.address("minecraft")) else {
-        return;
-    };
-    let state = served_state();
-    let mut c = Comparison::new("opengsq GameSpy4 (Minecraft)");
-    c.keys("result", &["info", "players", "teams"], &reported);
-    let decoded = |text: &str| as_opengsq_decodes(text);
-    for (key, served) in [
-        ("hostname", decoded(&state.name)),
-        ("gamename", "MINECRAFT".to_owned()),
-        ("gamever", decoded(&state.version)),
-        ("mapname", decoded(&state.map)),
-        ("gametype", decoded(&state.game_type)),
-        ("numplayers", state.players.len().to_string()),
-        ("maxplayers", state.max_players.to_string()),
-        ("password", u8::from(state.password).to_string()),
-        ("hostport", state.port.to_string()),
-    ] {
-        c.field(
-            &format!("info.{key}"),
-            Some(served.as_str()),
-            json_str(&reported["info"][key]),
-        );
+/// The key/values the GameSpy 3 responder sends for `state`, as its documentation says:
+/// `hostname`, `gamename` (`game_name`, when there is one), `gamever` and `version`, `mapname`
+/// and `map`, `gametype`, `numplayers`, `maxplayers`, `password`, `hostport`, then the state's
+/// rules as text, in order, while all the pairs (each its key, value and two NULs, one byte a
+/// character in Windows-1252) take at most 8 KiB.
+fn gamespy3_pairs(state: &ServerState, game_name: Option<&str>) -> Vec<(String, String)> {
+    let mut pairs = vec![("hostname".to_owned(), state.name.clone())];
+    if let Some(game_name) = game_name {
+        pairs.push(("gamename".to_owned(), game_name.to_owned()));
     }
+    for (keys, value) in [
+        (&["gamever", "version"][..], &state.version),
+        (&["mapname", "map"], &state.map),
+        (&["gametype"], &state.game_type),
+    ] {
+        for key in keys {
+            pairs.push(((*key).to_owned(), value.clone()));
+        }
+    }
+    pairs.extend([
+        ("numplayers".to_owned(), state.num_players().to_string()),
+        ("maxplayers".to_owned(), state.max_players.to_string()),
+        ("password".to_owned(), u8::from(state.password).to_string()),
+        ("hostport".to_owned(), state.port.to_string()),
+    ]);
+    let mut bytes: usize = pairs
+        .iter()
+        .map(|(k, v)| cp1252_len(k) + cp1252_len(v) + 2)
+        .sum();
+    for (key, value) in &state.rules {
+        if key.is_empty() || pairs.iter().any(|(k, _)| k == key) {
+            continue;
+        }
+        let value = rule_text(value);
+        bytes += cp1252_len(key) + cp1252_len(&value) + 2;
+        if bytes > 8 * 1024 {
+            break;
+        }
+        pairs.push((key.clone(), value));
+    }
+    pairs
+}
+
+/// What opengsq's `GameSpy3` and `GameSpy4` (the same code, with and without the challenge)
+/// report for `gsq serve --gamespy3` and `--minecraft`: every key/value (opengsq joins the
+/// parts before reading them), every player's name, score and team, the teams. opengsq
+/// decodes text as UTF-8 and drops what does not decode (see [`as_opengsq_decodes`]), strips
+/// the table values of surrounding white space (not the key/values), and loses a column
+/// continued into the next part: the `ping_` column, which the second part resumes, comes back
+/// for the players of the first part only, and the rest of it under a key named by its first
+/// value, which is why each player is compared on the four columns alone. So pings are
+/// compared for the players opengsq kept them for, which must be some but not all (gamedig's
+/// tests compare every ping).
+fn compare_opengsq_gamespy3(
+    c: &mut Comparison,
+    state: &ServerState,
+    game_name: Option<&str>,
+    reported: &Value,
+) {
+    c.keys("result", &["info", "players", "teams"], reported);
+    let decoded = |text: &str| as_opengsq_decodes(text);
+    let info: serde_json::Map<String, Value> = gamespy3_pairs(state, game_name)
+        .into_iter()
+        .map(|(k, v)| (decoded(&k), Value::from(decoded(&v))))
+        .collect();
+    c.object("info", &info, &reported["info"]);
     let reported_players = reported["players"].as_array().cloned().unwrap_or_default();
     let kept = reported_players
         .iter()
@@ -2156,10 +2188,10 @@ fn opengsq_reads_minecraft() {
         .enumerate()
         .map(|(i, p)| {
             serde_json::json!({
-                "name": decoded(&p.name),
+                "name": decoded(&p.name).trim(),
                 "score": p.score.to_string(),
                 "ping": (i < kept).then(|| p.ping.to_string()),
-                "team": p.team.as_deref().map(decoded),
+                "team": p.team.as_deref().map(|t| decoded(t).trim().to_owned()),
             })
         })
         .collect();
@@ -2176,9 +2208,37 @@ fn opengsq_reads_minecraft() {
     let teams: Vec<Value> = state
         .teams
         .iter()
-        .map(|t| serde_json::json!({"name": decoded(&t.name), "score": t.score.to_string()}))
+        .map(|t| serde_json::json!({"name": decoded(&t.name).trim(), "score": t.score.to_string()}))
         .collect();
     let reported_teams = reported["teams"].as_array().cloned().unwrap_or_default();
     c.list("teams", &teams, &reported_teams);
+}
+
+/// opengsq's `GameSpy3` reads `gsq serve --gamespy3`, which requires the challenge: opengsq's
+/// `challenge_required` (a class attribute, off on `GameSpy3`) is set on the instance by
+/// `opengsq_query.py`. Without it opengsq sends the query alone and gets the challenge back.
+#[test]
+fn opengsq_reads_gamespy3() {
+    let serve = Serve::start(&["gamespy3"]);
+    let Some(reported) = opengsq("gamespy3", serve.address("gamespy3")) else {
+        return;
+    };
+    let state = served_state();
+    let mut c = Comparison::new("opengsq GameSpy3 (challenge required)");
+    compare_opengsq_gamespy3(&mut c, &state, None, &reported);
+    c.finish();
+}
+
+/// opengsq's `GameSpy4` (GameSpy 3 with the challenge, as Minecraft's query) reads
+/// `gsq serve --minecraft`, which sends `gamename` `MINECRAFT`.
+#[test]
+fn opengsq_reads_minecraft() {
+    let serve = Serve::start(&["minecraft"]);
+    let Some(reported) = opengsq("gamespy4", serve.address("minecraft")) else {
+        return;
+    };
+    let state = served_state();
+    let mut c = Comparison::new("opengsq GameSpy4 (Minecraft)");
+    compare_opengsq_gamespy3(&mut c, &state, Some("MINECRAFT"), &reported);
     c.finish();
 }
