@@ -2242,3 +2242,182 @@ fn opengsq_reads_minecraft() {
     compare_opengsq_gamespy3(&mut c, &state, Some("MINECRAFT"), &reported);
     c.finish();
 }
+
+/// What gamedig's `minecraft` reports for text a server sent in Windows-1252: it reads the
+/// GameSpy 4 text as UTF-8 (its `minecraft` type sets `encoding: 'utf8'` for that query), so
+/// each byte run that does not form UTF-8 becomes one U+FFFD, as Node's decoder (and Rust's
+/// `from_utf8_lossy`, the same rule) replaces it. Minecraft servers send Latin-1 (`§` as the
+/// one byte A7), as the Minecraft responder does, so this is gamedig's fault.
+fn as_gamedig_minecraft_decodes(text: &str) -> String {
+    let bytes = TextEncoding::Windows1252
+        .encode(text)
+        .unwrap_or_else(|| panic!("{text:?} is not Windows-1252 text"));
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// gamedig's `minecraft` reads `gsq serve --minecraft`. It runs three queries of the port at
+/// once, each allowed to fail (it fails only when all do): the Java edition's status ping over
+/// TCP, GameSpy 4 over UDP (its `gamespy3` protocol), and a Bedrock unconnected ping over UDP.
+/// `gsq serve` has no TCP listener (the connection is refused) and drops the Bedrock ping (not
+/// a GameSpy request), so gamedig reports what its GameSpy 4 result gives, as its source maps
+/// it: `name` (white space runs made one space, `§` codes removed, though a `§` sent in
+/// Latin-1 has become U+FFFD by then), `numplayers`,
+/// `maxplayers` and `players` from it; `map` only from a Bedrock reply and `version` only from
+/// the Bedrock or TCP replies, so both are empty; `password` not taken from it, so `false`;
+/// `connect` the queried address. `raw` holds each query's result: `gamespy` the GameSpy 4
+/// one (its own name, map, version, password and game port), `vanilla` and `bedrock`
+/// undefined, which JSON leaves out. Text is read as UTF-8 (see
+/// [`as_gamedig_minecraft_decodes`]); gamedig's `gamespy3` parses `team` as an integer, so the
+/// team names come out as NaN, which JSON writes as null. Its key/values are read from the
+/// first part only (see [`gamedig_reads_gamespy3`]): the server's own keys are compared.
+#[test]
+fn gamedig_reads_minecraft() {
+    let serve = Serve::start(&["minecraft"]);
+    let address = serve.address("minecraft");
+    let Some(reported) = gamedig("minecraft", address) else {
+        return;
+    };
+    let state = served_state();
+    let decoded = |text: &str| as_gamedig_minecraft_decodes(text);
+    let mut c = Comparison::new("gamedig minecraft (GameSpy 4)");
+    compare_gamedig_common(&mut c, address, &reported);
+    c.field(
+        "protocol",
+        Some("minecraft"),
+        json_str(&reported["protocol"]),
+    );
+    let name = decoded(&state.name);
+    let collapsed = name.split_whitespace().collect::<Vec<_>>().join(" ");
+    c.field(
+        "name (white space collapsed)",
+        Some(collapsed.as_str()),
+        json_str(&reported["name"]),
+    );
+    c.field(
+        "map (from Bedrock only)",
+        Some(""),
+        json_str(&reported["map"]),
+    );
+    c.field(
+        "version (from Java or Bedrock only)",
+        Some(""),
+        json_str(&reported["version"]),
+    );
+    c.field(
+        "password (not taken from GameSpy 4)",
+        Some(false),
+        reported["password"].as_bool(),
+    );
+    c.field(
+        "maxplayers",
+        Some(u64::from(state.max_players)),
+        reported["maxplayers"].as_u64(),
+    );
+    c.field(
+        "numplayers",
+        Some(state.players.len() as u64),
+        reported["numplayers"].as_u64(),
+    );
+    c.field(
+        "connect (the queried address)",
+        Some(address.to_string().as_str()),
+        json_str(&reported["connect"]),
+    );
+    let has_teams = state.players.iter().any(|p| p.team.is_some());
+    let served_players: Vec<Value> = state
+        .players
+        .iter()
+        .map(|p| {
+            let mut raw = serde_json::json!({"score": p.score, "ping": p.ping});
+            if has_teams {
+                raw["team"] = Value::Null;
+            }
+            serde_json::json!({"name": decoded(&p.name), "raw": raw})
+        })
+        .collect();
+    let players = reported["players"].as_array().cloned().unwrap_or_default();
+    c.list("players", &served_players, &players);
+    c.keys("raw", &["gamespy"], &reported["raw"]);
+
+    // The GameSpy 4 result itself.
+    let gamespy = &reported["raw"]["gamespy"];
+    let fields: Vec<&str> = GAMEDIG_FIELDS
+        .iter()
+        .copied()
+        .filter(|&f| f != "protocol")
+        .collect();
+    c.keys("raw.gamespy", &fields, gamespy);
+    c.field(
+        "raw.gamespy.name",
+        Some(name.trim()),
+        json_str(&gamespy["name"]),
+    );
+    c.field(
+        "raw.gamespy.map",
+        Some(decoded(&state.map).as_str()),
+        json_str(&gamespy["map"]),
+    );
+    c.field(
+        "raw.gamespy.version",
+        Some(decoded(&state.version).as_str()),
+        json_str(&gamespy["version"]),
+    );
+    c.field(
+        "raw.gamespy.password",
+        Some(state.password),
+        gamespy["password"].as_bool(),
+    );
+    c.field(
+        "raw.gamespy.maxplayers",
+        Some(u64::from(state.max_players)),
+        gamespy["maxplayers"].as_u64(),
+    );
+    c.field(
+        "raw.gamespy.numplayers",
+        Some(state.players.len() as u64),
+        gamespy["numplayers"].as_u64(),
+    );
+    c.field(
+        "raw.gamespy.queryPort",
+        Some(u64::from(address.port())),
+        gamespy["queryPort"].as_u64(),
+    );
+    let connect = format!("{}:{}", address.ip(), state.port);
+    c.field(
+        "raw.gamespy.connect (host and hostport)",
+        Some(connect.as_str()),
+        json_str(&gamespy["connect"]),
+    );
+    c.field(
+        "raw.gamespy.bots",
+        Some(&Vec::new()),
+        gamespy["bots"].as_array(),
+    );
+    c.field(
+        "raw.gamespy.ping (a number)",
+        true,
+        gamespy["ping"].is_number(),
+    );
+    let gamespy_players = gamespy["players"].as_array().cloned().unwrap_or_default();
+    c.list("raw.gamespy.players", &served_players, &gamespy_players);
+    for (key, served) in [
+        ("hostname", state.name.clone()),
+        ("gamename", "MINECRAFT".to_owned()),
+        ("gamever", state.version.clone()),
+        ("version", state.version.clone()),
+        ("mapname", state.map.clone()),
+        ("map", state.map.clone()),
+        ("gametype", state.game_type.clone()),
+        ("numplayers", state.players.len().to_string()),
+        ("maxplayers", state.max_players.to_string()),
+        ("password", u8::from(state.password).to_string()),
+        ("hostport", state.port.to_string()),
+    ] {
+        c.field(
+            &format!("raw.gamespy.raw.{key}"),
+            Some(decoded(&served).as_str()),
+            json_str(&gamespy["raw"][key]),
+        );
+    }
+    c.finish();
+}
