@@ -117,7 +117,7 @@ pub fn build(role: Role, state: &SharedState, settings: &Settings) -> Outcome<An
         Role::One(Protocol::GameSpy1) => Box::new(gamespy1(state, settings)),
         Role::One(Protocol::A2s) => Box::new(a2s(state, settings)),
         Role::One(Protocol::Quake3) => Box::new(quake3(state, settings)),
-        Role::One(Protocol::GameSpy2) => Box::new(gamespy2(state)),
+        Role::One(Protocol::GameSpy2) => Box::new(gamespy2(state, settings)),
         Role::One(Protocol::GameSpy3) => Box::new(gamespy3(state, settings, false)),
         Role::One(Protocol::Minecraft) => Box::new(gamespy3(state, settings, true)),
         Role::All => Box::new(
@@ -127,7 +127,7 @@ pub fn build(role: Role, state: &SharedState, settings: &Settings) -> Outcome<An
                 .with_gamespy1(gamespy1(state, settings))
                 .with_a2s(a2s(state, settings))
                 .with_quake3(quake3(state, settings))
-                .with_gamespy2(gamespy2(state))
+                .with_gamespy2(gamespy2(state, settings))
                 .with_gamespy3(gamespy3(state, settings, false)),
         ),
     })
@@ -144,9 +144,14 @@ fn gamespy1(state: &SharedState, settings: &Settings) -> GameSpy1Responder {
     )
 }
 
-/// GameSpy 2 text is Windows-1252, the specs' encoding, whatever `--encoding` says.
-fn gamespy2(state: &SharedState) -> GameSpy2Responder {
-    GameSpy2Responder::new(state.clone(), GameSpy2Config::default())
+fn gamespy2(state: &SharedState, settings: &Settings) -> GameSpy2Responder {
+    GameSpy2Responder::new(
+        state.clone(),
+        GameSpy2Config {
+            encoding: settings.encoding,
+            ..GameSpy2Config::default()
+        },
+    )
 }
 
 fn quake3(state: &SharedState, settings: &Settings) -> Quake3Responder {

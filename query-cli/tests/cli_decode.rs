@@ -372,3 +372,71 @@ fn an_input_larger_than_a_datagram_is_refused() {
     run(&["decode", "samp", files.arg(0)])
         .assert_error(USAGE, &["more than 65535 bytes", "one datagram per file"]);
 }
+
+#[test]
+fn gamespy3_parts_out_of_order_make_one_reply() {
+    // The second part starts inside the player section, in column `player_`, one value of
+    // which the first part carried whole (`B`, cut at the first part's end, is replaced).
+    let first: &[u8] = b"\x00\x10\x20\x30\x40splitnum\x00\x00\x00hostname\x00Fort \xc4\x00\x00\x01player_\x00\x00Ann\x00B\x00";
+    let second: &[u8] =
+        b"\x00\x10\x20\x30\x40splitnum\x00\x81\x01player_\x00\x01Bo\xeb\x00\x00\x00";
+    let challenge: &[u8] = b"\x09\x10\x20\x30\x40123\x00";
+    let files = Files::new(&[second, first, challenge, second]);
+    let ran = run(&["decode", "gamespy3", files.arg(0), files.arg(1)]);
+    let out = ran.json();
+    assert_eq!(out["type"], "reply");
+    let packet = &out["packet"];
+    assert_eq!(packet["complete"], true);
+    assert_eq!(packet["missing_parts"], json!([]));
+    assert_eq!(
+        packet["details"],
+        json!([{"key": "hostname", "value": "Fort Ä"}])
+    );
+    assert_eq!(
+        packet["tables"][0]["columns"][0],
+        json!({"name": "player_", "values": ["Ann", "Boë"]})
+    );
+
+    // With --encoding, the joined text is read again in it; the challenge reply beside the
+    // parts is decoded on its own, and a part given twice is noted and left out.
+    let ran = run(&[
+        "decode",
+        "gamespy3",
+        "--encoding",
+        "cp1251",
+        files.arg(0),
+        files.arg(1),
+        files.arg(2),
+        files.arg(3),
+    ]);
+    let out = ran.json();
+    let datagrams = out["datagrams"].as_array().unwrap();
+    assert_eq!(datagrams.len(), 2);
+    assert_eq!(datagrams[0]["file"], files.arg(2));
+    assert_eq!(datagrams[0]["type"], "reply");
+    assert_eq!(datagrams[1]["file"], "the joined reply");
+    assert_eq!(datagrams[1]["packet"]["details"][0]["value"], "Fort Д");
+    assert_eq!(
+        datagrams[1]["packet"]["tables"][0]["columns"][0]["values"][1],
+        "Boл"
+    );
+
+    // Without the first part: what arrived, marked incomplete.
+    let out = run(&["decode", "gamespy3", files.arg(0), files.arg(3)]).json();
+    assert_eq!(out["packet"]["complete"], false);
+    assert_eq!(out["packet"]["missing_parts"], json!([0]));
+
+    // Parts are no requests; a part that does not decode is named.
+    run(&[
+        "decode",
+        "gamespy3",
+        "--as",
+        "request",
+        files.arg(0),
+        files.arg(1),
+    ])
+    .assert_error(USAGE, &["parts of a reply"]);
+    let broken = Files::new(&[first, b"\x00\x10\x20\x30\x40splitnux\x00\x80\x00"]);
+    run(&["decode", "gamespy3", broken.arg(0), broken.arg(1)])
+        .assert_error(MALFORMED, &["malformed gamespy3 reply part", broken.arg(1)]);
+}

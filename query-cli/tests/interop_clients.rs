@@ -1782,6 +1782,251 @@ fn opengsq_reads_quake3() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// GameSpy 2
+
+/// A rule's text as the GameSpy responders send it: text as it is, other values in their
+/// usual spelling (`true`, `0.008`).
+fn rule_text(value: &RuleValue) -> String {
+    match value {
+        RuleValue::Text(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Bytes a text takes in Windows-1252, the encoding `gsq serve` sends here: one a character.
+fn cp1252_len(text: &str) -> usize {
+    text.chars().count()
+}
+
+/// The keys the GameSpy 2 responder writes from the state's fields; a rule of the same name is
+/// not sent again.
+const GAMESPY2_DECLARED: [&str; 10] = [
+    "hostname",
+    "gamename",
+    "gamever",
+    "hostport",
+    "mapname",
+    "gametype",
+    "gamemode",
+    "numplayers",
+    "maxplayers",
+    "password",
+];
+
+/// The team cell the GameSpy 2 responder sends for a player: the row of the player's team in
+/// the teams table, empty without a team (every team of the served state is in the table, as
+/// [`gamespy2_details`] checks).
+fn gamespy2_team_cell(state: &ServerState, team: Option<&str>) -> String {
+    match team {
+        None => String::new(),
+        Some(name) => gamespy_team_number(state, Some(name))
+            .map_or_else(|| name.to_owned(), |row| row.to_string()),
+    }
+}
+
+/// The details pairs the GameSpy 2 responder sends for `state` with `gsq serve`'s settings (no
+/// game name, Windows-1252, 1,400-byte datagrams), as its documentation says: `hostname`,
+/// `gamever`, `hostport`, `mapname`, `gametype`, `numplayers`, `maxplayers`, `password`, then
+/// the state's rules as text, in order, as many as fit the one datagram after the tables (team
+/// and player rows are kept before rules). The reply is the 5-byte header; the pairs, each its
+/// key, value and two NULs, then a NUL; each table a zero byte, the row count, the column
+/// names each with its NUL, a NUL, then every cell with its NUL.
+fn gamespy2_details(state: &ServerState) -> Vec<(String, String)> {
+    let mut pairs = vec![
+        ("hostname".to_owned(), state.name.clone()),
+        ("gamever".to_owned(), state.version.clone()),
+        ("hostport".to_owned(), state.port.to_string()),
+        ("mapname".to_owned(), state.map.clone()),
+        ("gametype".to_owned(), state.game_type.clone()),
+        ("numplayers".to_owned(), state.num_players().to_string()),
+        ("maxplayers".to_owned(), state.max_players.to_string()),
+        ("password".to_owned(), u8::from(state.password).to_string()),
+    ];
+    let pair_len = |(key, value): &(String, String)| cp1252_len(key) + cp1252_len(value) + 2;
+    let details: usize = pairs.iter().map(pair_len).sum::<usize>() + 1;
+    let players: usize = 2
+        + ["player_", "score_", "ping_", "team_"]
+            .iter()
+            .map(|c| c.len() + 1)
+            .sum::<usize>()
+        + 1
+        + state
+            .players
+            .iter()
+            .map(|p| {
+                cp1252_len(&p.name)
+                    + p.score.to_string().len()
+                    + p.ping.to_string().len()
+                    + gamespy2_team_cell(state, p.team.as_deref()).len()
+                    + 4
+            })
+            .sum::<usize>();
+    let teams: usize = 2
+        + ["team_t", "score_t"]
+            .iter()
+            .map(|c| c.len() + 1)
+            .sum::<usize>()
+        + 1
+        + state
+            .teams
+            .iter()
+            .map(|t| cp1252_len(&t.name) + t.score.to_string().len() + 2)
+            .sum::<usize>();
+    let fixed = 5 + details + players + teams;
+    assert!(
+        fixed <= 1400 && state.players.len() < 256 && state.teams.len() < 256,
+        "the served state's GameSpy 2 tables take {fixed} bytes: the responder would cut rows, \
+         which the interop test does not model"
+    );
+    let mut room = 1400 - fixed;
+    for (key, value) in &state.rules {
+        if key.is_empty() || GAMESPY2_DECLARED.contains(&key.as_str()) {
+            continue;
+        }
+        let pair = (key.clone(), rule_text(value));
+        let len = pair_len(&pair);
+        if len > room {
+            break;
+        }
+        room -= len;
+        pairs.push(pair);
+    }
+    pairs
+}
+
+/// gamedig's `halo` (its `gamespy2` protocol: details, players and teams asked in three
+/// requests) reads `gsq serve --gamespy2`: name, map, version, password, slots, the game port,
+/// every details pair, every player with each column, the teams. gamedig reads the text as
+/// Windows-1252 (its `latin1` is Windows-1252), turns the `score`, `ping` and `team` cells into
+/// numbers and renames `player_` and `team_t` to `name`, keeping `score_t` as sent. Its table
+/// reader takes a count byte over 64 for a missing count; the served state has 48 players.
+#[test]
+fn gamedig_reads_gamespy2() {
+    let serve = Serve::start(&["gamespy2"]);
+    let address = serve.address("gamespy2");
+    let Some(reported) = gamedig("halo", address) else {
+        return;
+    };
+    let state = served_state();
+    let details = gamespy2_details(&state);
+    assert!(
+        details.len() > 8 + 10 && details.len() < 8 + state.rules.len(),
+        "the served state should fill the datagram with some of its rules, not all: {}",
+        details.len()
+    );
+    let mut c = Comparison::new("gamedig halo (GameSpy 2)");
+    compare_gamedig_common(&mut c, address, &reported);
+    c.field(
+        "protocol (gamedig's for halo)",
+        Some("gamespy2"),
+        json_str(&reported["protocol"]),
+    );
+    c.field(
+        "name",
+        Some(state.name.as_str()),
+        json_str(&reported["name"]),
+    );
+    c.field("map", Some(state.map.as_str()), json_str(&reported["map"]));
+    c.field(
+        "version (gamever)",
+        Some(state.version.as_str()),
+        json_str(&reported["version"]),
+    );
+    c.field(
+        "password",
+        Some(state.password),
+        reported["password"].as_bool(),
+    );
+    c.field(
+        "maxplayers",
+        Some(u64::from(state.max_players)),
+        reported["maxplayers"].as_u64(),
+    );
+    c.field(
+        "numplayers",
+        Some(state.players.len() as u64),
+        reported["numplayers"].as_u64(),
+    );
+    let connect = format!("{}:{}", address.ip(), state.port);
+    c.field(
+        "connect (host and hostport)",
+        Some(connect.as_str()),
+        json_str(&reported["connect"]),
+    );
+    // `raw`: every details pair as sent, and the teams table.
+    let mut served_raw: serde_json::Map<String, Value> = details
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+        .collect();
+    let teams: Vec<Value> = state
+        .teams
+        .iter()
+        .map(|t| serde_json::json!({"name": t.name, "score_t": t.score.to_string()}))
+        .collect();
+    served_raw.insert("teams".to_owned(), Value::from(teams));
+    c.object("raw", &served_raw, &reported["raw"]);
+    // Players: name, score, ping, and the team's row (an empty cell is left out).
+    let served: Vec<Value> = state
+        .players
+        .iter()
+        .map(|p| {
+            let mut raw = serde_json::json!({"score": p.score, "ping": p.ping});
+            if let Some(row) = gamespy_team_number(&state, p.team.as_deref()) {
+                raw["team"] = Value::from(row);
+            }
+            serde_json::json!({"name": p.name, "raw": raw})
+        })
+        .collect();
+    let players = reported["players"].as_array().cloned().unwrap_or_default();
+    c.list("players", &served, &players);
+    c.finish();
+}
+
+/// opengsq's `GameSpy2` (details, players and teams in one request) reads
+/// `gsq serve --gamespy2`: every details pair, every player with each column, the teams.
+/// opengsq strips the values (not the keys) of surrounding white space, drops the `_` / `_t`
+/// of the column names (`player_` → `player`, `team_t` → `team`), and decodes text as UTF-8
+/// dropping what does not decode (see [`as_opengsq_decodes`]).
+#[test]
+fn opengsq_reads_gamespy2() {
+    let serve = Serve::start(&["gamespy2"]);
+    let Some(reported) = opengsq("gamespy2", serve.address("gamespy2")) else {
+        return;
+    };
+    let state = served_state();
+    let mut c = Comparison::new("opengsq GameSpy2");
+    c.keys("result", &["info", "players", "teams"], &reported);
+    let decoded = |text: &str| as_opengsq_decodes(text).trim().to_owned();
+    let info: serde_json::Map<String, Value> = gamespy2_details(&state)
+        .into_iter()
+        .map(|(k, v)| (as_opengsq_decodes(&k), Value::from(decoded(&v))))
+        .collect();
+    c.object("info", &info, &reported["info"]);
+    let players: Vec<Value> = state
+        .players
+        .iter()
+        .map(|p| {
+            serde_json::json!({
+                "player": decoded(&p.name),
+                "score": p.score.to_string(),
+                "ping": p.ping.to_string(),
+                "team": gamespy2_team_cell(&state, p.team.as_deref()),
+            })
+        })
+        .collect();
+    let reported_players = reported["players"].as_array().cloned().unwrap_or_default();
+    c.list("players", &players, &reported_players);
+    let teams: Vec<Value> = state
+        .teams
+        .iter()
+        .map(|t| serde_json::json!({"team": decoded(&t.name), "score": t.score.to_string()}))
+        .collect();
+    let reported_teams = reported["teams"].as_array().cloned().unwrap_or_default();
+    c.list("teams", &teams, &reported_teams);
+    c.finish();
+}
+
+// ---------------------------------------------------------------------------------------------
 // GameSpy 3
 
 /// gamedig's `battlefield2` (its `gamespy3` protocol: the challenge first, then the query,
@@ -1861,40 +2106,72 @@ fn gamedig_reads_gamespy3() {
     c.finish();
 }
 
-/// opengsq's `GameSpy4` (GameSpy 3 with the challenge, as Minecraft's query) reads
-/// `gsq serve --minecraft`. opengsq decodes text as UTF-8 and drops what does not decode
-/// (see [`as_opengsq_decodes`]), and it loses a column continued into the next part: the
-/// `ping_` column, which the second part resumes, comes back for the players of the first
-/// part only (the rest under a key named by a value). So names, scores and teams are
-/// compared for every player, pings for those opengsq kept, which must be some but not all
-/// (gamedig's test compares every ping).
-#[test]
-fn opengsq_reads_minecraft() {
-    let serve = Serve::start(&["minecraft"]);
-    let Some(reported) = opengsq("gamespy4", serve.address("minecraft")) else {
-        return;
-    };
-    let state = served_state();
-    let mut c = Comparison::new("opengsq GameSpy4 (Minecraft)");
-    c.keys("result", &["info", "players", "teams"], &reported);
-    let decoded = |text: &str| as_opengsq_decodes(text);
-    for (key, served) in [
-        ("hostname", decoded(&state.name)),
-        ("gamename", "MINECRAFT".to_owned()),
-        ("gamever", decoded(&state.version)),
-        ("mapname", decoded(&state.map)),
-        ("gametype", decoded(&state.game_type)),
-        ("numplayers", state.players.len().to_string()),
-        ("maxplayers", state.max_players.to_string()),
-        ("password", u8::from(state.password).to_string()),
-        ("hostport", state.port.to_string()),
-    ] {
-        c.field(
-            &format!("info.{key}"),
-            Some(served.as_str()),
-            json_str(&reported["info"][key]),
-        );
+/// The key/values the GameSpy 3 responder sends for `state`, as its documentation says:
+/// `hostname`, `gamename` (`game_name`, when there is one), `gamever` and `version`, `mapname`
+/// and `map`, `gametype`, `numplayers`, `maxplayers`, `password`, `hostport`, then the state's
+/// rules as text, in order, while all the pairs (each its key, value and two NULs, one byte a
+/// character in Windows-1252) take at most 8 KiB.
+fn gamespy3_pairs(state: &ServerState, game_name: Option<&str>) -> Vec<(String, String)> {
+    let mut pairs = vec![("hostname".to_owned(), state.name.clone())];
+    if let Some(game_name) = game_name {
+        pairs.push(("gamename".to_owned(), game_name.to_owned()));
     }
+    for (keys, value) in [
+        (&["gamever", "version"][..], &state.version),
+        (&["mapname", "map"], &state.map),
+        (&["gametype"], &state.game_type),
+    ] {
+        for key in keys {
+            pairs.push(((*key).to_owned(), value.clone()));
+        }
+    }
+    pairs.extend([
+        ("numplayers".to_owned(), state.num_players().to_string()),
+        ("maxplayers".to_owned(), state.max_players.to_string()),
+        ("password".to_owned(), u8::from(state.password).to_string()),
+        ("hostport".to_owned(), state.port.to_string()),
+    ]);
+    let mut bytes: usize = pairs
+        .iter()
+        .map(|(k, v)| cp1252_len(k) + cp1252_len(v) + 2)
+        .sum();
+    for (key, value) in &state.rules {
+        if key.is_empty() || pairs.iter().any(|(k, _)| k == key) {
+            continue;
+        }
+        let value = rule_text(value);
+        bytes += cp1252_len(key) + cp1252_len(&value) + 2;
+        if bytes > 8 * 1024 {
+            break;
+        }
+        pairs.push((key.clone(), value));
+    }
+    pairs
+}
+
+/// What opengsq's `GameSpy3` and `GameSpy4` (the same code, with and without the challenge)
+/// report for `gsq serve --gamespy3` and `--minecraft`: every key/value (opengsq joins the
+/// parts before reading them), every player's name, score and team, the teams. opengsq
+/// decodes text as UTF-8 and drops what does not decode (see [`as_opengsq_decodes`]), strips
+/// the table values of surrounding white space (not the key/values), and loses a column
+/// continued into the next part: the `ping_` column, which the second part resumes, comes back
+/// for the players of the first part only, and the rest of it under a key named by its first
+/// value, which is why each player is compared on the four columns alone. So pings are
+/// compared for the players opengsq kept them for, which must be some but not all (gamedig's
+/// tests compare every ping).
+fn compare_opengsq_gamespy3(
+    c: &mut Comparison,
+    state: &ServerState,
+    game_name: Option<&str>,
+    reported: &Value,
+) {
+    c.keys("result", &["info", "players", "teams"], reported);
+    let decoded = |text: &str| as_opengsq_decodes(text);
+    let info: serde_json::Map<String, Value> = gamespy3_pairs(state, game_name)
+        .into_iter()
+        .map(|(k, v)| (decoded(&k), Value::from(decoded(&v))))
+        .collect();
+    c.object("info", &info, &reported["info"]);
     let reported_players = reported["players"].as_array().cloned().unwrap_or_default();
     let kept = reported_players
         .iter()
@@ -1911,10 +2188,10 @@ fn opengsq_reads_minecraft() {
         .enumerate()
         .map(|(i, p)| {
             serde_json::json!({
-                "name": decoded(&p.name),
+                "name": decoded(&p.name).trim(),
                 "score": p.score.to_string(),
                 "ping": (i < kept).then(|| p.ping.to_string()),
-                "team": p.team.as_deref().map(decoded),
+                "team": p.team.as_deref().map(|t| decoded(t).trim().to_owned()),
             })
         })
         .collect();
@@ -1931,9 +2208,216 @@ fn opengsq_reads_minecraft() {
     let teams: Vec<Value> = state
         .teams
         .iter()
-        .map(|t| serde_json::json!({"name": decoded(&t.name), "score": t.score.to_string()}))
+        .map(|t| serde_json::json!({"name": decoded(&t.name).trim(), "score": t.score.to_string()}))
         .collect();
     let reported_teams = reported["teams"].as_array().cloned().unwrap_or_default();
     c.list("teams", &teams, &reported_teams);
+}
+
+/// opengsq's `GameSpy3` reads `gsq serve --gamespy3`, which requires the challenge: opengsq's
+/// `challenge_required` (a class attribute, off on `GameSpy3`) is set on the instance by
+/// `opengsq_query.py`. Without it opengsq sends the query alone and gets the challenge back.
+#[test]
+fn opengsq_reads_gamespy3() {
+    let serve = Serve::start(&["gamespy3"]);
+    let Some(reported) = opengsq("gamespy3", serve.address("gamespy3")) else {
+        return;
+    };
+    let state = served_state();
+    let mut c = Comparison::new("opengsq GameSpy3 (challenge required)");
+    compare_opengsq_gamespy3(&mut c, &state, None, &reported);
+    c.finish();
+}
+
+/// opengsq's `GameSpy4` (GameSpy 3 with the challenge, as Minecraft's query) reads
+/// `gsq serve --minecraft`, which sends `gamename` `MINECRAFT`.
+#[test]
+fn opengsq_reads_minecraft() {
+    let serve = Serve::start(&["minecraft"]);
+    let Some(reported) = opengsq("gamespy4", serve.address("minecraft")) else {
+        return;
+    };
+    let state = served_state();
+    let mut c = Comparison::new("opengsq GameSpy4 (Minecraft)");
+    compare_opengsq_gamespy3(&mut c, &state, Some("MINECRAFT"), &reported);
+    c.finish();
+}
+
+/// What gamedig's `minecraft` reports for text a server sent in Windows-1252: it reads the
+/// GameSpy 4 text as UTF-8 (its `minecraft` type sets `encoding: 'utf8'` for that query), so
+/// each byte run that does not form UTF-8 becomes one U+FFFD, as Node's decoder (and Rust's
+/// `from_utf8_lossy`, the same rule) replaces it. Minecraft servers send Latin-1 (`§` as the
+/// one byte A7), as the Minecraft responder does, so this is gamedig's fault.
+fn as_gamedig_minecraft_decodes(text: &str) -> String {
+    let bytes = TextEncoding::Windows1252
+        .encode(text)
+        .unwrap_or_else(|| panic!("{text:?} is not Windows-1252 text"));
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// gamedig's `minecraft` reads `gsq serve --minecraft`. It runs three queries of the port at
+/// once, each allowed to fail (it fails only when all do): the Java edition's status ping over
+/// TCP, GameSpy 4 over UDP (its `gamespy3` protocol), and a Bedrock unconnected ping over UDP.
+/// `gsq serve` has no TCP listener (the connection is refused) and drops the Bedrock ping (not
+/// a GameSpy request), so gamedig reports what its GameSpy 4 result gives, as its source maps
+/// it: `name` (white space runs made one space, `§` codes removed, though a `§` sent in
+/// Latin-1 has become U+FFFD by then), `numplayers`,
+/// `maxplayers` and `players` from it; `map` only from a Bedrock reply and `version` only from
+/// the Bedrock or TCP replies, so both are empty; `password` not taken from it, so `false`;
+/// `connect` the queried address. `raw` holds each query's result: `gamespy` the GameSpy 4
+/// one (its own name, map, version, password and game port), `vanilla` and `bedrock`
+/// undefined, which JSON leaves out. Text is read as UTF-8 (see
+/// [`as_gamedig_minecraft_decodes`]); gamedig's `gamespy3` parses `team` as an integer, so the
+/// team names come out as NaN, which JSON writes as null. Its key/values are read from the
+/// first part only (see [`gamedig_reads_gamespy3`]): the server's own keys are compared.
+#[test]
+fn gamedig_reads_minecraft() {
+    let serve = Serve::start(&["minecraft"]);
+    let address = serve.address("minecraft");
+    let Some(reported) = gamedig("minecraft", address) else {
+        return;
+    };
+    let state = served_state();
+    let decoded = |text: &str| as_gamedig_minecraft_decodes(text);
+    let mut c = Comparison::new("gamedig minecraft (GameSpy 4)");
+    compare_gamedig_common(&mut c, address, &reported);
+    c.field(
+        "protocol",
+        Some("minecraft"),
+        json_str(&reported["protocol"]),
+    );
+    let name = decoded(&state.name);
+    let collapsed = name.split_whitespace().collect::<Vec<_>>().join(" ");
+    c.field(
+        "name (white space collapsed)",
+        Some(collapsed.as_str()),
+        json_str(&reported["name"]),
+    );
+    c.field(
+        "map (from Bedrock only)",
+        Some(""),
+        json_str(&reported["map"]),
+    );
+    c.field(
+        "version (from Java or Bedrock only)",
+        Some(""),
+        json_str(&reported["version"]),
+    );
+    c.field(
+        "password (not taken from GameSpy 4)",
+        Some(false),
+        reported["password"].as_bool(),
+    );
+    c.field(
+        "maxplayers",
+        Some(u64::from(state.max_players)),
+        reported["maxplayers"].as_u64(),
+    );
+    c.field(
+        "numplayers",
+        Some(state.players.len() as u64),
+        reported["numplayers"].as_u64(),
+    );
+    c.field(
+        "connect (the queried address)",
+        Some(address.to_string().as_str()),
+        json_str(&reported["connect"]),
+    );
+    let has_teams = state.players.iter().any(|p| p.team.is_some());
+    let served_players: Vec<Value> = state
+        .players
+        .iter()
+        .map(|p| {
+            let mut raw = serde_json::json!({"score": p.score, "ping": p.ping});
+            if has_teams {
+                raw["team"] = Value::Null;
+            }
+            serde_json::json!({"name": decoded(&p.name), "raw": raw})
+        })
+        .collect();
+    let players = reported["players"].as_array().cloned().unwrap_or_default();
+    c.list("players", &served_players, &players);
+    c.keys("raw", &["gamespy"], &reported["raw"]);
+
+    // The GameSpy 4 result itself.
+    let gamespy = &reported["raw"]["gamespy"];
+    let fields: Vec<&str> = GAMEDIG_FIELDS
+        .iter()
+        .copied()
+        .filter(|&f| f != "protocol")
+        .collect();
+    c.keys("raw.gamespy", &fields, gamespy);
+    c.field(
+        "raw.gamespy.name",
+        Some(name.trim()),
+        json_str(&gamespy["name"]),
+    );
+    c.field(
+        "raw.gamespy.map",
+        Some(decoded(&state.map).as_str()),
+        json_str(&gamespy["map"]),
+    );
+    c.field(
+        "raw.gamespy.version",
+        Some(decoded(&state.version).as_str()),
+        json_str(&gamespy["version"]),
+    );
+    c.field(
+        "raw.gamespy.password",
+        Some(state.password),
+        gamespy["password"].as_bool(),
+    );
+    c.field(
+        "raw.gamespy.maxplayers",
+        Some(u64::from(state.max_players)),
+        gamespy["maxplayers"].as_u64(),
+    );
+    c.field(
+        "raw.gamespy.numplayers",
+        Some(state.players.len() as u64),
+        gamespy["numplayers"].as_u64(),
+    );
+    c.field(
+        "raw.gamespy.queryPort",
+        Some(u64::from(address.port())),
+        gamespy["queryPort"].as_u64(),
+    );
+    let connect = format!("{}:{}", address.ip(), state.port);
+    c.field(
+        "raw.gamespy.connect (host and hostport)",
+        Some(connect.as_str()),
+        json_str(&gamespy["connect"]),
+    );
+    c.field(
+        "raw.gamespy.bots",
+        Some(&Vec::new()),
+        gamespy["bots"].as_array(),
+    );
+    c.field(
+        "raw.gamespy.ping (a number)",
+        true,
+        gamespy["ping"].is_number(),
+    );
+    let gamespy_players = gamespy["players"].as_array().cloned().unwrap_or_default();
+    c.list("raw.gamespy.players", &served_players, &gamespy_players);
+    for (key, served) in [
+        ("hostname", state.name.clone()),
+        ("gamename", "MINECRAFT".to_owned()),
+        ("gamever", state.version.clone()),
+        ("version", state.version.clone()),
+        ("mapname", state.map.clone()),
+        ("map", state.map.clone()),
+        ("gametype", state.game_type.clone()),
+        ("numplayers", state.players.len().to_string()),
+        ("maxplayers", state.max_players.to_string()),
+        ("password", u8::from(state.password).to_string()),
+        ("hostport", state.port.to_string()),
+    ] {
+        c.field(
+            &format!("raw.gamespy.raw.{key}"),
+            Some(decoded(&served).as_str()),
+            json_str(&gamespy["raw"][key]),
+        );
+    }
     c.finish();
 }

@@ -1,6 +1,6 @@
 """Queries one server with opengsq and prints what opengsq reports, as JSON, on stdout.
 
-    python opengsq_query.py samp|gamespy1|a2s|quake3|gamespy4 <host> <port>
+    python opengsq_query.py samp|gamespy1|a2s|quake3|gamespy2|gamespy3|gamespy4 <host> <port>
 
 The output holds opengsq's own results, converted to JSON without interpretation:
 - samp: {"status": Status, "rules": ..., "players": [Player]} from get_status, get_rules and
@@ -17,6 +17,12 @@ The output holds opengsq's own results, converted to JSON without interpretation
 - quake3: {"info": ..., "status": {"info": ..., "players": [Player]}} from Quake3's get_info
   (opengsq sends `getinfo opengsq`) and get_status, both with colour codes kept, and
   "status_stripped" from get_status with opengsq's own colour stripping.
+- gamespy2: {"info": ..., "players": [...], "teams": [...]} from GameSpy2's get_status with
+  its default request (details, players and teams in one request).
+- gamespy3: the same from GameSpy3's get_status with its `challenge_required` set: a class
+  attribute (False on GameSpy3, True on its GameSpy4 subclass), not a constructor argument,
+  so it is set on the instance. Without it opengsq sends the query with no challenge, which
+  a server that requires one (as `gsq serve --gamespy3` does) answers with the challenge.
 - gamespy4: {"info": ..., "players": [...], "teams": [...]} from GameSpy4's get_status
   (GameSpy 3 with the challenge, as Minecraft's query).
 
@@ -30,7 +36,7 @@ import json
 import sys
 import traceback
 
-from opengsq.protocols import GameSpy1, GameSpy4, Quake3, Samp, Source
+from opengsq.protocols import GameSpy1, GameSpy2, GameSpy3, GameSpy4, Quake3, Samp, Source
 
 TIMEOUT_SECONDS = 5.0
 
@@ -88,6 +94,19 @@ async def query_quake3(host: str, port: int) -> dict:
     }
 
 
+async def query_gamespy2(host: str, port: int) -> dict:
+    gamespy = GameSpy2(host=host, port=port, timeout=TIMEOUT_SECONDS)
+    status = await gamespy.get_status()
+    return {"info": status.info, "players": status.players, "teams": status.teams}
+
+
+async def query_gamespy3(host: str, port: int) -> dict:
+    gamespy = GameSpy3(host=host, port=port, timeout=TIMEOUT_SECONDS)
+    gamespy.challenge_required = True
+    status = await gamespy.get_status()
+    return {"info": status.info, "players": status.players, "teams": status.teams}
+
+
 async def query_gamespy4(host: str, port: int) -> dict:
     gamespy = GameSpy4(host=host, port=port, timeout=TIMEOUT_SECONDS)
     status = await gamespy.get_status()
@@ -99,6 +118,8 @@ QUERIES = {
     "gamespy1": query_gamespy1,
     "a2s": query_a2s,
     "quake3": query_quake3,
+    "gamespy2": query_gamespy2,
+    "gamespy3": query_gamespy3,
     "gamespy4": query_gamespy4,
 }
 

@@ -161,7 +161,7 @@ fn names_map_and_players_agree_with_gameq() {
 
 /// The client's status, replayed from the two captured replies (its combined request gets
 /// the details alone, as these servers answer it, and its tables request the tables), agrees
-/// with GameQ on name, map, max players and player names, with the same two GameQ faults
+/// with GameQ on name, map, max players, player names and teams, with the same two GameQ faults
 /// set aside as above (control bytes dropped, Latin-1 instead of Windows-1252).
 #[test]
 fn the_client_status_agrees_with_gameq() {
@@ -202,6 +202,35 @@ fn the_client_status_agrees_with_gameq() {
             })
             .unwrap_or_default();
         assert_eq!(ours, theirs, "{name}");
+        // GameQ keeps `team_` as sent: Halo and Hidden & Dangerous 2 send the row of the team
+        // in the teams table, which the client gives as that team's name; ArmA sends empty
+        // cells, no team.
+        let gameq_teams: Vec<&str> = gameq["teams"]
+            .as_array()
+            .map(|teams| teams.iter().filter_map(|t| t["teamt"].as_str()).collect())
+            .unwrap_or_default();
+        let ours: Vec<Option<&str>> = status.players.iter().map(|p| p.team.as_deref()).collect();
+        let theirs: Vec<Option<String>> = gameq["players"]
+            .as_array()
+            .map(|players| {
+                players
+                    .iter()
+                    .map(|p| {
+                        let cell = p["team"].as_str().unwrap_or_default().trim();
+                        let row = cell.parse::<usize>().ok().and_then(|n| gameq_teams.get(n));
+                        match row {
+                            Some(team) => Some(windows_1252(team)),
+                            None => (!cell.is_empty()).then(|| cell.to_owned()),
+                        }
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert_eq!(
+            ours,
+            theirs.iter().map(Option::as_deref).collect::<Vec<_>>(),
+            "{name}"
+        );
         assert!(status.complete, "{name}: {:?}", status.raw);
         assert_eq!(status.raw["requests"], 2, "{name}");
         agreed += 1;

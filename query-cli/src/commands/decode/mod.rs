@@ -73,9 +73,9 @@ fn decode_datagrams(args: &DecodeArgs, datagrams: &[Datagram]) -> Outcome<(Body,
         Protocol::GameSpy2 => {
             each_datagram(datagrams, |d| decode_gamespy2(d, args.as_kind, encoding))
         }
-        Protocol::GameSpy3 | Protocol::Minecraft => each_datagram(datagrams, |d| {
-            decode_gamespy3(d, args.protocol, args.as_kind, encoding)
-        }),
+        Protocol::GameSpy3 | Protocol::Minecraft => {
+            decode_gamespy3_datagrams(datagrams, args.protocol, args.as_kind, encoding)
+        }
     }
 }
 
@@ -672,8 +672,98 @@ fn decode_quake3(
     Ok((reading, notes))
 }
 
-/// A GameSpy 3/4 request, challenge reply or reply part (each part alone; `--status` joins
-/// them), its text read in `encoding` as for SA:MP.
+/// GameSpy 3/4 datagrams. Several reply parts (type byte `00`: requests start with `FE FD`,
+/// challenge replies with `09`) are put together into their reply, in part order, as the
+/// client joins them; a part that does not decode fails with its file named. A reply with a
+/// part missing is printed as far as it goes, `complete: false` and its `missing_parts`
+/// listed, with a note. Everything else, and a lone part, is decoded datagram by datagram.
+fn decode_gamespy3_datagrams(
+    datagrams: &[Datagram],
+    protocol: Protocol,
+    forced: Option<PacketKind>,
+    encoding: TextEncoding,
+) -> Outcome<(Body, Vec<String>)> {
+    let decode = |d: &Datagram| decode_gamespy3(d, protocol, forced, encoding);
+    let (parts, others): (Vec<&Datagram>, Vec<&Datagram>) = datagrams
+        .iter()
+        .partition(|d| d.bytes.first() == Some(&gamespy3::KIND_QUERY));
+    if parts.len() < 2 {
+        return each_datagram(datagrams, decode);
+    }
+    if forced == Some(PacketKind::Request) {
+        return Err(Failure::usage(
+            "reply parts are parts of a reply, not requests",
+        ));
+    }
+    let mut reassembly = gamespy3::Reassembly::new();
+    let mut notes = Vec::new();
+    for part in &parts {
+        let pushed = reassembly.push(&part.bytes).map_err(|e| {
+            Failure::new(
+                Category::Malformed,
+                format!("{}: malformed {protocol} reply part: {e}", part.name()),
+            )
+        })?;
+        match pushed {
+            gamespy3::Pushed::New => {}
+            gamespy3::Pushed::Duplicate => {
+                notes.push(format!("{}: a part given twice, left out", part.name()))
+            }
+            gamespy3::Pushed::OtherSession => notes.push(format!(
+                "{}: a part of another session (different session id), left out",
+                part.name()
+            )),
+        }
+    }
+    let assembled = reassembly.reply().map_err(|e| {
+        Failure::new(
+            Category::Malformed,
+            format!("malformed {protocol} reply (its parts joined in part order): {e}"),
+        )
+    })?;
+    notes.push(format!(
+        "{} parts joined into one reply",
+        reassembly.parts_received()
+    ));
+    if !assembled.complete {
+        let missing = &assembled.missing_parts;
+        notes.push(if missing.is_empty() {
+            "the reply is incomplete: its last part is missing".to_owned()
+        } else {
+            format!("the reply is incomplete: parts {missing:?} are missing")
+        });
+    }
+    let mut joined = Reading {
+        file: None,
+        kind: PacketKind::Reply.name(),
+        chunks: None,
+        packet: serialize(&assembled),
+    };
+    if encoding != TextEncoding::Windows1252 {
+        joined.packet.map_strings(&|text| reread(text, encoding));
+    }
+    if others.is_empty() {
+        return Ok((Body::One(joined), notes));
+    }
+    let mut readings = Vec::with_capacity(others.len() + 1);
+    for datagram in others {
+        let (mut reading, more) = decode(datagram)?;
+        reading.file = Some(datagram.name());
+        readings.push(reading);
+        notes.extend(more);
+    }
+    joined.file = Some("the joined reply".to_owned());
+    readings.push(joined);
+    Ok((
+        Body::Many {
+            datagrams: readings,
+        },
+        notes,
+    ))
+}
+
+/// A GameSpy 3/4 request, challenge reply or reply part, its text read in `encoding` as for
+/// SA:MP.
 fn decode_gamespy3(
     datagram: &Datagram,
     protocol: Protocol,

@@ -16,9 +16,12 @@
 //! - Mapping: `hostname` → name, `mapname` → map, `gametype` → game type, `gamever` →
 //!   version, `numplayers` (else the rows) → player count, `maxplayers`, `password`; every
 //!   other pair is a rule, in order (`gamename`, `hostport`, `gamemode` first). Player rows give
-//!   name, score, ping and team (the cell as sent, trimmed); other columns go to the player's
-//!   `extra` under their [`field_name`](query_specs::gamespy2::field_name). Team rows give
-//!   name and score. Text is read in [`Options::encoding`], Windows-1252 by default.
+//!   name, score, ping and team: `team_` is the number of a row of the teams table (Halo,
+//!   Hidden & Dangerous 2), given as that team's name; a cell that names no row (a name, a
+//!   number past the table, no table) is kept as sent, trimmed, and an empty one (ArmA) is no
+//!   team. Other columns go to the player's `extra` under their
+//!   [`field_name`](query_specs::gamespy2::field_name). Team rows give name and score. Text is
+//!   read in [`Options::encoding`], Windows-1252 by default.
 //!
 //! # Responder ([`GameSpy2Responder`])
 //!
@@ -315,10 +318,31 @@ mod tests {
         let names: Vec<_> = status.players.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["Ann", "Bo"]);
         assert_eq!(status.players[1].score, Some(1));
+        // Team 1 is past the one-row table: kept as sent.
         assert_eq!(status.players[0].team.as_deref(), Some("1"));
+        assert_eq!(status.players[1].team, None);
         assert_eq!(status.teams[0].name, "Red");
         assert_eq!(status.teams[0].score, Some(4));
         assert!(status.complete);
+    }
+
+    #[test]
+    fn team_numbers_resolve_to_the_teams_table_and_names_are_kept() {
+        let t0 = Instant::now();
+        let options = Options {
+            encoding: Some(TextEncoding::Windows1251),
+            ..options()
+        };
+        let mut session = GameSpy2Session::new(target(), &options);
+        let request = sent(&mut session, t0);
+        let tables: &[u8] = b"\x00\x04player_\0team_\0\0A\x00 1 \0B\x000\0C\x00\xc0\xe4\0D\x007\0\
+            \x00\x02team_t\0score_t\0\0\xd1\x002\0\xc1\x003\0";
+        session.on_reply(&reply(request.request_id, &[DETAILS, tables]), t0);
+        let status = session.poll_result().unwrap().unwrap();
+        let teams: Vec<_> = status.players.iter().map(|p| p.team.as_deref()).collect();
+        // Row 1, row 0, a name (in the chosen encoding), a number no row has.
+        assert_eq!(teams, [Some("Б"), Some("С"), Some("Ад"), Some("7")]);
+        assert_eq!(status.teams[0].name, "С");
     }
 
     #[test]

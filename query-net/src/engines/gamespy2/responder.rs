@@ -3,15 +3,21 @@
 //!
 //! - Details: `hostname`, `gamever`, `hostport` (when the state has a port), `mapname`,
 //!   `gametype`, `numplayers`, `maxplayers`, `password`, `gamename` when configured, then the
-//!   state's rules. Players: `player_`, `score_`, `ping_`, `team_` (the team's name as the
-//!   state holds it, empty without one). Teams: `team_t`, `score_t`.
+//!   state's rules. Players: `player_`, `score_`, `ping_`, `team_`. Teams: `team_t`, `score_t`.
+//! - `team_` holds what real servers send (Halo, Hidden & Dangerous 2): the number of the
+//!   player's team, its row in the teams table of the same reply (`0`, `1`), which clients
+//!   resolve to `team_t`; empty for a player without a team. A team the reply's table does not
+//!   hold (not in the state's list, or cut) goes by its name, which lenient clients read.
 //! - One datagram, as real servers send: the protocol has no splitting. The sections are cut
 //!   so that a reply holding all three fits [`GameSpy2Config::max_datagram`]: team rows first,
 //!   then player rows, then rules, each dropped from the end until it fits (and at most 255
 //!   rows, the count being one byte). `numplayers` keeps the true count, so a client sees that
 //!   the list was cut, as with the SA:MP responder's cut lists.
-//! - Text goes out in Windows-1252, the specs' encoding; NUL (which would end a cell) and
-//!   characters the encoding lacks become `?`, and every text is cut to 255 bytes.
+//! - Text goes out in [`GameSpy2Config::encoding`] (Windows-1252 by default, as the games
+//!   send it); NUL (which would end a cell) and characters the encoding lacks become `?`, and
+//!   every text is cut to 255 bytes. The specs write cells in Windows-1252, which maps every
+//!   byte, so text in another encoding is handed to them as the Windows-1252 reading of its
+//!   bytes, and goes out as those bytes.
 //!
 //! The sections are encoded through the specs' types once per state snapshot; a reply writes
 //! its header through [`Reply`] and copies the cached sections after it, allocating nothing.
@@ -26,8 +32,9 @@ use query_specs::gamespy2::{
     MAX_DATAGRAM,
 };
 use query_wire::kv::{FromKeyValues, KvBlock, RowTable};
-use query_wire::{Decode, Encode, Writer};
+use query_wire::{Decode, Encode, TextEncoding, Writer};
 
+use super::DEFAULT_ENCODING;
 use crate::clock::Now;
 use crate::engine::{DropReason, ReplySink, Responder, Verdict};
 use crate::engines::fit;
@@ -45,15 +52,19 @@ const HEADER_LEN: usize = 5;
 pub struct GameSpy2Config {
     /// `gamename` (`halor`, `swat4`...); not sent when empty.
     pub game_name: String,
+    /// The encoding of every text on the wire; characters it cannot represent, and the NUL
+    /// that would end a cell, are sent as `?`.
+    pub encoding: TextEncoding,
     /// The largest reply datagram (the service's own cap applies too).
     pub max_datagram: usize,
 }
 
 impl Default for GameSpy2Config {
-    /// No game name, 1400-byte datagrams.
+    /// No game name, Windows-1252, 1400-byte datagrams.
     fn default() -> Self {
         GameSpy2Config {
             game_name: String::new(),
+            encoding: DEFAULT_ENCODING,
             max_datagram: MAX_DATAGRAM,
         }
     }
@@ -182,13 +193,14 @@ impl Sections {
         reuse: Option<Vec<u8>>,
     ) -> Result<Self, query_wire::Error> {
         let state = &*snapshot;
+        let encoding = config.encoding;
         let mut details = Details {
-            hostname: Some(text(&state.name)),
-            game_name: non_empty(&config.game_name),
-            game_version: non_empty(&state.version),
+            hostname: Some(text(&state.name, encoding)),
+            game_name: non_empty(&config.game_name, encoding),
+            game_version: non_empty(&state.version, encoding),
             host_port: (state.port != 0).then_some(state.port),
-            map_name: non_empty(&state.map),
-            game_type: non_empty(&state.game_type),
+            map_name: non_empty(&state.map, encoding),
+            game_type: non_empty(&state.game_type, encoding),
             game_mode: None,
             num_players: Some(state.num_players()),
             max_players: Some(state.max_players),
@@ -200,24 +212,11 @@ impl Sections {
             .iter()
             .take(MAX_ROWS)
             .map(|t| TeamRow {
-                name: Some(text(&t.name)),
+                name: Some(text(&t.name, encoding)),
                 score: Some(Cow::Owned(t.score.to_string())),
                 extra: Vec::new(),
             })
             .collect();
-        let mut players: Vec<PlayerRow<'_>> = state
-            .players
-            .iter()
-            .take(MAX_ROWS)
-            .map(|p| PlayerRow {
-                name: Some(text(&p.name)),
-                score: Some(Cow::Owned(p.score.to_string())),
-                ping: Some(Cow::Owned(p.ping.to_string())),
-                team: Some(p.team.as_deref().map_or(Cow::Borrowed(""), text)),
-                extra: Vec::new(),
-            })
-            .collect();
-
         let budget = max.saturating_sub(HEADER_LEN);
         let details_len = |d: &Details<'_>| KvBlock(d.clone()).encoded_len(());
         let table_len =
@@ -228,21 +227,42 @@ impl Sections {
         while !teams.is_empty() && core + teams_len(&teams) + table_len(&[]) > budget {
             teams.pop();
         }
+        // The teams the reply carries, by the state's name: a player's `team_` is the row.
+        let sent_teams = &state.teams[..teams.len()];
+        let mut players: Vec<PlayerRow<'_>> = state
+            .players
+            .iter()
+            .take(MAX_ROWS)
+            .map(|p| PlayerRow {
+                name: Some(text(&p.name, encoding)),
+                score: Some(Cow::Owned(p.score.to_string())),
+                ping: Some(Cow::Owned(p.ping.to_string())),
+                team: Some(match p.team.as_deref() {
+                    None => Cow::Borrowed(""),
+                    Some(name) => match sent_teams.iter().position(|t| t.name == name) {
+                        Some(row) => Cow::Owned(row.to_string()),
+                        None => text(name, encoding),
+                    },
+                }),
+                extra: Vec::new(),
+            })
+            .collect();
         let fixed = core + teams_len(&teams);
         while !players.is_empty() && fixed.saturating_add(table_len(&players)) > budget {
             players.pop();
         }
         let mut room = budget.saturating_sub(fixed.saturating_add(table_len(&players)));
         for (key, value) in &state.rules {
-            let key = text(key);
+            let key = text(key, encoding);
             if key.is_empty() || <Details<'_> as FromKeyValues<'_>>::declares_key(key.as_bytes()) {
                 continue;
             }
             let value = match value {
-                RuleValue::Text(t) => text(t),
-                other => Cow::Owned(text(&other.to_string()).into_owned()),
+                RuleValue::Text(t) => text(t, encoding),
+                other => Cow::Owned(text(&other.to_string(), encoding).into_owned()),
             };
-            let len = key.len() + value.len() + 2;
+            // One byte a character: the specs' cells are Windows-1252.
+            let len = ENCODING.encoded_len(&key) + ENCODING.encoded_len(&value) + 2;
             if len > room {
                 break;
             }
@@ -299,14 +319,20 @@ fn append<P: Encode<Ctx = ()>>(
 }
 
 /// [`text`] of a non-empty string.
-fn non_empty(s: &str) -> Option<Cow<'_, str>> {
-    (!s.is_empty()).then(|| text(s))
+fn non_empty(s: &str, encoding: TextEncoding) -> Option<Cow<'_, str>> {
+    (!s.is_empty()).then(|| text(s, encoding))
 }
 
-/// `text` as it can go into a cell: NUL and characters Windows-1252 lacks become `?`; cut to
-/// 255 bytes.
-fn text(text: &str) -> Cow<'_, str> {
-    fit::replace_unsendable(fit::cut(text, ENCODING, MAX_TEXT), ENCODING, &['\0'])
+/// `text` as it can go into a cell in `encoding`: NUL and characters `encoding` lacks become
+/// `?`; cut to 255 bytes. In another encoding than the specs' Windows-1252, the result is the
+/// Windows-1252 reading of the bytes to send, which the specs write back as those bytes.
+fn text(text: &str, encoding: TextEncoding) -> Cow<'_, str> {
+    let sendable = fit::replace_unsendable(fit::cut(text, encoding, MAX_TEXT), encoding, &['\0']);
+    if encoding == ENCODING {
+        return sendable;
+    }
+    let bytes = encoding.encode_lossy(&sendable);
+    Cow::Owned(ENCODING.decode_lossy(&bytes).into_owned())
 }
 
 #[cfg(test)]
@@ -316,8 +342,117 @@ mod tests {
 
     #[test]
     fn text_loses_what_a_cell_cannot_carry() {
-        assert_eq!(text("a\0b Ж é"), "a?b ? é");
-        assert_eq!(text(&"x".repeat(300)).len(), MAX_TEXT);
+        assert_eq!(text("a\0b Ж é", ENCODING), "a?b ? é");
+        assert_eq!(text(&"x".repeat(300), ENCODING).len(), MAX_TEXT);
+        // In UTF-8 the cut is at 255 bytes between characters, and every character fits.
+        let long = "é".repeat(200);
+        assert_eq!(
+            ENCODING
+                .encode_lossy(&text(&long, TextEncoding::Utf8))
+                .len(),
+            254
+        );
+        assert_eq!(text("a\0Ж", TextEncoding::Utf8), "a?Ð–");
+    }
+
+    /// The reply `config` gives for `state`, every section asked for.
+    fn reply_bytes(state: ServerState, config: GameSpy2Config) -> Vec<u8> {
+        let mut service =
+            crate::service::Service::new(GameSpy2Responder::new(SharedState::new(state), config))
+                .rate_limit(None);
+        let from = "192.0.2.1:5000".parse().unwrap();
+        let replies: Vec<Vec<u8>> = service
+            .handle(from, b"\xfe\xfd\x00\x00\x00\x00\x01\xff\xff\xff")
+            .map(<[u8]>::to_vec)
+            .collect();
+        assert_eq!(replies.len(), 1);
+        replies.into_iter().next().unwrap()
+    }
+
+    fn teamed_state() -> ServerState {
+        let player = |name: &str, team: Option<&str>| PlayerState {
+            name: name.into(),
+            team: team.map(Into::into),
+            ..PlayerState::default()
+        };
+        ServerState {
+            name: "Zoë's Сервер".into(),
+            players: vec![
+                player("Ann", Some("Blue")),
+                player("Bo", Some("Red")),
+                player("Cy", None),
+                player("Di", Some("Green")),
+            ],
+            teams: ["Red", "Blue"]
+                .map(|name| TeamState {
+                    name: name.into(),
+                    score: 1,
+                })
+                .to_vec(),
+            ..ServerState::default()
+        }
+    }
+
+    #[test]
+    fn a_players_team_is_its_row_in_the_teams_table() {
+        let bytes = reply_bytes(teamed_state(), GameSpy2Config::default());
+        let reply = Reply::from_bytes_with(&bytes, Requested::ALL).unwrap();
+        let teams: Vec<_> = reply.teams.unwrap().table.rows;
+        assert_eq!(teams[0].name.as_deref(), Some("Red"));
+        assert_eq!(teams[1].name.as_deref(), Some("Blue"));
+        let cells: Vec<_> = reply
+            .players
+            .unwrap()
+            .table
+            .rows
+            .into_iter()
+            .map(|p| p.team.unwrap_or_default())
+            .collect();
+        // Blue is row 1, Red row 0; no team is an empty cell; a team the table does not
+        // hold goes by its name.
+        assert_eq!(cells, ["1", "0", "", "Green"]);
+    }
+
+    #[test]
+    fn a_team_cut_from_the_table_goes_by_its_name() {
+        let mut state = teamed_state();
+        // More teams than a table can count: the table holds the first 255.
+        state.teams = (0..300)
+            .map(|i| TeamState {
+                name: format!("t{i}"),
+                score: 1,
+            })
+            .collect();
+        state.players[0].team = Some("t5".into());
+        state.players[1].team = Some("t299".into());
+        let sections =
+            Sections::build(Arc::new(state), &GameSpy2Config::default(), 4000, None).unwrap();
+        let mut reply = vec![0, 0, 0, 0, 1];
+        reply.extend_from_slice(&sections.bytes);
+        let decoded = Reply::from_bytes_with(&reply, Requested::ALL).unwrap();
+        assert_eq!(decoded.teams.unwrap().table.rows.len(), MAX_ROWS);
+        let rows = decoded.players.unwrap().table.rows;
+        assert_eq!(rows[0].team.as_deref(), Some("5"));
+        assert_eq!(rows[1].team.as_deref(), Some("t299"));
+    }
+
+    #[test]
+    fn text_goes_out_in_the_configured_encoding() {
+        for (encoding, name) in [
+            (TextEncoding::Windows1252, &b"Zo\xeb's ??????"[..]),
+            (TextEncoding::Utf8, "Zoë's Сервер".as_bytes()),
+            (TextEncoding::Windows1251, b"Zo?'s \xd1\xe5\xf0\xe2\xe5\xf0"),
+        ] {
+            let config = GameSpy2Config {
+                encoding,
+                ..GameSpy2Config::default()
+            };
+            let bytes = reply_bytes(teamed_state(), config);
+            let mut expected = b"\x00\x00\x00\x00\x01hostname\0".to_vec();
+            expected.extend_from_slice(name);
+            expected.push(0);
+            assert!(bytes.starts_with(&expected), "{encoding}: {bytes:?}");
+        }
     }
 
     #[test]

@@ -47,6 +47,20 @@ pub(super) fn from_replies(
         .map(|d| &d.0);
     let players_table = replies.iter().find_map(|r| r.players.as_ref());
     let teams_table = replies.iter().find_map(|r| r.teams.as_ref());
+    let team_rows = teams_table
+        .map(|t| t.table.rows.as_slice())
+        .unwrap_or_default();
+    // `team_` is the number of a row of the teams table on most games; a server that sends a
+    // name (or a number no row has) is read as it sent it, and ArmA's empty cell as no team.
+    let team_of = |cell: &str| -> String {
+        let row = cell
+            .parse::<usize>()
+            .ok()
+            .and_then(|n| team_rows.get(n))
+            .and_then(|row| row.name.as_deref())
+            .filter(|name| !name.trim().is_empty());
+        recode(row.unwrap_or(cell), encoding)
+    };
 
     let players: Vec<Player> = players_table
         .map(|t| t.table.rows.as_slice())
@@ -67,16 +81,14 @@ pub(super) fn from_replies(
                     .as_deref()
                     .map(str::trim)
                     .filter(|t| !t.is_empty())
-                    .map(|t| recode(t, encoding)),
+                    .map(team_of),
                 extra,
                 ..Player::default()
             }
         })
         .collect();
 
-    let teams = teams_table
-        .map(|t| t.table.rows.as_slice())
-        .unwrap_or_default()
+    let teams = team_rows
         .iter()
         .map(|row| Team {
             name: text(&row.name).unwrap_or_default(),
