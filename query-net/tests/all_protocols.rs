@@ -473,6 +473,18 @@ fn accounted(s: &StatsSnapshot) -> u64 {
         + s.dropped_total_budget
 }
 
+/// The count once it has passed `from`, or as it is after two seconds.
+async fn progress_of(count: &AtomicUsize, from: usize) -> usize {
+    let waiting = Instant::now();
+    loop {
+        let now = count.load(Ordering::Relaxed);
+        if now > from || waiting.elapsed() > Duration::from_secs(2) {
+            return now;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
 /// Queries every protocol once from 127.0.0.1 and checks the name that comes back. With the
 /// retries a user would set: a query left unanswered fails the test.
 async fn query_all(target: &str) {
@@ -504,10 +516,14 @@ async fn a_rate_limited_flood_does_not_keep_valid_clients_from_being_answered() 
         if round > 0 {
             tokio::time::sleep(Duration::from_millis(1200)).await;
         }
-        let before = flood.sent.load(Ordering::Relaxed);
+        // The flood is under way before the round starts...
+        let before = progress_of(&flood.sent, 0).await;
+        assert!(before > 0, "the flood has not started before round {round}");
         query_all(&address).await;
-        let during = flood.sent.load(Ordering::Relaxed) - before;
-        assert!(during > 0, "no flood during round {round}");
+        // ...and still going after it: a round of quick answers can be over before the
+        // flood's thread runs again, so the flood gets a moment to show it was not stopped.
+        let after = progress_of(&flood.sent, before).await;
+        assert!(after > before, "the flood stopped during round {round}");
     }
     flood.stop.store(true, Ordering::Relaxed);
     let (sent, flooding_for) = flooding.await.unwrap();
