@@ -78,7 +78,7 @@ impl Subject {
 #[derive(Debug, Clone, Copy)]
 pub struct LoadConfig {
     /// Client sockets, each with one query pair in flight (the pipelined load has its own
-    /// [`PIPELINE_SOCKETS`]).
+    /// sockets).
     pub clients: usize,
     /// Time before the measuring window, for buffers and caches to settle.
     pub warmup: Duration,
