@@ -22,6 +22,8 @@ pub const BATCH: usize = if cfg!(target_os = "linux") { 32 } else { 1 };
 #[derive(Debug)]
 pub struct RecvBatch {
     buffers: Box<[u8]>,
+    /// One plain receive per call, as on platforms without `recvmmsg`.
+    plain: bool,
     /// Length and source of each datagram of the last call.
     received: Vec<(usize, Option<SocketAddr>)>,
 }
@@ -37,22 +39,33 @@ impl RecvBatch {
     pub fn new() -> Self {
         RecvBatch {
             buffers: vec![0; BATCH * RECV_BUFFER].into_boxed_slice(),
+            plain: !cfg!(target_os = "linux"),
             received: Vec::with_capacity(BATCH),
         }
     }
 
-    /// Reads what is waiting, up to [`BATCH`] datagrams, without blocking; `WouldBlock` when
-    /// nothing is.
+    /// Reads one datagram per call, with a plain receive: the path of platforms without
+    /// `recvmmsg`, which Linux can run too (to test it, or to compare).
+    pub fn plain() -> Self {
+        RecvBatch {
+            plain: true,
+            ..RecvBatch::new()
+        }
+    }
+
+    /// Reads what is waiting, up to [`BATCH`] datagrams (one for [`RecvBatch::plain`]),
+    /// without blocking; `WouldBlock` when nothing is.
     pub fn recv(&mut self, socket: &UdpSocket) -> io::Result<usize> {
         #[cfg(target_os = "linux")]
-        return linux::recv(socket, &mut self.buffers, &mut self.received);
-        #[cfg(not(target_os = "linux"))]
-        {
-            let (len, from) = socket.try_recv_from(&mut self.buffers[..RECV_BUFFER])?;
-            self.received.clear();
-            self.received.push((len, Some(from)));
-            Ok(1)
+        if !self.plain {
+            return linux::recv(socket, &mut self.buffers, &mut self.received);
         }
+        #[cfg(not(target_os = "linux"))]
+        debug_assert!(self.plain, "only Linux reads in batches");
+        let (len, from) = socket.try_recv_from(&mut self.buffers[..RECV_BUFFER])?;
+        self.received.clear();
+        self.received.push((len, Some(from)));
+        Ok(1)
     }
 
     /// Datagram `i` of the last call: its source (`None` for an address family other than
@@ -234,6 +247,47 @@ mod linux {
             address
                 .as_sockaddr_in6()
                 .map(|v6| SocketAddr::V6((*v6).into()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn socket_with(datagrams: &[&[u8]]) -> (UdpSocket, SocketAddr) {
+        let receiver = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let sender = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        for datagram in datagrams {
+            sender
+                .send_to(datagram, receiver.local_addr().unwrap())
+                .await
+                .unwrap();
+        }
+        receiver.readable().await.unwrap();
+        (receiver, sender.local_addr().unwrap())
+    }
+
+    #[tokio::test]
+    async fn a_plain_batch_reads_one_datagram_per_call() {
+        let (socket, from) = socket_with(&[b"one", b"two"]).await;
+        let mut batch = RecvBatch::plain();
+        assert_eq!(batch.recv(&socket).unwrap(), 1);
+        assert_eq!(batch.datagram(0), (Some(from), &b"one"[..]));
+        assert_eq!(batch.recv(&socket).unwrap(), 1);
+        assert_eq!(batch.datagram(0), (Some(from), &b"two"[..]));
+        let nothing = batch.recv(&socket).unwrap_err();
+        assert_eq!(nothing.kind(), io::ErrorKind::WouldBlock);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_batch_reads_every_waiting_datagram_in_one_call() {
+        let (socket, from) = socket_with(&[b"one", b"two", b"three"]).await;
+        let mut batch = RecvBatch::new();
+        assert_eq!(batch.recv(&socket).unwrap(), 3);
+        for (i, expected) in [&b"one"[..], b"two", b"three"].into_iter().enumerate() {
+            assert_eq!(batch.datagram(i), (Some(from), expected));
         }
     }
 }

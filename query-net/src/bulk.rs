@@ -66,6 +66,10 @@ pub struct BulkConfig {
     pub bind_v4: SocketAddr,
     /// Where IPv6 sockets bind (`[::]:0` by default); bound only if an IPv6 target comes.
     pub bind_v6: SocketAddr,
+    /// Read up to [`BATCH`](crate::batch::BATCH) waiting replies per system call where the
+    /// platform can (`recvmmsg` on Linux; on by default). Off: one receive per datagram, the
+    /// path other platforms always take.
+    pub batch_receive: bool,
 }
 
 impl Default for BulkConfig {
@@ -76,6 +80,7 @@ impl Default for BulkConfig {
             send_rate: None,
             bind_v4: SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)),
             bind_v6: SocketAddr::from((Ipv6Addr::UNSPECIFIED, 0)),
+            batch_receive: true,
         }
     }
 }
@@ -221,6 +226,7 @@ where
         timers: DelayQueue::new(),
         pacer: config.send_rate.map(Pacer::new),
         pacer_wait: None,
+        batch_receive: config.batch_receive,
         outbox: VecDeque::new(),
         counters: Arc::clone(&counters),
     };
@@ -341,6 +347,7 @@ struct Run<T, S: ClientSession, F> {
     timers: DelayQueue<usize>,
     pacer: Option<Pacer>,
     pacer_wait: Option<Instant>,
+    batch_receive: bool,
     outbox: VecDeque<BulkResult<T, S::Output>>,
     counters: Arc<BulkCounters>,
 }
@@ -361,7 +368,11 @@ where
     F: FnMut(&T) -> Result<S, QueryError> + Send + 'static,
 {
     async fn run(mut self, tx: mpsc::Sender<BulkResult<T, S::Output>>) {
-        let mut batch = RecvBatch::new();
+        let mut batch = if self.batch_receive {
+            RecvBatch::new()
+        } else {
+            RecvBatch::plain()
+        };
         loop {
             self.drive_ready().await;
             if self.targets_done
@@ -833,5 +844,6 @@ mod tests {
         assert_eq!(config.send_rate, None);
         assert!(config.bind_v4.ip().is_unspecified());
         assert!(config.bind_v6.is_ipv6());
+        assert!(config.batch_receive);
     }
 }

@@ -75,6 +75,16 @@ fn session_for(index: usize, addr: SocketAddr) -> EchoSession {
 
 #[tokio::test]
 async fn many_targets_stream_back_with_bounded_memory() {
+    many_targets(true).await;
+}
+
+/// The path of platforms without `recvmmsg`: one receive per reply, same results.
+#[tokio::test]
+async fn many_targets_stream_back_with_one_receive_per_reply() {
+    many_targets(false).await;
+}
+
+async fn many_targets(batch_receive: bool) {
     const TARGETS: usize = 400;
     const CONCURRENCY: usize = 16;
     let live = responders(&["127.0.0.1:0"; 8]).await;
@@ -104,7 +114,10 @@ async fn many_targets_stream_back_with_bounded_memory() {
     let mut results = bulk(
         targets,
         |&(index, addr, _): &(usize, SocketAddr, bool)| Ok(session_for(index, addr)),
-        config(2, CONCURRENCY),
+        BulkConfig {
+            batch_receive,
+            ..config(2, CONCURRENCY)
+        },
     );
 
     let mut seen = HashMap::new();
