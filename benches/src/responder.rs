@@ -367,6 +367,8 @@ impl Tally {
 /// The load-generator side: one thread, `clients` sockets.
 struct Load {
     cpu: ThreadCpu,
+    /// Lets the thread exit: it waits, so that its CPU time can be read after the window.
+    release: mpsc::Sender<()>,
     thread: JoinHandle<io::Result<Tally>>,
 }
 
@@ -378,6 +380,7 @@ impl Load {
         window: Window,
     ) -> io::Result<Self> {
         let (ready_tx, ready_rx) = mpsc::channel();
+        let (release, released) = mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("load generator".to_owned())
             .spawn(move || {
@@ -385,7 +388,7 @@ impl Load {
                     pin_current_thread(1)?;
                 }
                 let _ = ready_tx.send(ThreadCpu::current());
-                current_thread_runtime()?.block_on(async move {
+                let tally = current_thread_runtime()?.block_on(async move {
                     let timeout = config.reply_timeout;
                     let sockets = match kind {
                         LoadKind::SampPipelined => PIPELINE_SOCKETS,
@@ -407,15 +410,23 @@ impl Load {
                         tally.merge(client.await.map_err(io::Error::other)??);
                     }
                     Ok(tally)
-                })
+                });
+                // A thread that has exited has no CPU counter left to read: wait to be let go.
+                let _ = released.recv();
+                tally
             })?;
         let cpu = ready_rx
             .recv()
             .map_err(|_| io::Error::other("the load generator failed to start"))?;
-        Ok(Load { cpu, thread })
+        Ok(Load {
+            cpu,
+            release,
+            thread,
+        })
     }
 
     fn finish(self) -> io::Result<Tally> {
+        let _ = self.release.send(());
         self.thread
             .join()
             .map_err(|_| io::Error::other("the load generator panicked"))?
