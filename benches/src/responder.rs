@@ -95,7 +95,8 @@ pub struct LoadConfig {
 pub struct Throughput {
     /// What was measured.
     pub subject: Subject,
-    /// Client sockets.
+    /// Client sockets (each with one request in flight, or for the pipelined load,
+    /// `PIPELINE_DEPTH`).
     pub clients: usize,
     /// The measuring window in seconds.
     pub seconds: f64,
@@ -146,7 +147,9 @@ pub fn measure(
     Ok(subjects
         .iter()
         .zip(measured)
-        .map(|(&subject, rounds)| Round::combine(subject, config.clients, rounds))
+        .map(|(&subject, rounds)| {
+            Round::combine(subject, subject.load().sockets(config.clients), rounds)
+        })
         .collect())
 }
 
@@ -390,11 +393,7 @@ impl Load {
                 let _ = ready_tx.send(ThreadCpu::current());
                 let tally = current_thread_runtime()?.block_on(async move {
                     let timeout = config.reply_timeout;
-                    let sockets = match kind {
-                        LoadKind::SampPipelined => PIPELINE_SOCKETS,
-                        LoadKind::Sqp | LoadKind::A2sInfo => config.clients,
-                    };
-                    let clients: Vec<_> = (0..sockets)
+                    let clients: Vec<_> = (0..kind.sockets(config.clients))
                         .map(|_| match kind {
                             LoadKind::Sqp => tokio::spawn(sqp_pairs(server, window, timeout)),
                             LoadKind::A2sInfo => {
@@ -443,6 +442,16 @@ enum LoadKind {
     /// SA:MP `i` requests, [`PIPELINE_DEPTH`] in flight per socket, sent with one
     /// `sendmmsg` and read with one `recvmmsg` per batch where the platform has them.
     SampPipelined,
+}
+
+impl LoadKind {
+    /// The client sockets this load opens when asked for `clients`.
+    fn sockets(self, clients: usize) -> usize {
+        match self {
+            LoadKind::SampPipelined => PIPELINE_SOCKETS,
+            LoadKind::Sqp | LoadKind::A2sInfo => clients,
+        }
+    }
 }
 
 /// Requests one socket of the pipelined load keeps in flight.
