@@ -8,7 +8,8 @@
 #
 # One row per decoded packet: criterion's slope (its mean when there is no slope) and the
 # fastest sample of the derived and the hand-written decoder, their ratios, and the target the
-# derive is held to, derived ≤ 1.10 × hand-written. A group missing (the A2S, SA:MP and GameSpy
+# derive is held to, derived ≤ 1.10 × hand-written; then deku against the derived decoder on the
+# SQP reply with every chunk. A group missing (the A2S, SA:MP and GameSpy
 # benchmarks read real replies from the test vectors and measure nothing without them) is
 # reported as such.
 set -euo pipefail
@@ -60,3 +61,15 @@ for entry in "${packets[@]}"; do
     rf=$(ratio "$df" "$hf")
     echo "| $label | $(ns "$d") | $(ns "$h") | ${r}× | $(ns "$df") / $(ns "$hf") | ${rf}× | $(verdict "$r") |"
 done
+
+# deku against the derived decoder on the SQP reply with every chunk (reported, no target).
+group=sqp_full_response
+if [[ -f $criterion/$group/deku/new/estimates.json && -f $criterion/$group/derived/new/estimates.json ]]; then
+    k=$(slope "$group" deku)
+    d=$(slope "$group" derived)
+    kf=$(fastest "$group" deku)
+    df=$(fastest "$group" derived)
+    echo
+    echo "SQP reply with every chunk, deku: $(ns "$k") (fastest sample $(ns "$kf")); deku / derived" \
+        "$(ratio "$k" "$d")× (fastest samples $(ratio "$kf" "$df")×)"
+fi

@@ -83,6 +83,18 @@ impl<'b> Writer<'b> {
         Ok(&mut self.buf[start..end])
     }
 
+    /// Claims the next `N` bytes at once, when they fit, for fields of a known total width
+    /// written one after the other: one bounds check instead of one per field. `None` claims
+    /// nothing, so the caller can fall back to writing field by field (and report which one
+    /// did not fit).
+    #[inline(always)]
+    pub fn fixed<const N: usize>(&mut self) -> Option<&mut [u8; N]> {
+        let start = self.pos;
+        let (head, _) = self.buf.get_mut(start..)?.split_first_chunk_mut::<N>()?;
+        self.pos = start + N;
+        Some(head)
+    }
+
     /// Writes raw bytes.
     #[inline]
     pub fn put_bytes(&mut self, bytes: &[u8]) -> Result<()> {
@@ -131,8 +143,13 @@ impl<'b> Writer<'b> {
         endian: Endian,
         max: Option<usize>,
     ) -> Result<()> {
-        self.put_length::<P>(bytes.len(), endian, max)?;
-        self.put_bytes(bytes)
+        let value = check_length::<P>(bytes.len(), max).map_err(|kind| self.error(kind))?;
+        // Prefix and bytes claimed together: one bounds check for both.
+        let out = self.claim(P::SIZE + bytes.len())?;
+        let (prefix, body) = out.split_at_mut(P::SIZE);
+        prefix.copy_from_slice(value.to_bytes(endian).as_ref());
+        body.copy_from_slice(bytes);
+        Ok(())
     }
 
     /// Writes `text` in `encoding` behind a length prefix of type `P` that counts the encoded
@@ -367,6 +384,28 @@ mod tests {
         let err = w.put_number(7u16, Endian::Big).unwrap_err();
         assert_eq!(err.kind(), &ErrorKind::BufferTooSmall { need: 2, have: 1 });
         assert_eq!(err.offset(), 2);
+    }
+
+    #[test]
+    fn fixed_claims_all_or_nothing() {
+        let mut buf = [0u8; 5];
+        let mut w = Writer::new(&mut buf);
+        w.fixed::<3>().unwrap().copy_from_slice(b"abc");
+        assert!(w.fixed::<3>().is_none());
+        assert_eq!(w.position(), 3);
+        w.fixed::<2>().unwrap().copy_from_slice(b"de");
+        assert_eq!(w.written(), b"abcde");
+    }
+
+    #[test]
+    fn prefixed_bytes_that_do_not_fit_write_nothing() {
+        let mut buf = [0u8; 3];
+        let mut w = Writer::new(&mut buf);
+        let err = w
+            .put_prefixed_bytes::<u8>(b"abc", Endian::Big, None)
+            .unwrap_err();
+        assert_eq!(err.kind(), &ErrorKind::BufferTooSmall { need: 4, have: 3 });
+        assert_eq!((err.offset(), w.position()), (0, 0));
     }
 
     #[test]

@@ -5,10 +5,14 @@
 //!
 //! One criterion group, `sqp_full_response`, holds `derived`
 //! (`query_specs::sqp::Response::from_bytes_with(packet, ChunkSet::all())`, as the client
-//! calls it) and `handwritten` (`handwritten_sqp_full`, written for speed, building the same
-//! value). Every decode starts from the packet's bytes and ends with the value dropped, inside
-//! the timing. Before measuring, both decoders run on the packet and on damaged copies of it and
-//! must accept and refuse the same ones, with equal values.
+//! calls it), `handwritten` (`handwritten_sqp_full`, written for speed, building the same
+//! value) and `deku` (`deku_sqp_full`, the same packet declared plainly with deku: `Vec<u8>`
+//! strings, no UTF-8 check). Every decode starts from the packet's bytes and ends with the
+//! value dropped, inside the timing. Before measuring, the derived and hand-written decoders
+//! run on the packet and on damaged copies of it and must accept and refuse the same ones, with
+//! equal values; deku's value must agree with theirs on every field of the packet, and deku must
+//! refuse the damaged copies its declaration can see (it checks neither UTF-8 nor the lengths
+//! of chunks other than the rules').
 //!
 //! ```text
 //! cargo bench -p query-specs --bench sqp_full_codec -- --measurement-time 5
@@ -22,6 +26,7 @@ use query_specs::sqp::{
 };
 use query_wire::{Decode, Encode};
 
+mod deku_sqp_full;
 mod handwritten_sqp_full;
 
 /// Player and team names, as a real server list shows them.
@@ -175,6 +180,24 @@ fn check_same_work(packet: &[u8], expected: &Response<'_>) {
         }
     }
     assert_eq!(&decode_derived(packet).unwrap(), expected);
+    let deku = deku_sqp_full::decode(packet).expect("deku decodes the packet");
+    assert_eq!(deku.to_response().as_ref(), Some(expected), "deku agrees");
+    for (what, bytes, valid) in cases(packet) {
+        let sees = matches!(
+            what,
+            "one byte short"
+                | "a trailing byte"
+                | "a challenge type byte"
+                | "an unknown value kind"
+        );
+        if sees {
+            assert_eq!(
+                deku_sqp_full::decode(&bytes).is_ok(),
+                valid,
+                "deku on {what}"
+            );
+        }
+    }
 }
 
 /// Decodes `input` and drops the result inside the timing, handing it to `black_box` by
@@ -198,6 +221,9 @@ fn sqp_full_codec(c: &mut Criterion) {
     });
     group.bench_function("handwritten", |b| {
         b.iter(|| decode_and_drop(&packet, handwritten_sqp_full::decode_response))
+    });
+    group.bench_function("deku", |b| {
+        b.iter(|| decode_and_drop(&packet, deku_sqp_full::decode))
     });
     group.finish();
 }

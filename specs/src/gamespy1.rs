@@ -32,7 +32,7 @@ use std::fmt;
 use std::ops::Range;
 use std::str::FromStr;
 
-use query_wire::kv::{self, FromKeyValues, Pair, ToKeyValues};
+use query_wire::kv::{self, FromKeyValues, Pair, PairSpan, ToKeyValues};
 use query_wire::{Error, ErrorKind, KeyValues, Result, TextEncoding, Writer};
 use serde::Serialize;
 
@@ -317,9 +317,18 @@ pub enum Pushed {
 #[derive(Debug, Clone, Default)]
 pub struct Reassembly {
     query_id: Option<u32>,
-    parts: BTreeMap<u32, Vec<u8>>,
+    parts: BTreeMap<u32, HeldPart>,
     /// The number of the part that carries `\final\`, once seen.
     total: Option<u32>,
+}
+
+/// A datagram kept by [`Reassembly`], split into pairs once, when it arrived: where its pairs
+/// are, without the `queryid` and `final` markers, so that [`Reassembly::reply`] need not split
+/// it again.
+#[derive(Debug, Clone, Default)]
+struct HeldPart {
+    datagram: Vec<u8>,
+    pairs: Vec<PairSpan>,
 }
 
 /// A reply decoded from the parts that arrived.
@@ -348,18 +357,34 @@ impl Reassembly {
     /// datagram without `\queryid\`) with no pair besides the `queryid` and `final` markers:
     /// an empty datagram or a lone `\` is no reply.
     pub fn push(&mut self, datagram: &[u8]) -> Result<Pushed> {
-        let pairs = kv::split_pairs(datagram).map_err(|e| e.in_field("Datagram"))?;
-        let trailer = Trailer::from_pairs(&pairs, None, ENCODING)
-            .map_err(|e| e.in_field(<Trailer as FromKeyValues<'_>>::NAME))?;
+        // One pass splits the datagram: the markers are kept for the trailer, the other pairs
+        // as spans for `reply`.
+        let mut spans = Vec::with_capacity(kv::pair_capacity(datagram));
+        let (mut query_id, mut is_final) = (None, None);
+        for pair in kv::pairs(datagram) {
+            let pair = pair.map_err(|e| e.in_field("Datagram"))?;
+            if pair.key == QUERYID_KEY {
+                query_id.get_or_insert(pair);
+            } else if pair.key == FINAL_KEY {
+                is_final.get_or_insert(pair);
+            } else {
+                spans.push(PairSpan::of(&pair, 0));
+            }
+        }
+        // The first of each marker is all the trailer reads: it has no `rest` field, so a
+        // repeated key is ignored (decoding rules 1 and 4 of `query_wire::kv`).
+        let trailer = match (query_id, is_final) {
+            (Some(q), Some(f)) => Trailer::from_pairs(&[q, f], None, ENCODING),
+            (Some(p), None) | (None, Some(p)) => Trailer::from_pairs(&[p], None, ENCODING),
+            (None, None) => Trailer::from_pairs(&[], None, ENCODING),
+        }
+        .map_err(|e| e.in_field(<Trailer as FromKeyValues<'_>>::NAME))?;
         let (id, part) = match trailer.query_id {
             Some(q) => (Some(q.id), q.part),
             None => (None, 1),
         };
         if part == 0 || part > MAX_PARTS {
-            let at = pairs
-                .iter()
-                .find(|p| p.key == QUERYID_KEY)
-                .map_or(0, |p| p.value_offset);
+            let at = query_id.map_or(0, |p| p.value_offset);
             return Err(Error::new(
                 ErrorKind::OutOfRange {
                     value: u64::from(part),
@@ -370,11 +395,7 @@ impl Reassembly {
             .in_field("query_id")
             .in_field(<Trailer as FromKeyValues<'_>>::NAME));
         }
-        if part == 1
-            && pairs
-                .iter()
-                .all(|p| p.key == QUERYID_KEY || p.key == FINAL_KEY)
-        {
+        if part == 1 && spans.is_empty() {
             // Strict: taking an empty datagram, a lone `\` or a bare trailer for a first part
             // would report a server with no name. A later part may be a bare trailer.
             return Err(Error::new(
@@ -391,7 +412,13 @@ impl Reassembly {
         if self.parts.contains_key(&part) {
             return Ok(Pushed::Duplicate);
         }
-        self.parts.insert(part, datagram.to_vec());
+        self.parts.insert(
+            part,
+            HeldPart {
+                datagram: datagram.to_vec(),
+                pairs: spans,
+            },
+        );
         if self.query_id.is_none() {
             self.query_id = id;
         }
@@ -433,23 +460,23 @@ impl Reassembly {
     }
 
     /// The pairs of the held parts in part order, without the `queryid` and `final` markers;
-    /// parts numbered after the final part are left out.
-    pub fn pairs(&self) -> Result<Vec<Pair<'_>>> {
-        let mut out = Vec::new();
+    /// parts numbered after the final part are left out. Offsets count through the held parts
+    /// joined in part order. Each part was split when it was pushed, so this cannot fail.
+    pub fn pairs(&self) -> Vec<Pair<'_>> {
+        let held = || {
+            self.parts
+                .iter()
+                .take_while(|(&number, _)| self.total.is_none_or(|n| number <= n))
+                .map(|(_, part)| part)
+        };
+        let mut out = Vec::with_capacity(held().map(|part| part.pairs.len()).sum());
         let mut origin = 0;
-        for (&number, datagram) in &self.parts {
-            if self.total.is_some_and(|n| number > n) {
-                break;
-            }
-            for pair in kv::Pairs::with_origin(datagram, origin) {
-                let pair = pair?;
-                if pair.key != QUERYID_KEY && pair.key != FINAL_KEY {
-                    out.push(pair);
-                }
-            }
-            origin += datagram.len();
+        for part in held() {
+            let text = &part.datagram[..];
+            out.extend(part.pairs.iter().map(|span| span.pair(text, origin)));
+            origin += text.len();
         }
-        Ok(out)
+        out
     }
 
     /// Decodes what arrived, in [`ENCODING`].
@@ -460,7 +487,7 @@ impl Reassembly {
     /// Decodes what arrived, in `encoding`.
     pub fn reply_with(&self, encoding: TextEncoding) -> Result<Assembled<'_>> {
         let name = <Reply<'_> as FromKeyValues<'_>>::NAME;
-        let pairs = self.pairs().map_err(|e| e.in_field(name))?;
+        let pairs = self.pairs();
         let reply = Reply::from_pairs(&pairs, None, encoding).map_err(|e| e.in_field(name))?;
         Ok(Assembled {
             reply,
@@ -717,6 +744,21 @@ mod tests {
         ));
         assert!(parts.push(b"no backslash").is_err());
         assert_eq!(parts.parts_received(), 0);
+    }
+
+    #[test]
+    fn the_first_marker_counts_and_later_ones_are_left_out() {
+        let mut parts = Reassembly::new();
+        let part = b"\\a\\1\\queryid\\7.2\\final\\\\queryid\\bad\\final\\\\b\\2";
+        assert_eq!(parts.push(part).unwrap(), Pushed::New);
+        assert_eq!((parts.query_id(), parts.total_parts()), (Some(7), Some(2)));
+        assert_eq!(parts.push(b"\\c\\3\\queryid\\7.1").unwrap(), Pushed::New);
+        let pairs = parts.pairs();
+        let keys: Vec<&[u8]> = pairs.iter().map(|p| p.key).collect();
+        assert_eq!(keys, [&b"c"[..], b"a", b"b"]);
+        // Offsets count through part 1 (16 bytes), then part 2.
+        assert_eq!(pairs[1].key_offset, 16 + 1);
+        assert_eq!(pairs[2].value_offset, 16 + part.len() - 1);
     }
 
     #[test]

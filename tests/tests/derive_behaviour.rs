@@ -852,6 +852,24 @@ fn encoding_into_a_short_buffer_fails_cleanly() {
 }
 
 #[test]
+fn a_short_buffer_inside_a_run_of_numbers_names_the_field_that_does_not_fit() {
+    // `a` to `little` are written as one run with one bounds check; when the run does not fit,
+    // the error is the one writing field by field gives.
+    let value = scalars();
+    let mut buf = [0u8; 3 + 1 + 2 + 4 + 3];
+    let err = value.encode_into(&mut buf).unwrap_err();
+    check_error(
+        &err,
+        ErrorKind::BufferTooSmall { need: 8, have: 3 },
+        10,
+        "d",
+    );
+    let mut exact = vec![0u8; value.encoded_len(())];
+    assert_eq!(value.encode_into(&mut exact).unwrap(), exact.len());
+    assert_eq!(exact, value.to_vec().unwrap());
+}
+
+#[test]
 fn generic_packets_pass_their_parameters_through() {
     let envelope = Envelope {
         stamp: [7, 7],

@@ -22,6 +22,11 @@ pub fn reader() -> Ident {
 }
 
 /// The `&mut Writer` parameter of `encode`.
+/// The array a run of fixed-width fields is written into.
+pub fn fixed_run() -> Ident {
+    local("__run")
+}
+
 pub fn writer() -> Ident {
     local("__w")
 }

@@ -1,7 +1,8 @@
 //! Backslash-delimited key/value text (`\key\value\key\value`), the format of GameSpy v1, and
 //! the runtime behind `#[derive(KeyValues)]`.
 //!
-//! - [`pairs`] splits text into [`Pair`]s that borrow from the input, with absolute offsets.
+//! - [`pairs`] splits text into [`Pair`]s that borrow from the input, with absolute offsets;
+//!   a [`PairSpan`] keeps where a pair lies, so text held for later is split only once.
 //! - [`KvSink`] writes pairs into a caller's buffer ([`Writer`]), a `Vec<u8>`,
 //!   or only counts them ([`LenCounter`]); a key or value with a backslash is refused, since the
 //!   format has no escape.
@@ -111,7 +112,7 @@ mod value;
 
 pub use group::{split_index, FromRest, IndexedField, IndexedGroup, ToIndexedField, ToRest};
 pub use nul::{nul_pair_len, read_nul_pairs, write_nul_document, KvBlock, KvFormat, Nul};
-pub use pairs::{pairs, split_pairs, Pair, Pairs, DELIMITER};
+pub use pairs::{pair_capacity, pairs, split_pairs, Pair, PairSpan, Pairs, DELIMITER};
 pub use sink::{check_pair, pair_len, KvSink, LenCounter};
 pub use table::{row_columns, Column, ColumnSections, ColumnTable, RowTable, Section};
 pub use value::{display_value, parse_value, trim, FromValue, ToValue};

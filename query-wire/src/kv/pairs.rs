@@ -42,6 +42,47 @@ impl<'a> Pair<'a> {
     }
 }
 
+/// Where a [`Pair`] lies in its text, as offsets from the text's first byte: what to keep of
+/// text split once and held (a datagram waiting for the other parts of its reply), so that its
+/// pairs can be had again with [`pair`](PairSpan::pair) instead of splitting it a second time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PairSpan {
+    key_start: usize,
+    key_end: usize,
+    value_end: usize,
+}
+
+impl PairSpan {
+    /// The span of `pair`, which was split from text whose first byte is at absolute offset
+    /// `origin`.
+    #[inline]
+    pub fn of(pair: &Pair<'_>, origin: usize) -> Self {
+        let key_start = pair.key_offset - origin;
+        PairSpan {
+            key_start,
+            key_end: key_start + pair.key.len(),
+            value_end: pair.end_offset() - origin,
+        }
+    }
+
+    /// The pair again, borrowed from `text` (the text it was split from, its first byte now at
+    /// absolute offset `origin`).
+    ///
+    /// # Panics
+    ///
+    /// When `text` is shorter than the text the span came from.
+    #[inline]
+    pub fn pair<'a>(&self, text: &'a [u8], origin: usize) -> Pair<'a> {
+        let value_start = self.key_end + 1;
+        Pair {
+            key: &text[self.key_start..self.key_end],
+            value: &text[value_start..self.value_end],
+            key_offset: origin + self.key_start,
+            value_offset: origin + value_start,
+        }
+    }
+}
+
 /// An iterator over the pairs of `\key\value` text; see [`pairs`].
 ///
 /// After the first error it yields nothing more.
@@ -91,12 +132,17 @@ pub fn pairs(input: &[u8]) -> Pairs<'_> {
 /// first is a vectorised pass; collecting without it grew the `Vec` five times on a 1 KB
 /// GameSpy datagram.
 pub fn split_pairs(input: &[u8]) -> Result<Vec<Pair<'_>>> {
-    let delimiters = memchr::memchr_iter(DELIMITER, input).count();
-    let mut out = Vec::with_capacity(delimiters.div_ceil(2));
+    let mut out = Vec::with_capacity(pair_capacity(input));
     for pair in pairs(input) {
         out.push(pair?);
     }
     Ok(out)
+}
+
+/// Room for every pair of `input`: half its delimiters, rounded up (every pair takes two, the
+/// last value's closing one may be missing). A vectorised count, for sizing a list once.
+pub fn pair_capacity(input: &[u8]) -> usize {
+    memchr::memchr_iter(DELIMITER, input).count().div_ceil(2)
 }
 
 impl<'a> Pairs<'a> {
@@ -225,6 +271,19 @@ mod tests {
         let mut it = pairs(b"\\a");
         assert!(it.next().unwrap().is_err());
         assert!(it.next().is_none());
+    }
+
+    #[test]
+    fn spans_give_the_same_pairs_back() {
+        let text = b"\\hostname\\Fort\\face_2\\\\ping_0\\ 52";
+        for pair in Pairs::with_origin(text, 30) {
+            let pair = pair.unwrap();
+            let span = PairSpan::of(&pair, 30);
+            assert_eq!(span.pair(text, 30), pair);
+            let moved = span.pair(text, 7);
+            assert_eq!((moved.key, moved.value), (pair.key, pair.value));
+            assert_eq!(moved.value_offset, pair.value_offset - 23);
+        }
     }
 
     #[test]

@@ -146,61 +146,135 @@ pub fn tag_method(data: &Enum) -> TokenStream {
     }
 }
 
-/// One block of statements per field.
-fn fields_statements<'f>(
-    fields: &'f [Field],
-    w: &'f Ident,
-) -> impl Iterator<Item = TokenStream> + 'f {
-    fields.iter().filter_map(move |field| {
-        let FieldKind::Wire(wire) = &field.kind else {
-            return None;
-        };
-        let path = ErrorPath::of(field);
+/// One block of statements per field, except that consecutive fixed-width fields (numbers and
+/// bools, outside any frame or condition) are written together: one bounds check for the run
+/// (`Writer::fixed`), each field at a constant offset in it. When the run does not fit, the
+/// fields are written one by one as usual, so the error still names the field that did not.
+fn fields_statements(fields: &[Field], w: &Ident) -> Vec<TokenStream> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < fields.len() {
+        let mut end = at;
+        while end < fields.len() && fixed_width(&fields[end]).is_some() {
+            end += 1;
+        }
+        if end - at >= 2 {
+            out.push(fixed_run(&fields[at..end], w, fields));
+            at = end;
+        } else {
+            out.extend(field_statements(&fields[at], w, fields));
+            at += 1;
+        }
+    }
+    out
+}
+
+/// The width on the wire of a field written as a plain fixed-width number or bool.
+fn fixed_width(field: &Field) -> Option<usize> {
+    let wire = field.wire()?;
+    if wire.presence.is_some() || wire.len.is_some() {
+        return None;
+    }
+    match &wire.body {
+        Body::Number { size, .. } => Some(*size),
+        Body::Bool => Some(1),
+        _ => None,
+    }
+}
+
+/// Fixed-width fields written into one claimed array, or one by one when it does not fit.
+fn fixed_run(run: &[Field], w: &Ident, fields: &[Field]) -> TokenStream {
+    let total = super::size(run.iter().filter_map(fixed_width).sum());
+    let bytes = names::fixed_run();
+    let mut offset = 0;
+    let writes = run.iter().map(|field| {
+        let width = fixed_width(field).unwrap_or(0);
+        let (start, end) = (super::size(offset), super::size(offset + width));
+        offset += width;
         let local = &field.local;
-        let Some(presence) = &wire.presence else {
-            return Some(framed(
-                wire.len.as_ref(),
-                &wire.body,
-                &quote!(#local),
-                w,
-                &path,
-                fields,
-            ));
-        };
-        let present = names::present();
-        let bool = names::bool();
-        let inner = names::inner();
-        let write = framed(
+        match field.wire().map(|wire| &wire.body) {
+            Some(Body::Number { ty, endian, .. }) => {
+                let endian = names::endian(*endian);
+                quote! {
+                    #bytes[#start..#end].copy_from_slice(
+                        ::core::convert::AsRef::<[::core::primitive::u8]>::as_ref(
+                            &<#ty as ::query_wire::Number>::to_bytes(*#local, #endian),
+                        ),
+                    );
+                }
+            }
+            _ => {
+                let from = names::from();
+                quote!(#bytes[#start] = #from(*#local);)
+            }
+        }
+    });
+    let one_by_one = run
+        .iter()
+        .filter_map(|field| field_statements(field, w, fields));
+    let (some, none) = (names::some(), names::none());
+    quote! {
+        match #w.fixed::<#total>() {
+            #some(#bytes) => {
+                #(#writes)*
+            }
+            #none => {
+                #(#one_by_one)*
+            }
+        }
+    }
+}
+
+/// The statements writing one field.
+fn field_statements(field: &Field, w: &Ident, fields: &[Field]) -> Option<TokenStream> {
+    let FieldKind::Wire(wire) = &field.kind else {
+        return None;
+    };
+    let path = ErrorPath::of(field);
+    let local = &field.local;
+    let Some(presence) = &wire.presence else {
+        return Some(framed(
             wire.len.as_ref(),
             &wire.body,
-            &quote!(#inner),
+            &quote!(#local),
             w,
             &path,
             fields,
-        );
-        let (some, none) = (names::some(), names::none());
-        let Presence::When(when) = presence else {
-            // The last field: written when there is one, as a decoder reads it when bytes are
-            // left.
-            return Some(quote! {
-                if let #some(#inner) = #local {
-                    #write
-                }
-            });
-        };
-        let condition = bind(when, fields, Mode::Encode);
-        let mismatch = names::private("presence_mismatch");
-        let fail = path.fail(quote!(#mismatch(#w)));
-        Some(quote! {
-            let #present: #bool = #condition;
-            match #local {
-                #some(#inner) if #present => {
-                    #write
-                }
-                #none if !#present => {}
-                _ => #fail,
+        ));
+    };
+    let present = names::present();
+    let bool = names::bool();
+    let inner = names::inner();
+    let write = framed(
+        wire.len.as_ref(),
+        &wire.body,
+        &quote!(#inner),
+        w,
+        &path,
+        fields,
+    );
+    let (some, none) = (names::some(), names::none());
+    let Presence::When(when) = presence else {
+        // The last field: written when there is one, as a decoder reads it when bytes are
+        // left.
+        return Some(quote! {
+            if let #some(#inner) = #local {
+                #write
             }
-        })
+        });
+    };
+    let condition = bind(when, fields, Mode::Encode);
+    let mismatch = names::private("presence_mismatch");
+    let fail = path.fail(quote!(#mismatch(#w)));
+    Some(quote! {
+        let #present: #bool = #condition;
+        match #local {
+            #some(#inner) if #present => {
+                #write
+            }
+            #none if !#present => {}
+            _ => #fail,
+        }
     })
 }
 

@@ -1,8 +1,9 @@
 //! Generates the `Decode`, `Encode` and (for enums) `tag()` impls from a checked [`Container`].
 //!
-//! The code is straight-line: one `Reader` / `Writer` call per wire item, errors mapped to the
-//! field path with `map_err` on the (cold) error value only, no closures or allocation on the
-//! happy path except the `Vec` of a repeat.
+//! The code is straight-line: one `Reader` / `Writer` call per wire item (on encode, a run of
+//! consecutive fixed-width fields shares one), errors mapped to the field path with `map_err`
+//! on the (cold) error value only, no closures or allocation on the happy path except the
+//! `Vec` of a repeat.
 
 mod decode;
 mod encode;
