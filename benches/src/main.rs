@@ -173,7 +173,7 @@ struct BulkArgs {
 #[derive(Debug, clap::Args)]
 struct ResponderArgs {
     /// Subjects to measure, in order.
-    #[arg(long, value_delimiter = ',', default_values = ["echo", "sqp", "all", "echo-pipelined", "samp-pipelined"])]
+    #[arg(long, value_delimiter = ',', default_values = ["echo", "sqp", "all", "echo-pipelined", "samp-pipelined", "samp-pipelined-unsegmented"])]
     subjects: Vec<Subject>,
     /// Client sockets (source ports), each with one request in flight.
     #[arg(long, default_value_t = 64)]

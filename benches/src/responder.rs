@@ -48,6 +48,9 @@ pub enum Subject {
     EchoPipelined,
     /// The SA:MP responder under `driver::serve`, fed the pipelined `i` load.
     SampPipelined,
+    /// The same under `driver::serve_unsegmented_with`: batched calls, but every reply in a
+    /// message of its own, as replies to distinct clients go.
+    SampPipelinedUnsegmented,
 }
 
 impl Subject {
@@ -61,6 +64,9 @@ impl Subject {
             Subject::A2s => "A2S responder (INFO load)",
             Subject::EchoPipelined => "tokio UDP echo, pipelined load",
             Subject::SampPipelined => "SA:MP responder, pipelined `i` load",
+            Subject::SampPipelinedUnsegmented => {
+                "SA:MP responder, pipelined `i` load, replies unsegmented"
+            }
         }
     }
 
@@ -68,7 +74,9 @@ impl Subject {
     fn load(self) -> LoadKind {
         match self {
             Subject::A2s => LoadKind::A2sInfo,
-            Subject::EchoPipelined | Subject::SampPipelined => LoadKind::SampPipelined,
+            Subject::EchoPipelined | Subject::SampPipelined | Subject::SampPipelinedUnsegmented => {
+                LoadKind::SampPipelined
+            }
             Subject::Echo | Subject::Sqp | Subject::SqpPlain | Subject::All => LoadKind::Sqp,
         }
     }
@@ -304,6 +312,14 @@ async fn serve(
         Subject::Echo | Subject::EchoPipelined => echo(socket, stop).await.map(|()| None),
         Subject::SampPipelined => {
             let mut service = subjects::unlimited(subjects::samp(&state));
+            driver::serve(socket, &mut service, stop).await?;
+            Ok(Some(service.stats().snapshot()))
+        }
+        Subject::SampPipelinedUnsegmented => {
+            let mut service = subjects::unlimited(subjects::samp(&state));
+            #[cfg(target_os = "linux")]
+            driver::serve_unsegmented_with(socket, &mut service, stop, |_, _| {}).await?;
+            #[cfg(not(target_os = "linux"))]
             driver::serve(socket, &mut service, stop).await?;
             Ok(Some(service.stats().snapshot()))
         }

@@ -1,5 +1,6 @@
 //! Batched socket calls: on Linux, up to [`BATCH`] datagrams read with one `recvmmsg`, and
-//! replies sent with one `sendmmsg` (through nix).
+//! replies sent with one `sendmmsg` (through nix), where consecutive datagrams to one
+//! destination leave as one segmented message (UDP GSO, `UDP_SEGMENT`).
 //!
 //! A responder's or a bulk client's work per datagram is small, so one system call per
 //! datagram is most of its cost; a batch pays it once for many. Batches form only under
@@ -77,8 +78,21 @@ impl RecvBatch {
     }
 }
 
+/// Largest datagram that is sent as a segment of a segmented (GSO) message: a segment must
+/// fit the path's MTU, which is not known here; 1400 bytes fit the common ones, and is where
+/// real servers split their replies. Larger datagrams go one per message, and the kernel
+/// fragments them if it must.
+pub const MAX_SEGMENT: usize = 1400;
+
 /// Datagrams waiting to go out with one `sendmmsg` (one plain send each elsewhere), each
 /// copied into a slot of a fixed size.
+///
+/// On Linux, a run of datagrams to one destination, all of one size but the last (which may
+/// be shorter), leaves as one message that the kernel segments (UDP GSO): one trip through
+/// the send path instead of one per datagram. The receiver still gets separate datagrams. A
+/// multi-datagram reply is such a run, and so are the replies to one busy client. Where the
+/// kernel or the route refuses segmentation (`EIO`, `EINVAL`), the batch turns it off and
+/// sends those datagrams one per message.
 #[derive(Debug)]
 pub struct SendBatch {
     buffers: Box<[u8]>,
@@ -86,6 +100,8 @@ pub struct SendBatch {
     /// Length of each queued datagram; datagram `i` starts at `i * slot`.
     lens: Vec<usize>,
     to: Vec<SocketAddr>,
+    /// Whether runs to one destination leave as segmented messages.
+    segmentation: bool,
 }
 
 impl SendBatch {
@@ -96,7 +112,23 @@ impl SendBatch {
             slot,
             lens: Vec::with_capacity(BATCH),
             to: Vec::with_capacity(BATCH),
+            segmentation: cfg!(target_os = "linux"),
         }
+    }
+
+    /// [`SendBatch::new`] that sends one datagram per message, never segmented: the path of
+    /// kernels without UDP GSO, which any kernel can run (to test it, or to compare).
+    pub fn unsegmented(slot: usize) -> Self {
+        SendBatch {
+            segmentation: false,
+            ..SendBatch::new(slot)
+        }
+    }
+
+    /// Whether runs to one destination leave as segmented messages: on Linux until the
+    /// kernel refuses one.
+    pub fn segments(&self) -> bool {
+        self.segmentation
     }
 
     /// Whether [`BATCH`] datagrams are queued.
@@ -132,13 +164,19 @@ impl SendBatch {
     ) -> usize {
         let mut done = 0;
         let mut sent = 0;
+        // Cleared for the rest of this flush when a segmented message fails, so that each
+        // datagram's own error is reported.
+        let mut segment = self.segmentation;
         while done < self.lens.len() {
             #[cfg(target_os = "linux")]
-            let result = linux::send(socket, self, done);
+            let (result, segmented) = linux::send(socket, self, done, segment);
             #[cfg(not(target_os = "linux"))]
-            let result = socket
-                .try_send_to(self.datagram(done).unwrap_or_default(), self.to[done])
-                .map(|_| 1);
+            let (result, segmented) = (
+                socket
+                    .try_send_to(self.datagram(done).unwrap_or_default(), self.to[done])
+                    .map(|_| 1),
+                false,
+            );
             match result {
                 Ok(n) => {
                     done += n;
@@ -152,6 +190,12 @@ impl SendBatch {
                         break;
                     }
                 }
+                Err(e) if segmented => {
+                    segment = false;
+                    if refuses_segmentation(&e) {
+                        self.segmentation = false;
+                    }
+                }
                 Err(e) => {
                     on_refused(self.to[done], e);
                     done += 1;
@@ -162,6 +206,19 @@ impl SendBatch {
         self.to.clear();
         sent
     }
+}
+
+/// Whether `error`, from a segmented message, says that the kernel, the device or the route
+/// cannot segment (no `UDP_SEGMENT`, no checksum offload, a segment over the path's MTU),
+/// rather than that this one datagram failed.
+fn refuses_segmentation(error: &io::Error) -> bool {
+    #[cfg(target_os = "linux")]
+    return matches!(
+        error.raw_os_error(),
+        Some(nix::libc::EIO | nix::libc::EINVAL | nix::libc::ENOPROTOOPT | nix::libc::EOPNOTSUPP)
+    );
+    #[cfg(not(target_os = "linux"))]
+    return error.kind() == io::ErrorKind::Unsupported;
 }
 
 #[cfg(target_os = "linux")]
@@ -210,34 +267,127 @@ mod linux {
         })
     }
 
-    /// One `sendmmsg` of `datagrams[first..]`; how many the kernel took (at least one),
-    /// or the error of the first.
+    /// One `sendmmsg` from datagram `first` on; how many datagrams the kernel took (at least
+    /// one), or the error of the first message, and whether the call segmented.
     pub(super) fn send(
         socket: &UdpSocket,
         batch: &super::SendBatch,
         first: usize,
-    ) -> io::Result<usize> {
+        segment: bool,
+    ) -> (io::Result<usize>, bool) {
+        let plan = Plan::of(batch, first, segment);
+        let segmented = plan.segment_size.is_some();
         let fd = socket.as_raw_fd();
-        socket.try_io(Interest::WRITABLE, || {
-            let count = batch.lens.len() - first;
-            let slices: [[IoSlice<'_>; 1]; BATCH] = std::array::from_fn(|i| {
-                [IoSlice::new(batch.datagram(first + i).unwrap_or_default())]
+        let result = socket.try_io(Interest::WRITABLE, || {
+            let slices: [IoSlice<'_>; BATCH] = std::array::from_fn(|i| {
+                IoSlice::new(batch.datagram(first + i).unwrap_or_default())
+            });
+            // A message's datagrams are consecutive slices; the kernel joins them and cuts
+            // the whole at the segment size.
+            let messages = &plan.messages[..plan.count];
+            let payloads: [&[IoSlice<'_>]; BATCH] = std::array::from_fn(|i| {
+                messages.get(i).map_or(&[][..], |&(start, len)| {
+                    &slices[start - first..start - first + len]
+                })
             });
             let to: [Option<SockaddrStorage>; BATCH] = std::array::from_fn(|i| {
-                batch.to.get(first + i).map(|&to| SockaddrStorage::from(to))
+                messages
+                    .get(i)
+                    .map(|&(start, _)| SockaddrStorage::from(batch.to[start]))
             });
-            let mut headers = MultiHeaders::<SockaddrStorage>::preallocate(count, None);
-            let cmsgs: [ControlMessage<'_>; 0] = [];
-            let results = sendmmsg(
-                fd,
-                &mut headers,
-                slices[..count].iter(),
-                &to[..count],
-                cmsgs,
-                MsgFlags::MSG_DONTWAIT,
-            )?;
-            Ok(results.count())
-        })
+            let taken = match plan.segment_size {
+                Some(size) => {
+                    let size = size as u16;
+                    let mut headers = MultiHeaders::<SockaddrStorage>::preallocate(
+                        plan.count,
+                        Some(nix::cmsg_space!(u16)),
+                    );
+                    let cmsgs = [ControlMessage::UdpGsoSegments(&size)];
+                    sendmmsg(
+                        fd,
+                        &mut headers,
+                        payloads[..plan.count].iter(),
+                        &to[..plan.count],
+                        cmsgs,
+                        MsgFlags::MSG_DONTWAIT,
+                    )?
+                    .count()
+                }
+                None => {
+                    let mut headers =
+                        MultiHeaders::<SockaddrStorage>::preallocate(plan.count, None);
+                    let cmsgs: [ControlMessage<'_>; 0] = [];
+                    sendmmsg(
+                        fd,
+                        &mut headers,
+                        payloads[..plan.count].iter(),
+                        &to[..plan.count],
+                        cmsgs,
+                        MsgFlags::MSG_DONTWAIT,
+                    )?
+                    .count()
+                }
+            };
+            Ok(messages[..taken].iter().map(|&(_, len)| len).sum())
+        });
+        (result, segmented)
+    }
+
+    /// The messages of one `sendmmsg`. Segmentation is set per call, not per message: every
+    /// message of a call that segments is cut at its one size, so a call holds runs of that
+    /// size and single datagrams no longer than it; what does not fit waits for the next call.
+    pub(super) struct Plan {
+        /// First datagram and datagram count of each message.
+        pub(super) messages: [(usize, usize); BATCH],
+        pub(super) count: usize,
+        /// The segment size of the call's runs; `None`: one datagram per message.
+        pub(super) segment_size: Option<usize>,
+    }
+
+    impl Plan {
+        pub(super) fn of(batch: &super::SendBatch, first: usize, segment: bool) -> Plan {
+            let (lens, to) = (&batch.lens, &batch.to);
+            let mut plan = Plan {
+                messages: [(0, 0); BATCH],
+                count: 0,
+                segment_size: None,
+            };
+            let mut longest_single = 0;
+            let mut start = first;
+            while start < lens.len() {
+                let size = lens[start];
+                let mut end = start + 1;
+                if segment && (1..=super::MAX_SEGMENT).contains(&size) {
+                    // The run: datagrams of the same size to the same destination, and one
+                    // shorter (not empty) to end it.
+                    while end < lens.len() && to[end] == to[start] {
+                        let len = lens[end];
+                        if len == size || (1..size).contains(&len) {
+                            end += 1;
+                        }
+                        if len != size {
+                            break;
+                        }
+                    }
+                }
+                let len = end - start;
+                if len > 1 {
+                    match plan.segment_size {
+                        None if longest_single <= size => plan.segment_size = Some(size),
+                        Some(call_size) if call_size == size => {}
+                        _ => break,
+                    }
+                } else if plan.segment_size.is_some_and(|call_size| size > call_size) {
+                    break;
+                } else {
+                    longest_single = longest_single.max(size);
+                }
+                plan.messages[plan.count] = (start, len);
+                plan.count += 1;
+                start = end;
+            }
+            plan
+        }
     }
 
     fn socket_addr(address: SockaddrStorage) -> Option<SocketAddr> {
@@ -289,5 +439,158 @@ mod tests {
         for (i, expected) in [&b"one"[..], b"two", b"three"].into_iter().enumerate() {
             assert_eq!(batch.datagram(i), (Some(from), expected));
         }
+    }
+
+    fn batch_of(datagrams: &[(usize, SocketAddr)], segmentation: bool) -> SendBatch {
+        let mut batch = if segmentation {
+            SendBatch::new(2000)
+        } else {
+            SendBatch::unsegmented(2000)
+        };
+        for (i, &(len, to)) in datagrams.iter().enumerate() {
+            assert!(batch.push(&vec![i as u8; len], to));
+        }
+        batch
+    }
+
+    /// The messages of one call, (first datagram, count) each, and its segment size.
+    #[cfg(target_os = "linux")]
+    type Call = (Vec<(usize, usize)>, Option<usize>);
+
+    /// The calls that flushing `batch` would make.
+    #[cfg(target_os = "linux")]
+    fn calls(batch: &SendBatch) -> Vec<Call> {
+        let mut calls = Vec::new();
+        let mut first = 0;
+        while first < batch.lens.len() {
+            let plan = linux::Plan::of(batch, first, batch.segments());
+            let messages = plan.messages[..plan.count].to_vec();
+            first = messages.last().map(|&(start, len)| start + len).unwrap();
+            calls.push((messages, plan.segment_size));
+        }
+        calls
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn runs_to_one_destination_are_segmented_and_the_rest_goes_alone() {
+        let a: SocketAddr = "127.0.0.1:1000".parse().unwrap();
+        let b: SocketAddr = "127.0.0.1:2000".parse().unwrap();
+        // Two runs of 100-byte segments, the first ended by a shorter one; B's datagrams
+        // between them and after go alone, in the same call as they are no longer.
+        let batch = batch_of(
+            &[
+                (100, a),
+                (100, a),
+                (60, a),
+                (90, b),
+                (100, a),
+                (100, a),
+                (80, b),
+            ],
+            true,
+        );
+        assert_eq!(
+            calls(&batch),
+            [(vec![(0, 3), (3, 1), (4, 2), (6, 1)], Some(100))]
+        );
+        // A run of another size, or a single datagram longer than the call's segments,
+        // waits for the next call; so does a run after a longer single datagram.
+        let batch = batch_of(
+            &[
+                (100, a),
+                (100, a),
+                (200, b),
+                (50, a),
+                (50, a),
+                (300, b),
+                (70, a),
+                (70, a),
+            ],
+            true,
+        );
+        assert_eq!(
+            calls(&batch),
+            [
+                (vec![(0, 2)], Some(100)),
+                (vec![(2, 1)], None),
+                (vec![(3, 2)], Some(50)),
+                (vec![(5, 1)], None),
+                (vec![(6, 2)], Some(70)),
+            ]
+        );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn long_or_empty_datagrams_and_unsegmented_batches_go_one_per_message() {
+        let a: SocketAddr = "127.0.0.1:1000".parse().unwrap();
+        let over = MAX_SEGMENT + 1;
+        let batch = batch_of(
+            &[(over, a), (over, a), (0, a), (0, a), (10, a), (0, a)],
+            true,
+        );
+        assert_eq!(
+            calls(&batch),
+            [(vec![(0, 1), (1, 1), (2, 1), (3, 1), (4, 1), (5, 1)], None)]
+        );
+        let batch = batch_of(&[(100, a), (100, a), (100, a)], false);
+        assert_eq!(calls(&batch), [(vec![(0, 1), (1, 1), (2, 1)], None)]);
+    }
+
+    /// Whatever the batch makes of them, each receiver gets each of its datagrams whole, on
+    /// its own, in order.
+    async fn every_datagram_arrives_alone(segmentation: bool) {
+        let receivers = [
+            UdpSocket::bind("127.0.0.1:0").await.unwrap(),
+            UdpSocket::bind("127.0.0.1:0").await.unwrap(),
+        ];
+        let [a, b] = [0, 1].map(|i| receivers[i].local_addr().unwrap());
+        let plan = [
+            (300, a),
+            (300, a),
+            (300, a),
+            (120, a),
+            (40, b),
+            (300, a),
+            (300, a),
+            (MAX_SEGMENT + 100, b),
+            (0, a),
+        ];
+        let mut batch = batch_of(&plan, segmentation);
+        let sender = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let sent = batch
+            .flush(&sender, |to, e| panic!("{to} refused: {e}"))
+            .await;
+        assert_eq!(sent, plan.len());
+        // Loopback takes segmented messages on any kernel since 4.18.
+        assert_eq!(batch.segments(), segmentation && cfg!(target_os = "linux"));
+        for (receiver, address) in receivers.iter().zip([a, b]) {
+            let mut buf = vec![0u8; 4000];
+            for (i, _) in plan
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, to))| *to == address)
+            {
+                let (len, _) = tokio::time::timeout(
+                    std::time::Duration::from_secs(5),
+                    receiver.recv_from(&mut buf),
+                )
+                .await
+                .expect("every datagram arrives")
+                .unwrap();
+                assert_eq!(&buf[..len], &vec![i as u8; plan[i].0][..], "datagram {i}");
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn segmented_batches_deliver_every_datagram_alone() {
+        every_datagram_arrives_alone(true).await;
+    }
+
+    #[tokio::test]
+    async fn unsegmented_batches_deliver_every_datagram_alone() {
+        every_datagram_arrives_alone(false).await;
     }
 }

@@ -502,23 +502,47 @@ pub async fn serve_plain_with<R: Responder, C: Clock + Clone>(
 }
 
 /// [`serve_with`]'s batched path (Linux): what is waiting is read with one `recvmmsg`,
-/// answered in order, and the replies leave with one `sendmmsg` per [`BATCH`] of them.
+/// answered in order, and the replies leave with one `sendmmsg` per [`BATCH`] of them, a
+/// run of datagrams to one client (a reply in several datagrams, or the replies to a client
+/// that sent several requests) as one segmented message ([`SendBatch`]).
 ///
 /// [`BATCH`]: crate::batch::BATCH
+/// [`SendBatch`]: crate::batch::SendBatch
 #[cfg(target_os = "linux")]
 pub async fn serve_batched_with<R: Responder, C: Clock + Clone>(
     socket: &UdpSocket,
     service: &mut Service<R, C>,
     shutdown: &CancellationToken,
-    mut on_drop: impl FnMut(SocketAddr, DropReason),
+    on_drop: impl FnMut(SocketAddr, DropReason),
 ) -> io::Result<()> {
-    use crate::batch::{RecvBatch, SendBatch};
+    let replies = crate::batch::SendBatch::new(crate::engine::ReplySink::MAX_UDP_PAYLOAD);
+    serve_batches(socket, service, shutdown, on_drop, replies).await
+}
 
+/// [`serve_batched_with`] with every reply datagram in a message of its own, never
+/// segmented: the path of kernels without UDP GSO, and the cost of replies to distinct
+/// clients, which cannot be joined; public so that both can be compared and tested.
+#[cfg(target_os = "linux")]
+pub async fn serve_unsegmented_with<R: Responder, C: Clock + Clone>(
+    socket: &UdpSocket,
+    service: &mut Service<R, C>,
+    shutdown: &CancellationToken,
+    on_drop: impl FnMut(SocketAddr, DropReason),
+) -> io::Result<()> {
+    let replies = crate::batch::SendBatch::unsegmented(crate::engine::ReplySink::MAX_UDP_PAYLOAD);
+    serve_batches(socket, service, shutdown, on_drop, replies).await
+}
+
+#[cfg(target_os = "linux")]
+async fn serve_batches<R: Responder, C: Clock + Clone>(
+    socket: &UdpSocket,
+    service: &mut Service<R, C>,
+    shutdown: &CancellationToken,
+    mut on_drop: impl FnMut(SocketAddr, DropReason),
+    mut replies: crate::batch::SendBatch,
+) -> io::Result<()> {
     let stats = Arc::clone(service.stats());
-    let (mut requests, mut replies) = (
-        RecvBatch::new(),
-        SendBatch::new(crate::engine::ReplySink::MAX_UDP_PAYLOAD),
-    );
+    let mut requests = crate::batch::RecvBatch::new();
     let mut errors = RecvErrors::default();
     let refused = |_: SocketAddr, _: io::Error| Stats::bump(&stats.send_errors);
     loop {

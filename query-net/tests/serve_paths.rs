@@ -1,6 +1,7 @@
-//! Both serve loops — one system call per datagram, and (on Linux) batches of `recvmmsg` and
-//! `sendmmsg` — answer a burst of requests from many sources with exactly the datagrams the
-//! responder makes of each, to the right source, and count them the same way.
+//! Every serve loop — one system call per datagram, and (on Linux) batches of `recvmmsg` and
+//! `sendmmsg`, with runs of replies to one client segmented (GSO) or not — answers a burst of
+//! requests from many sources with exactly the datagrams the responder makes of each, to the
+//! right source, and counts them the same way.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -66,6 +67,8 @@ enum Path {
     Plain,
     #[cfg(target_os = "linux")]
     Batched,
+    #[cfg(target_os = "linux")]
+    Unsegmented,
 }
 
 async fn burst(path: Path) -> (StatsSnapshot, usize) {
@@ -88,6 +91,10 @@ async fn burst(path: Path) -> (StatsSnapshot, usize) {
             #[cfg(target_os = "linux")]
             Path::Batched => {
                 driver::serve_batched_with(&socket, &mut service, &token, on_drop).await
+            }
+            #[cfg(target_os = "linux")]
+            Path::Unsegmented => {
+                driver::serve_unsegmented_with(&socket, &mut service, &token, on_drop).await
             }
         }
         .unwrap();
@@ -166,4 +173,10 @@ async fn the_plain_path_answers_every_request_exactly() {
 #[tokio::test]
 async fn the_batched_path_answers_every_request_exactly() {
     check(Path::Batched).await;
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_batched_path_without_segmentation_answers_every_request_exactly() {
+    check(Path::Unsegmented).await;
 }
