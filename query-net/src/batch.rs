@@ -90,9 +90,10 @@ pub const MAX_SEGMENT: usize = 1400;
 /// On Linux, a run of datagrams to one destination, all of one size but the last (which may
 /// be shorter), leaves as one message that the kernel segments (UDP GSO): one trip through
 /// the send path instead of one per datagram. The receiver still gets separate datagrams. A
-/// multi-datagram reply is such a run, and so are the replies to one busy client. Where the
-/// kernel or the route refuses segmentation (`EIO`, `EINVAL`), the batch turns it off and
-/// sends those datagrams one per message.
+/// multi-datagram reply is such a run, and so are the replies to one busy client. When a
+/// segmented message fails, the rest of the flush goes one datagram per message; if the
+/// datagram then goes alone, the kernel or the route refuses segmentation (no `UDP_SEGMENT`,
+/// no checksum offload, a path MTU under [`MAX_SEGMENT`]), and the batch stops segmenting.
 #[derive(Debug)]
 pub struct SendBatch {
     buffers: Box<[u8]>,
@@ -167,6 +168,10 @@ impl SendBatch {
         // Cleared for the rest of this flush when a segmented message fails, so that each
         // datagram's own error is reported.
         let mut segment = self.segmentation;
+        // The first datagram of a segmented message that failed as segmentation can make
+        // one fail: if it then goes alone, segmentation was the cause (not, say, a
+        // destination the kernel refuses anyway), and the batch stops segmenting.
+        let mut suspect = None;
         while done < self.lens.len() {
             #[cfg(target_os = "linux")]
             let (result, segmented) = linux::send(socket, self, done, segment);
@@ -179,6 +184,10 @@ impl SendBatch {
             );
             match result {
                 Ok(n) => {
+                    if suspect == Some(done) {
+                        self.segmentation = false;
+                    }
+                    suspect = None;
                     done += n;
                     sent += n;
                 }
@@ -192,11 +201,10 @@ impl SendBatch {
                 }
                 Err(e) if segmented => {
                     segment = false;
-                    if refuses_segmentation(&e) {
-                        self.segmentation = false;
-                    }
+                    suspect = refuses_segmentation(&e).then_some(done);
                 }
                 Err(e) => {
+                    suspect = None;
                     on_refused(self.to[done], e);
                     done += 1;
                 }
@@ -208,9 +216,9 @@ impl SendBatch {
     }
 }
 
-/// Whether `error`, from a segmented message, says that the kernel, the device or the route
-/// cannot segment (no `UDP_SEGMENT`, no checksum offload, a segment over the path's MTU),
-/// rather than that this one datagram failed.
+/// Whether `error`, from a segmented message, may say that the kernel, the device or the
+/// route cannot segment (no `UDP_SEGMENT`, no checksum offload, a segment over the path's
+/// MTU); `EINVAL` may also be the datagram's own fault (port 0), which a retry alone tells.
 fn refuses_segmentation(error: &io::Error) -> bool {
     #[cfg(target_os = "linux")]
     return matches!(
@@ -592,5 +600,69 @@ mod tests {
     #[tokio::test]
     async fn unsegmented_batches_deliver_every_datagram_alone() {
         every_datagram_arrives_alone(false).await;
+    }
+
+    #[cfg(target_os = "linux")]
+    proptest::proptest! {
+        /// Whatever the batch holds, its calls take every datagram once and in order; a
+        /// segmented message is a run to one destination of one size, the last no longer and
+        /// not empty, within the segment limits; and no message of a call is longer than the
+        /// call's segment size, so the kernel cuts only the runs.
+        #[test]
+        fn every_plan_sends_each_datagram_once_and_cuts_only_runs(
+            datagrams in proptest::collection::vec(
+                (proptest::sample::select(vec![0usize, 1, 50, 99, 100, 1400, 1401, 2000]), 0..3u16),
+                0..=BATCH,
+            ),
+            segmentation: bool,
+        ) {
+            let datagrams: Vec<(usize, SocketAddr)> = datagrams
+                .into_iter()
+                .map(|(len, port)| (len, SocketAddr::from(([127, 0, 0, 1], 1000 + port))))
+                .collect();
+            let batch = batch_of(&datagrams, segmentation);
+            let mut next = 0;
+            for (messages, segment_size) in calls(&batch) {
+                proptest::prop_assert!(!messages.is_empty());
+                for (start, count) in messages {
+                    proptest::prop_assert_eq!(start, next);
+                    next += count;
+                    let run = &datagrams[start..next];
+                    let size = run[0].0;
+                    if count > 1 {
+                        proptest::prop_assert!(segmentation);
+                        proptest::prop_assert_eq!(segment_size, Some(size));
+                        proptest::prop_assert!((1..=MAX_SEGMENT).contains(&size));
+                        proptest::prop_assert!(run.iter().all(|&(_, to)| to == run[0].1));
+                        let (last, body) = run.split_last().unwrap();
+                        proptest::prop_assert!(body.iter().all(|&(len, _)| len == size));
+                        proptest::prop_assert!((1..=size).contains(&last.0));
+                    } else if let Some(segment_size) = segment_size {
+                        proptest::prop_assert!(size <= segment_size);
+                    }
+                }
+            }
+            proptest::prop_assert_eq!(next, datagrams.len());
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refused_destination_fails_alone_and_segmentation_stays() {
+        let receiver = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let a = receiver.local_addr().unwrap();
+        // The kernel refuses port 0 (EINVAL), segmented or not.
+        let nowhere: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let plan = [(100, a), (100, a), (100, nowhere), (100, nowhere), (100, a)];
+        let mut batch = batch_of(&plan, true);
+        let sender = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let mut refused = Vec::new();
+        let sent = batch.flush(&sender, |to, _| refused.push(to)).await;
+        assert_eq!((sent, refused), (3, vec![nowhere, nowhere]));
+        assert_eq!(batch.segments(), cfg!(target_os = "linux"));
+        let mut buf = [0u8; 200];
+        for i in [0u8, 1, 4] {
+            let (len, _) = receiver.recv_from(&mut buf).await.unwrap();
+            assert_eq!(&buf[..len], &[i; 100][..]);
+        }
     }
 }
