@@ -263,6 +263,10 @@ pub fn markdown(sources: &Sources) -> String {
             unit: "×",
             note: String::new(),
         },
+    ];
+    // Against the fleet where every target answers; its runs are left out of the extra bulk
+    // runs (`--answering-targets 0`).
+    let answering_ratios = [
         Ratio {
             name: format!(
                 "CPU per answered target: gamedig / gsq bulk ({answering_targets} targets that all answer)"
@@ -306,6 +310,11 @@ pub fn markdown(sources: &Sources) -> String {
             note: String::new(),
         },
     ];
+    let answering_shown: &[Ratio] = if answering_targets > 0 {
+        &answering_ratios
+    } else {
+        &[]
+    };
     let rest = [
         Ratio {
             name: format!("gsq bulk answers lost ({targets} targets, all protocols)"),
@@ -364,9 +373,14 @@ pub fn markdown(sources: &Sources) -> String {
     ];
     out.push_str("| ratio | value | target | verdict | note |\n|---|---|---|---|---|\n");
     let shown: Vec<&Ratio> = if sources.bulk_only {
-        peers.iter().collect()
+        peers.iter().chain(answering_shown).collect()
     } else {
-        responders.iter().chain(&peers).chain(&rest).collect()
+        responders
+            .iter()
+            .chain(&peers)
+            .chain(answering_shown)
+            .chain(&rest)
+            .collect()
     };
     for ratio in shown {
         let _ = writeln!(
@@ -466,11 +480,16 @@ fn bulk_table(out: &mut String, bulk: Option<&Value>) {
         Some(bulk) => {
             let _ = writeln!(
                 out,
-                "Every tool: {} ms per attempt, {} retry; 20% of targets silent (so no run can end before {:.1} s), 5% drop their first datagram, except in the `answering` set, a second fleet where every target answers at once; gsq bulk with `--sockets {}`. The chosen level (**bold**) is the fastest that lost no answer; levels are tried upwards until one loses answers.\n",
+                "Every tool: {} ms per attempt, {} retry; 20% of targets silent (so no run can end before {:.1} s), 5% drop their first datagram{}; gsq bulk with `--sockets {}`. The chosen level (**bold**) is the fastest that lost no answer; levels are tried upwards until one loses answers.\n",
                 bulk["timeout_ms"],
                 bulk["retries"],
                 bulk["timeout_ms"].as_f64().unwrap_or(0.0) / 1000.0
                     * (bulk["retries"].as_f64().unwrap_or(0.0) + 1.0),
+                if bulk["answering_targets"].as_u64().unwrap_or(0) > 0 {
+                    ", except in the `answering` set, a third fleet where every target answers at once"
+                } else {
+                    ""
+                },
                 bulk["gsq_sockets"]
             );
             out.push_str("| tool | targets | concurrency | wall s | targets/s | answered / responsive | lost | false answers | peak RSS MiB | CPU s |\n|---|---|---|---|---|---|---|---|---|---|\n");
