@@ -217,6 +217,16 @@ fn nul_element(start: usize) -> Error {
     )
 }
 
+/// `N` bytes of a run of fixed-width fields read at once, from `AT` on: the bytes of one
+/// field, whose `Number::from_bytes` takes an array of its own width.
+#[inline(always)]
+#[must_use]
+pub fn run_bytes<const AT: usize, const N: usize, const RUN: usize>(run: &[u8; RUN]) -> [u8; N] {
+    let mut bytes = [0; N];
+    bytes.copy_from_slice(&run[AT..AT + N]);
+    bytes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,8 +25,10 @@ use crate::text::TextEncoding;
 pub struct Reader<'a> {
     /// The unread bytes.
     rest: &'a [u8],
-    /// Absolute offset of `rest[0]` in the outermost input.
-    offset: usize,
+    /// Absolute offset just past the last byte of `rest` in the outermost input. Reads take
+    /// bytes from the front, so it stays put: the next byte's offset is `end - rest.len()`,
+    /// and no read has a counter to update.
+    end: usize,
 }
 
 impl<'a> Reader<'a> {
@@ -35,14 +37,14 @@ impl<'a> Reader<'a> {
     pub fn new(data: &'a [u8]) -> Self {
         Reader {
             rest: data,
-            offset: 0,
+            end: data.len(),
         }
     }
 
     /// The absolute offset of the next byte to read.
     #[inline]
     pub fn offset(&self) -> usize {
-        self.offset
+        self.end - self.rest.len()
     }
 
     /// How many bytes are left.
@@ -83,7 +85,6 @@ impl<'a> Reader<'a> {
         match self.rest.split_at_checked(n) {
             Some((head, tail)) => {
                 self.rest = tail;
-                self.offset += n;
                 Ok(head)
             }
             None => Err(self.unexpected_end(n)),
@@ -93,9 +94,7 @@ impl<'a> Reader<'a> {
     /// Takes every byte that is left.
     #[inline]
     pub fn rest(&mut self) -> &'a [u8] {
-        let out = std::mem::take(&mut self.rest);
-        self.offset += out.len();
-        out
+        std::mem::take(&mut self.rest)
     }
 
     /// Takes the next `N` bytes as an array.
@@ -104,11 +103,20 @@ impl<'a> Reader<'a> {
         match self.rest.split_first_chunk::<N>() {
             Some((head, tail)) => {
                 self.rest = tail;
-                self.offset += N;
                 Ok(*head)
             }
             None => Err(self.unexpected_end(N)),
         }
+    }
+
+    /// Takes the next `N` bytes as an array if there are that many; else nothing moves. The
+    /// derived decoders read a run of fixed-width fields with it, one bounds check for the
+    /// run, and read them one by one (for the error) only when it fails.
+    #[inline(always)]
+    pub fn fixed<const N: usize>(&mut self) -> Option<[u8; N]> {
+        let (head, tail) = self.rest.split_first_chunk::<N>()?;
+        self.rest = tail;
+        Some(*head)
     }
 
     /// Skips `n` bytes.
@@ -123,7 +131,6 @@ impl<'a> Reader<'a> {
         match T::split_from(self.rest, endian) {
             Some((value, tail)) => {
                 self.rest = tail;
-                self.offset += T::SIZE;
                 Ok(value)
             }
             None => Err(self.unexpected_end(T::SIZE)),
@@ -136,7 +143,6 @@ impl<'a> Reader<'a> {
         match self.rest.split_first() {
             Some((&b, tail)) => {
                 self.rest = tail;
-                self.offset += 1;
                 Ok(b)
             }
             None => Err(self.unexpected_end(1)),
@@ -369,7 +375,7 @@ impl<'a> Reader<'a> {
     fn until_position(&self, end: u8, max: Option<usize>) -> Result<usize> {
         let Some(len) = memchr::memchr(end, self.rest) else {
             let kind = ErrorKind::UnexpectedEnd { need: 1, have: 0 };
-            return Err(Error::new(kind, self.offset + self.rest.len()));
+            return Err(Error::new(kind, self.end));
         };
         match max {
             Some(max) if len > max => Err(self.error(ErrorKind::TooLong { len, max })),
@@ -383,7 +389,7 @@ impl<'a> Reader<'a> {
     fn nul_position(&self, max: Option<usize>) -> Result<usize> {
         let Some(len) = memchr::memchr(0, self.rest) else {
             let kind = ErrorKind::UnexpectedEnd { need: 1, have: 0 };
-            return Err(Error::new(kind, self.offset + self.rest.len()));
+            return Err(Error::new(kind, self.end));
         };
         match max {
             Some(max) if len > max => Err(self.error(ErrorKind::TooLong { len, max })),
@@ -425,9 +431,11 @@ impl<'a> Reader<'a> {
     /// its declared length. Offsets stay absolute.
     #[inline]
     pub fn sub(&mut self, n: usize) -> Result<Reader<'a>> {
-        let offset = self.offset;
         let rest = self.bytes(n)?;
-        Ok(Reader { rest, offset })
+        Ok(Reader {
+            rest,
+            end: self.offset(),
+        })
     }
 
     /// Fails with [`ErrorKind::TrailingBytes`] unless every byte has been read.

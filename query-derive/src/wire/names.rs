@@ -27,6 +27,16 @@ pub fn fixed_run() -> Ident {
     local("__run")
 }
 
+/// The bytes of the `n`th run of fixed-width fields a decoder reads at once.
+pub fn run_bytes(n: usize) -> Ident {
+    format_ident!("__run_{}", n, span = Span::mixed_site())
+}
+
+/// The bytes a run's match arm binds.
+pub fn local_bytes() -> Ident {
+    local("__bytes")
+}
+
 pub fn writer() -> Ident {
     local("__w")
 }

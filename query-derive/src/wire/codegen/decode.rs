@@ -9,7 +9,7 @@ use crate::wire::ast::{
     Body, Container, Count, Data, Enum, Field, FieldKind, Framing, Len, NestedCtx, Presence,
     Repeat, VariantTag,
 };
-use crate::wire::attr::Surplus;
+use crate::wire::attr::{Endian, Surplus};
 use crate::wire::names;
 use crate::wire::types::{BytesKind, StrKind};
 
@@ -204,24 +204,40 @@ fn construct(
     } else {
         fields.len()
     };
-    let mut lets: Vec<TokenStream> = fields[..first_in_place]
+    let runs = fixed_runs(fields);
+    let value_of = |index: usize| {
+        let value = field_value(&fields[index], fields, reader, lifetime);
+        match &runs[index] {
+            Some(slot) => slot.read(reader, value),
+            None => value,
+        }
+    };
+    let mut lets: Vec<TokenStream> = runs
         .iter()
-        .map(|field| {
-            let (local, ty) = (&field.local, &field.ty);
-            let value = field_value(field, fields, reader, lifetime);
-            let offset = field.is_computed().then(|| {
-                let at = names::computed_at(&local.to_string());
-                quote!(let #at = #reader.offset();)
-            });
-            quote!(#offset let #local: #ty = #value;)
-        })
+        .flatten()
+        .filter(|slot| slot.at == 0)
+        .map(RunSlot::declare)
         .collect();
+    lets.extend(
+        fields[..first_in_place]
+            .iter()
+            .enumerate()
+            .map(|(index, field)| {
+                let (local, ty) = (&field.local, &field.ty);
+                let value = value_of(index);
+                let offset = field.is_computed().then(|| {
+                    let at = names::computed_at(&local.to_string());
+                    quote!(let #at = #reader.offset();)
+                });
+                quote!(#offset let #local: #ty = #value;)
+            }),
+    );
     lets.extend(computed_checks(fields));
     // The fields decoded in place come first in the constructor: they are evaluated before
     // the locals are moved into it, so their expressions can still borrow them.
-    let in_place = fields[first_in_place..].iter().map(|field| {
-        let member = &field.member;
-        let value = field_value(field, fields, reader, lifetime);
+    let in_place = (first_in_place..fields.len()).map(|index| {
+        let member = &fields[index].member;
+        let value = value_of(index);
         quote!(#member: #value)
     });
     let from_locals = fields[..first_in_place].iter().map(|field| {
@@ -234,6 +250,98 @@ fn construct(
         lets.push(end_checks(must_end, &constructed));
     }
     (lets, constructed)
+}
+
+/// A field's place in a run of fixed-width numbers: two or more in a row, outside any frame
+/// or condition, read with one bounds check. The run's first field takes all its bytes
+/// (`Reader::fixed`), and each field converts its own from a constant offset; when they are
+/// not all there, nothing was taken and each field is read on its own as usual, so the error
+/// names the field that is missing, at its offset.
+struct RunSlot {
+    /// The run's bytes, or `None` when they were not all there.
+    bytes: Ident,
+    /// The run's length and the field's offset and width in it.
+    total: usize,
+    at: usize,
+    width: usize,
+    ty: syn::Type,
+    endian: Endian,
+}
+
+impl RunSlot {
+    /// `let __run_N: Option<[u8; TOTAL]>;`, before the first field is read.
+    fn declare(&self) -> TokenStream {
+        let (bytes, total) = (&self.bytes, size(self.total));
+        quote!(let #bytes: ::core::option::Option<[::core::primitive::u8; #total]>;)
+    }
+
+    /// The field's value from the run's bytes, or `one_by_one` without them.
+    fn read(&self, reader: &Ident, one_by_one: TokenStream) -> TokenStream {
+        let (bytes, ty) = (&self.bytes, &self.ty);
+        let (total, at, width) = (size(self.total), size(self.at), size(self.width));
+        let endian = names::endian(self.endian);
+        let run_bytes = names::private("run_bytes");
+        let (some, none) = (names::some(), names::none());
+        let taken = names::local_bytes();
+        let take = (self.at == 0).then(|| quote!(#bytes = #reader.fixed::<#total>();));
+        quote!({
+            #take
+            match #bytes {
+                #some(#taken) => <#ty as ::query_wire::Number>::from_bytes(
+                    #run_bytes::<#at, #width, #total>(&#taken),
+                    #endian,
+                ),
+                #none => #one_by_one,
+            }
+        })
+    }
+}
+
+/// Each field's place in a run of fixed-width numbers, if it is in one.
+fn fixed_runs(fields: &[Field]) -> Vec<Option<RunSlot>> {
+    let width = |field: &Field| {
+        let wire = field.wire()?;
+        if wire.presence.is_some() || wire.len.is_some() || wire.computed.is_some() {
+            return None;
+        }
+        match &wire.body {
+            Body::Number { ty, endian, size } => Some((*size, ty.clone(), *endian)),
+            _ => None,
+        }
+    };
+    let mut runs: Vec<Option<RunSlot>> = fields.iter().map(|_| None).collect();
+    let mut start = 0;
+    let mut count = 0;
+    while start < fields.len() {
+        let mut end = start;
+        while end < fields.len() && width(&fields[end]).is_some() {
+            end += 1;
+        }
+        if end - start >= 2 {
+            let total = fields[start..end]
+                .iter()
+                .filter_map(|field| width(field).map(|(size, ..)| size))
+                .sum();
+            let bytes = names::run_bytes(count);
+            count += 1;
+            let mut at = 0;
+            for index in start..end {
+                if let Some((size, ty, endian)) = width(&fields[index]) {
+                    runs[index] = Some(RunSlot {
+                        bytes: bytes.clone(),
+                        total,
+                        at,
+                        width: size,
+                        ty,
+                        endian,
+                    });
+                    at += size;
+                }
+            }
+        }
+        start = end.max(start + 1);
+    }
+    runs
 }
 
 /// For each computed field: its value must be what its expression makes of the other fields,
