@@ -456,6 +456,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn fixed_takes_all_or_nothing() {
+        let mut r = Reader::new(&[1, 2, 3]);
+        assert_eq!(r.fixed::<2>(), Some([1, 2]));
+        assert_eq!(r.fixed::<2>(), None);
+        assert_eq!((r.offset(), r.remaining()), (2, 1));
+        assert_eq!(r.fixed::<1>(), Some([3]));
+        assert!(r.is_empty());
+        assert_eq!(r.offset(), 3);
+    }
+
+    #[test]
     fn sub_reader_reports_absolute_offsets() {
         let data = [1, 2, 3, 4, 5, 6];
         let mut r = Reader::new(&data);

@@ -80,6 +80,39 @@ fn numbers_uuids_and_flags_in_both_byte_orders() {
     );
 }
 
+/// `a` to `y` are one run of fixed-width numbers, read with one bounds check; cut anywhere in
+/// it, the error still names the field the bytes ran out in, at that field's offset.
+#[test]
+fn a_run_of_numbers_cut_short_names_the_field_it_ends_in() {
+    let bytes = scalars_bytes();
+    let fields = [
+        ("a", 1),
+        ("b", 2),
+        ("c", 4),
+        ("d", 8),
+        ("e", 1),
+        ("f", 2),
+        ("g", 4),
+        ("h", 8),
+        ("x", 4),
+        ("y", 8),
+    ];
+    let mut start = 3;
+    for (name, width) in fields {
+        for cut in start..start + width {
+            let err = Scalars::from_bytes(&bytes[..cut]).unwrap_err();
+            let have = cut - start;
+            check_error(
+                &err,
+                ErrorKind::UnexpectedEnd { need: width, have },
+                start,
+                &format!("Scalars.{name}"),
+            );
+        }
+        start += width;
+    }
+}
+
 #[test]
 fn unknown_flag_bits_are_kept() {
     let mut bytes = scalars_bytes();
