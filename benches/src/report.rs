@@ -174,8 +174,9 @@ pub fn markdown(sources: &Sources) -> String {
             note: String::new(),
         },
         Ratio {
-            name: "SA:MP responder / tokio UDP echo (replies/s, pipelined load generator)"
-                .to_owned(),
+            name:
+                "SA:MP responder with --gso / tokio UDP echo (replies/s, pipelined load generator)"
+                    .to_owned(),
             value: div(
                 responder_rate(&responder, "samppipelined"),
                 responder_rate(&responder, "echopipelined"),
@@ -187,7 +188,7 @@ pub fn markdown(sources: &Sources) -> String {
                 .to_owned(),
         },
         Ratio {
-            name: "the same, every reply in a message of its own (as to distinct clients)"
+            name: "the same by default: every reply a message of its own (as to distinct clients)"
                 .to_owned(),
             value: div(
                 responder_rate(&responder, "samppipelinedunsegmented"),
@@ -535,8 +536,8 @@ fn subject_label(subject: &str) -> &str {
         "a2s" => "A2S responder, INFO load",
         "sqpplain" => "SQP responder, one call per datagram",
         "echopipelined" => "tokio UDP echo, pipelined load (socket limit)",
-        "samppipelined" => "SA:MP responder, pipelined `i` load",
-        "samppipelinedunsegmented" => "SA:MP responder, pipelined `i` load, replies unsegmented",
+        "samppipelined" => "SA:MP responder with --gso, pipelined `i` load",
+        "samppipelinedunsegmented" => "SA:MP responder, pipelined `i` load",
         other => other,
     }
 }

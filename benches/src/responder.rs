@@ -46,10 +46,11 @@ pub enum Subject {
     A2s,
     /// The echo server again, fed the pipelined SA:MP `i` load.
     EchoPipelined,
-    /// The SA:MP responder under `driver::serve`, fed the pipelined `i` load.
+    /// The SA:MP responder under `driver::serve_segmented_with` (`gsq serve --gso`), fed the
+    /// pipelined `i` load: batched calls, each port's replies leaving segmented.
     SampPipelined,
-    /// The same under `driver::serve_unsegmented_with`: batched calls, but every reply in a
-    /// message of its own, as replies to distinct clients go.
+    /// The same under `driver::serve` (the default): batched calls, every reply a message of
+    /// its own, as replies to distinct clients go anyway.
     SampPipelinedUnsegmented,
 }
 
@@ -63,10 +64,8 @@ impl Subject {
             Subject::All => "all-protocols responder (SQP load)",
             Subject::A2s => "A2S responder (INFO load)",
             Subject::EchoPipelined => "tokio UDP echo, pipelined load",
-            Subject::SampPipelined => "SA:MP responder, pipelined `i` load",
-            Subject::SampPipelinedUnsegmented => {
-                "SA:MP responder, pipelined `i` load, replies unsegmented"
-            }
+            Subject::SampPipelined => "SA:MP responder with --gso, pipelined `i` load",
+            Subject::SampPipelinedUnsegmented => "SA:MP responder, pipelined `i` load",
         }
     }
 
@@ -312,14 +311,14 @@ async fn serve(
         Subject::Echo | Subject::EchoPipelined => echo(socket, stop).await.map(|()| None),
         Subject::SampPipelined => {
             let mut service = subjects::unlimited(subjects::samp(&state));
+            #[cfg(target_os = "linux")]
+            driver::serve_segmented_with(socket, &mut service, stop, |_, _| {}).await?;
+            #[cfg(not(target_os = "linux"))]
             driver::serve(socket, &mut service, stop).await?;
             Ok(Some(service.stats().snapshot()))
         }
         Subject::SampPipelinedUnsegmented => {
             let mut service = subjects::unlimited(subjects::samp(&state));
-            #[cfg(target_os = "linux")]
-            driver::serve_unsegmented_with(socket, &mut service, stop, |_, _| {}).await?;
-            #[cfg(not(target_os = "linux"))]
             driver::serve(socket, &mut service, stop).await?;
             Ok(Some(service.stats().snapshot()))
         }

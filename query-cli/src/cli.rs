@@ -404,6 +404,12 @@ pub struct ServeArgs {
     #[arg(long, conflicts_with_all = ["netblock_bytes", "netblock_burst", "total_bytes", "total_burst", "ipv4_prefix", "ipv6_prefix"])]
     pub no_byte_budget: bool,
 
+    /// Send a run of reply datagrams to one client as one segmented message (UDP GSO, Linux):
+    /// less CPU per datagram under load, but a packet capture on this host (loopback, or a
+    /// network card that segments) shows each run as one datagram.
+    #[arg(long)]
+    pub gso: bool,
+
     /// The largest reply datagram, in bytes (UDP payload).
     #[arg(long, default_value_t = 1400, value_name = "BYTES", value_parser = clap::value_parser!(u16).range(512..=65507))]
     pub max_datagram: u16,

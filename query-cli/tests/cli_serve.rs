@@ -310,6 +310,47 @@ fn rate_limit_applies_per_source_and_can_be_turned_off() {
     }
 }
 
+/// With `--gso` a reply of several datagrams leaves as one segmented message; the client
+/// still gets every datagram on its own and joins the whole reply.
+#[test]
+fn replies_in_several_datagrams_arrive_whole_with_gso() {
+    let mut state = SAMPLE_STATE.to_owned();
+    for i in 0..60 {
+        state.push_str(&format!(
+            "\n[[players]]\nname = \"player {i:02} of a crowded server\"\nscore = {i}\nping = 0\n"
+        ));
+    }
+    let server = Server::start(
+        StateDir::new("toml", &state),
+        &[
+            "--gso",
+            "--gamespy1",
+            "127.0.0.1:0",
+            "--quake3",
+            "127.0.0.1:0",
+            "--no-rate-limit",
+            "--no-byte-budget",
+        ],
+        &["gamespy1", "quake3"],
+    );
+    for protocol in ["gamespy1", "quake3"] {
+        let ran = run(&[
+            "query",
+            protocol,
+            &server.addr(protocol),
+            "--json",
+            "-t",
+            "1s",
+        ]);
+        assert_eq!(ran.code, Some(0), "{protocol}: {ran:#?}");
+        let status: Value = serde_json::from_str(ran.stdout.trim()).unwrap();
+        assert_eq!(status["complete"], true, "{protocol}: {status}");
+        let players = status["players"].as_array().unwrap();
+        assert_eq!(players.len(), 62, "{protocol}: {status}");
+        assert_eq!(players[61]["name"], "player 59 of a crowded server");
+    }
+}
+
 #[test]
 fn ctrl_c_and_sigterm_stop_cleanly() {
     for signal in ["INT", "TERM"] {

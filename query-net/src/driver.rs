@@ -502,12 +502,10 @@ pub async fn serve_plain_with<R: Responder, C: Clock + Clone>(
 }
 
 /// [`serve_with`]'s batched path (Linux): what is waiting is read with one `recvmmsg`,
-/// answered in order, and the replies leave with one `sendmmsg` per [`BATCH`] of them, a
-/// run of datagrams to one client (a reply in several datagrams, or the replies to a client
-/// that sent several requests) as one segmented message ([`SendBatch`]).
+/// answered in order, and the replies leave with one `sendmmsg` per [`BATCH`] of them, each
+/// datagram a message of its own.
 ///
 /// [`BATCH`]: crate::batch::BATCH
-/// [`SendBatch`]: crate::batch::SendBatch
 #[cfg(target_os = "linux")]
 pub async fn serve_batched_with<R: Responder, C: Clock + Clone>(
     socket: &UdpSocket,
@@ -515,21 +513,26 @@ pub async fn serve_batched_with<R: Responder, C: Clock + Clone>(
     shutdown: &CancellationToken,
     on_drop: impl FnMut(SocketAddr, DropReason),
 ) -> io::Result<()> {
-    let replies = crate::batch::SendBatch::new(crate::engine::ReplySink::MAX_UDP_PAYLOAD);
+    let replies = crate::batch::SendBatch::unsegmented(crate::engine::ReplySink::MAX_UDP_PAYLOAD);
     serve_batches(socket, service, shutdown, on_drop, replies).await
 }
 
-/// [`serve_batched_with`] with every reply datagram in a message of its own, never
-/// segmented: the path of kernels without UDP GSO, and the cost of replies to distinct
-/// clients, which cannot be joined; public so that both can be compared and tested.
+/// [`serve_batched_with`], with a run of reply datagrams to one client (a reply in several
+/// datagrams, or the replies to a client that sent several requests) leaving as one
+/// segmented message (UDP GSO, [`SendBatch`]): one trip through the kernel's send path for
+/// the run. Not the default: a packet capture on the server's host (on loopback, or where the
+/// network card segments) then shows each run as one datagram, which misleads whoever reads
+/// it, `gsq decode` included. `gsq serve --gso` turns it on.
+///
+/// [`SendBatch`]: crate::batch::SendBatch
 #[cfg(target_os = "linux")]
-pub async fn serve_unsegmented_with<R: Responder, C: Clock + Clone>(
+pub async fn serve_segmented_with<R: Responder, C: Clock + Clone>(
     socket: &UdpSocket,
     service: &mut Service<R, C>,
     shutdown: &CancellationToken,
     on_drop: impl FnMut(SocketAddr, DropReason),
 ) -> io::Result<()> {
-    let replies = crate::batch::SendBatch::unsegmented(crate::engine::ReplySink::MAX_UDP_PAYLOAD);
+    let replies = crate::batch::SendBatch::new(crate::engine::ReplySink::MAX_UDP_PAYLOAD);
     serve_batches(socket, service, shutdown, on_drop, replies).await
 }
 

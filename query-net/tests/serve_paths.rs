@@ -68,7 +68,7 @@ enum Path {
     #[cfg(target_os = "linux")]
     Batched,
     #[cfg(target_os = "linux")]
-    Unsegmented,
+    Segmented,
 }
 
 async fn burst(path: Path) -> (StatsSnapshot, usize) {
@@ -93,8 +93,8 @@ async fn burst(path: Path) -> (StatsSnapshot, usize) {
                 driver::serve_batched_with(&socket, &mut service, &token, on_drop).await
             }
             #[cfg(target_os = "linux")]
-            Path::Unsegmented => {
-                driver::serve_unsegmented_with(&socket, &mut service, &token, on_drop).await
+            Path::Segmented => {
+                driver::serve_segmented_with(&socket, &mut service, &token, on_drop).await
             }
         }
         .unwrap();
@@ -177,6 +177,6 @@ async fn the_batched_path_answers_every_request_exactly() {
 
 #[cfg(target_os = "linux")]
 #[tokio::test]
-async fn the_batched_path_without_segmentation_answers_every_request_exactly() {
-    check(Path::Unsegmented).await;
+async fn the_batched_path_with_segmentation_answers_every_request_exactly() {
+    check(Path::Segmented).await;
 }

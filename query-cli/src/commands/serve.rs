@@ -105,11 +105,17 @@ pub async fn run(args: ServeArgs) -> Outcome {
             .with_stats(Arc::clone(&stats));
         let shutdown = shutdown.clone();
         let source_log = Arc::clone(&source_log);
+        let gso = args.gso;
         loops.spawn(async move {
-            let result = driver::serve_with(&socket, &mut service, &shutdown, |from, reason| {
-                log_drop(&source_log, from.ip(), reason);
-            })
-            .await;
+            let on_drop = |from: SocketAddr, reason| log_drop(&source_log, from.ip(), reason);
+            let result = match gso {
+                #[cfg(target_os = "linux")]
+                true => {
+                    driver::serve_segmented_with(&socket, &mut service, &shutdown, on_drop).await
+                }
+                // Segmentation is Linux's: elsewhere `--gso` changes nothing.
+                _ => driver::serve_with(&socket, &mut service, &shutdown, on_drop).await,
+            };
             (role, local, result)
         });
     }
