@@ -303,39 +303,22 @@ mod linux {
                     .get(i)
                     .map(|&(start, _)| SockaddrStorage::from(batch.to[start]))
             });
-            let taken = match plan.segment_size {
-                Some(size) => {
-                    let size = size as u16;
-                    let mut headers = MultiHeaders::<SockaddrStorage>::preallocate(
-                        plan.count,
-                        Some(nix::cmsg_space!(u16)),
-                    );
-                    let cmsgs = [ControlMessage::UdpGsoSegments(&size)];
-                    sendmmsg(
-                        fd,
-                        &mut headers,
-                        payloads[..plan.count].iter(),
-                        &to[..plan.count],
-                        cmsgs,
-                        MsgFlags::MSG_DONTWAIT,
-                    )?
-                    .count()
-                }
-                None => {
-                    let mut headers =
-                        MultiHeaders::<SockaddrStorage>::preallocate(plan.count, None);
-                    let cmsgs: [ControlMessage<'_>; 0] = [];
-                    sendmmsg(
-                        fd,
-                        &mut headers,
-                        payloads[..plan.count].iter(),
-                        &to[..plan.count],
-                        cmsgs,
-                        MsgFlags::MSG_DONTWAIT,
-                    )?
-                    .count()
-                }
-            };
+            // Segment sizes are at most `MAX_SEGMENT`, so they fit the `u16` of `UDP_SEGMENT`.
+            let size = plan.segment_size.map(|size| size as u16);
+            let segmenting = size.as_ref().map(ControlMessage::UdpGsoSegments);
+            let mut headers = MultiHeaders::<SockaddrStorage>::preallocate(
+                plan.count,
+                size.map(|_| nix::cmsg_space!(u16)),
+            );
+            let taken = sendmmsg(
+                fd,
+                &mut headers,
+                payloads[..plan.count].iter(),
+                &to[..plan.count],
+                segmenting.as_slice(),
+                MsgFlags::MSG_DONTWAIT,
+            )?
+            .count();
             Ok(messages[..taken].iter().map(|&(_, len)| len).sum())
         });
         (result, segmented)

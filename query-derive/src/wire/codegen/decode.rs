@@ -309,39 +309,30 @@ fn fixed_runs(fields: &[Field]) -> Vec<Option<RunSlot>> {
             _ => None,
         }
     };
-    let mut runs: Vec<Option<RunSlot>> = fields.iter().map(|_| None).collect();
-    let mut start = 0;
-    let mut count = 0;
-    while start < fields.len() {
-        let mut end = start;
-        while end < fields.len() && width(&fields[end]).is_some() {
-            end += 1;
-        }
-        if end - start >= 2 {
-            let total = fields[start..end]
-                .iter()
-                .filter_map(|field| width(field).map(|(size, ..)| size))
-                .sum();
-            let bytes = names::run_bytes(count);
-            count += 1;
-            let mut at = 0;
-            for index in start..end {
-                if let Some((size, ty, endian)) = width(&fields[index]) {
-                    runs[index] = Some(RunSlot {
-                        bytes: bytes.clone(),
-                        total,
-                        at,
-                        width: size,
-                        ty,
-                        endian,
-                    });
-                    at += size;
-                }
+    let mut slots: Vec<Option<RunSlot>> = fields.iter().map(|_| None).collect();
+    let runs = super::runs(fields, |field| width(field).is_some());
+    for (count, run) in runs.into_iter().enumerate() {
+        let total = fields[run.clone()]
+            .iter()
+            .filter_map(|field| width(field).map(|(size, ..)| size))
+            .sum();
+        let bytes = names::run_bytes(count);
+        let mut at = 0;
+        for index in run {
+            if let Some((size, ty, endian)) = width(&fields[index]) {
+                slots[index] = Some(RunSlot {
+                    bytes: bytes.clone(),
+                    total,
+                    at,
+                    width: size,
+                    ty,
+                    endian,
+                });
+                at += size;
             }
         }
-        start = end.max(start + 1);
     }
-    runs
+    slots
 }
 
 /// For each computed field: its value must be what its expression makes of the other fields,

@@ -151,21 +151,19 @@ pub fn tag_method(data: &Enum) -> TokenStream {
 /// (`Writer::fixed`), each field at a constant offset in it. When the run does not fit, the
 /// fields are written one by one as usual, so the error still names the field that did not.
 fn fields_statements(fields: &[Field], w: &Ident) -> Vec<TokenStream> {
+    let one_by_one = |range: std::ops::Range<usize>| {
+        fields[range]
+            .iter()
+            .filter_map(|field| field_statements(field, w, fields))
+    };
     let mut out = Vec::new();
     let mut at = 0;
-    while at < fields.len() {
-        let mut end = at;
-        while end < fields.len() && fixed_width(&fields[end]).is_some() {
-            end += 1;
-        }
-        if end - at >= 2 {
-            out.push(fixed_run(&fields[at..end], w, fields));
-            at = end;
-        } else {
-            out.extend(field_statements(&fields[at], w, fields));
-            at += 1;
-        }
+    for run in super::runs(fields, |field| fixed_width(field).is_some()) {
+        out.extend(one_by_one(at..run.start));
+        out.push(fixed_run(&fields[run.clone()], w, fields));
+        at = run.end;
     }
+    out.extend(one_by_one(at..fields.len()));
     out
 }
 

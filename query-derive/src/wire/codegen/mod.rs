@@ -186,6 +186,25 @@ fn tag_type(tag: TagType) -> TokenStream {
     quote!(::core::primitive::#ty)
 }
 
+/// The longest runs of two or more consecutive fields that `in_run` accepts, in order.
+fn runs(fields: &[Field], in_run: impl Fn(&Field) -> bool) -> Vec<std::ops::Range<usize>> {
+    let mut runs = Vec::new();
+    let mut start = 0;
+    while start < fields.len() {
+        let end = start
+            + fields[start..]
+                .iter()
+                .take_while(|field| in_run(field))
+                .count();
+        if end - start >= 2 {
+            runs.push(start..end);
+        }
+        // The field at `end` is not in a run (or there is none).
+        start = end + 1;
+    }
+    runs
+}
+
 fn size(n: usize) -> Literal {
     Literal::usize_unsuffixed(n)
 }
