@@ -194,7 +194,7 @@ impl fmt::Display for UnknownChoice {
             ),
             None => write!(
                 f,
-                "unknown protocol or game {:?}: expected a game id ('gsq games' lists them), one of {}, or auto",
+                "unknown protocol {:?}: expected one of {}, auto, or a game ('gsq games' lists them)",
                 self.text,
                 Protocol::names()
             ),

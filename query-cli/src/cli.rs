@@ -65,14 +65,21 @@ pub enum Command {
 }
 
 const QUERY_HELP: &str = "\
-With `auto`, every protocol is tried at once (each on its default port unless a port is
-given) and the first to answer is shown.
+A game's HOST:PORT is the port players connect to: gsq queries the game's query port derived
+from it and, where the two can differ, the port as given too; the first answer wins.
+--query-port names the query port exactly. 'gsq games TEXT' lists the games and their ports.
+
+With `auto`, the protocols of the games that use the port are tried first, then every
+protocol (each on its default port when no port is given); the first to answer is shown, with
+the game its answer names.
 
 Output: a table when stdout is a terminal, one JSON object otherwise (or with --json). The JSON
 fields: protocol, address, name, map, game_type, version, num_players, max_players, password,
-players, teams (when any), rules, ping_ms, complete, raw.
+players, teams (when any), rules, ping_ms, complete, raw, game and game_name (the game's id and
+name, null when none is named), query_port (the port that answered).
 
 Examples:
+  gsq query rust 203.0.113.5:28015          a game, by the port players connect to
   gsq query sqp 203.0.113.5                 SQP on port 7779
   gsq query samp 203.0.113.5:7777 --json --pretty
   gsq query a2s 203.0.113.5:27016           Valve A2S (Source, GoldSrc, most Steam games)
@@ -92,14 +99,20 @@ Examples:
     "Default ports, used when the address has none:\n  {DEFAULT_PORTS_HELP}.\n{QUERY_HELP}"
 ))]
 pub struct QueryArgs {
-    /// Protocol: sqp, onequery, samp, gamespy1, a2s, quake3, gamespy2, gamespy3, minecraft, or
-    /// auto (try them all at once).
-    #[arg(value_parser = parse_protocol_choice)]
-    pub protocol: ProtocolChoice,
+    /// A game (`rust`, `csgo`; 'gsq games' lists them), a protocol (sqp, onequery, samp,
+    /// gamespy1, a2s, quake3, gamespy2, gamespy3, minecraft), or auto (find out).
+    #[arg(value_name = "GAME|PROTOCOL", value_parser = crate::target::parse_choice)]
+    pub protocol: query_games::plan::Choice,
 
-    /// The server: host, host:port, IPv4, or [IPv6]:port. The port defaults per protocol.
+    /// The server: host, host:port, IPv4, or [IPv6]:port. For a game, the port players
+    /// connect to (its query port follows from it); for a protocol, the query port. The port
+    /// defaults per game or protocol.
     #[arg(value_parser = parse_host_port)]
     pub address: HostPort,
+
+    /// Query exactly this port, not the ones a game's port leads to.
+    #[arg(long, value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
+    pub query_port: Option<u16>,
 
     #[command(flatten)]
     pub client: ClientArgs,
@@ -254,9 +267,9 @@ pub struct BulkArgs {
     /// The target list; `-` or nothing reads stdin.
     pub input: Option<PathBuf>,
 
-    /// The protocol of lines that name none.
-    #[arg(short, long, value_parser = parse_protocol)]
-    pub protocol: Option<Protocol>,
+    /// The game, protocol or auto of lines that name none.
+    #[arg(short, long, value_name = "GAME|PROTOCOL", value_parser = crate::target::parse_choice)]
+    pub protocol: Option<query_games::plan::Choice>,
 
     #[command(flatten)]
     pub client: ClientArgs,
@@ -670,36 +683,9 @@ fn parse_allowed(text: &str) -> Result<ipnet::IpNet, String> {
         .map_err(|_| format!("'{text}' is neither an IP address nor a network like 10.0.0.0/8"))
 }
 
-/// A protocol, or `auto` to try them all.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProtocolChoice {
-    /// Try every protocol, report the first answer.
-    Auto,
-    /// This protocol.
-    One(Protocol),
-}
-
 /// A protocol name; an unknown one is [`Category::UnknownProtocol`] (exit code 3).
 fn parse_protocol(text: &str) -> Result<Protocol, BadValue> {
     Protocol::from_str(text).map_err(|e| BadValue::new(Category::UnknownProtocol, e.to_string()))
-}
-
-/// A protocol name or `auto`; an unknown one is [`Category::UnknownProtocol`].
-fn parse_protocol_choice(text: &str) -> Result<ProtocolChoice, BadValue> {
-    if text.trim().eq_ignore_ascii_case("auto") {
-        return Ok(ProtocolChoice::Auto);
-    }
-    Protocol::from_str(text)
-        .map(ProtocolChoice::One)
-        .map_err(|_| {
-            BadValue::new(
-                Category::UnknownProtocol,
-                format!(
-                    "unknown protocol {text:?}: expected one of {}, auto",
-                    Protocol::names()
-                ),
-            )
-        })
 }
 
 /// A server address; [`Category::PortOutOfRange`] or [`Category::BadAddress`] when refused.
@@ -888,12 +874,12 @@ mod tests {
 
     #[test]
     fn protocol_choice() {
-        assert_eq!(parse_protocol_choice("AUTO"), Ok(ProtocolChoice::Auto));
-        assert_eq!(
-            parse_protocol_choice("samp"),
-            Ok(ProtocolChoice::One(Protocol::Samp))
-        );
-        let err = parse_protocol_choice("quake9").unwrap_err();
+        use crate::target::parse_choice;
+        use query_games::plan::Choice;
+        assert_eq!(parse_choice("AUTO"), Ok(Choice::Auto));
+        assert_eq!(parse_choice("samp"), Ok(Choice::Protocol(Protocol::Samp)));
+        assert_eq!(parse_choice("rust").unwrap().to_string(), "rust");
+        let err = parse_choice("quake9").unwrap_err();
         assert!(err.message.contains("auto"), "{err}");
         assert_eq!(err.category, Category::UnknownProtocol);
         assert_eq!(

@@ -17,6 +17,7 @@ mod output;
 mod pcap;
 mod responders;
 mod state_file;
+mod target;
 
 use std::process::ExitCode;
 
@@ -243,7 +244,7 @@ mod tests {
         let line = one_line(&error.render().to_string(), None);
         assert!(
             line.starts_with(
-                "the following required arguments were not provided: <PROTOCOL>, <ADDRESS>;"
+                "the following required arguments were not provided: <GAME|PROTOCOL>, <ADDRESS>;"
             ),
             "{line}"
         );
