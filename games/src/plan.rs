@@ -204,6 +204,21 @@ impl fmt::Display for UnknownChoice {
 
 impl std::error::Error for UnknownChoice {}
 
+/// The game named `text` (id or alias, any letter case), even where the name is a protocol's
+/// too (`minecraft`): for places that take only games (`game=`, `gsq serve --game`).
+pub fn game_named(text: &str) -> Result<&'static Game, UnknownChoice> {
+    if let Some(game) = catalogue().find(text) {
+        return Ok(game);
+    }
+    match text.parse::<Choice>() {
+        Err(e) => Err(e),
+        Ok(other) => Err(UnknownChoice {
+            text: format!("{other}"),
+            waiting: None,
+        }),
+    }
+}
+
 impl FromStr for Choice {
     type Err = UnknownChoice;
 
@@ -352,6 +367,12 @@ mod tests {
         assert_eq!("Rust".parse::<Choice>().unwrap().to_string(), "rust");
         let err = "tribes9".parse::<Choice>().unwrap_err().to_string();
         assert!(err.contains("gsq games") && err.contains("auto"), "{err}");
+        assert_eq!(game_named("MineCraft").unwrap().id, "minecraft");
+        assert!(game_named("sqp").is_err());
+        assert!(game_named("bf4")
+            .unwrap_err()
+            .to_string()
+            .contains("Battlefield 4"));
         let err = "bf4".parse::<Choice>().unwrap_err().to_string();
         assert!(
             err.contains("Battlefield 4") && err.contains("battlefield"),

@@ -62,6 +62,41 @@ pub enum Command {
     Demo(DemoArgs),
     /// Serve Prometheus metrics: probe a server per scrape (/probe), or poll a target list.
     Exporter(ExporterArgs),
+    /// List the games gsq can query, with their protocol and ports.
+    Games(GamesArgs),
+}
+
+const GAMES_HELP: &str = "\
+Each word of TEXT must be in a game's id, a former id or its name (any letter case); a
+protocol name lists that protocol's games. The ports: the game port players connect to, and
+the query port (a number of its own, or the game port plus an offset). `gsq query ID HOST:PORT`
+takes the game port and queries the query port.
+
+Output: a table, or with --json one array of {id, aliases, name, protocol, port, query_port
+(null where derived), query_port_offset (null where fixed), notes}; --markdown writes the
+list of every game in the repository (GAMES.md).
+
+Examples:
+  gsq games                                 every game
+  gsq games counter strike
+  gsq games gamespy2
+  gsq games --json | jq -r '.[].id'\n\nExit codes: 0 listed (even none), 2 bad arguments (all codes: 'gsq --help').";
+
+/// `gsq games`.
+#[derive(Debug, Args)]
+#[command(after_help = GAMES_HELP)]
+pub struct GamesArgs {
+    /// Words to look for in the ids and names, or a protocol name.
+    pub text: Vec<String>,
+
+    /// One JSON array.
+    #[arg(long, conflicts_with = "markdown")]
+    pub json: bool,
+
+    /// Every game as a Markdown document (the repository's GAMES.md), with the games whose
+    /// protocols gsq does not speak yet.
+    #[arg(long, conflicts_with = "text")]
+    pub markdown: bool,
 }
 
 const QUERY_HELP: &str = "\
@@ -376,6 +411,12 @@ pub struct ServeArgs {
     /// GameSpy 3/4) on this one address.
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub all: Option<SocketAddr>,
+
+    /// Answer as this game's servers do (`--game rust 0.0.0.0:28016`; 'gsq games' lists the
+    /// ids): its protocol on ADDR, its A2S app id, folder and name, its `gamename` and text
+    /// encoding, unless the options of those say otherwise.
+    #[arg(long, num_args = 2, value_names = ["ID", "ADDR"])]
+    pub game: Vec<String>,
 
     /// Requests per second each source address may send.
     #[arg(long, default_value_t = 10, value_name = "PER_SECOND", value_parser = clap::value_parser!(u32).range(1..))]

@@ -67,6 +67,7 @@ fn run(cli: Cli) -> Outcome {
             Command::Decode(args) => commands::decode::run(&args, quiet),
             Command::Demo(args) => commands::demo::run(&args).await,
             Command::Exporter(args) => commands::exporter::run(args).await,
+            Command::Games(args) => commands::games::run(&args),
         }
     })
 }

@@ -27,7 +27,7 @@ use axum::Router;
 use ipnet::IpNet;
 use prometheus_client::encoding::text::encode_registry;
 use prometheus_client::registry::Registry;
-use query_games::plan::{Choice, Ports};
+use query_games::plan::{game_named, Choice, Ports};
 use query_net::{Options, QueryError};
 use tokio::sync::Semaphore;
 
@@ -160,12 +160,19 @@ fn probe_params(params: &HashMap<String, String>) -> Result<ProbeParams, String>
                 .to_owned(),
         ),
     };
-    let choice: Choice = named.parse().map_err(|e| format!("{e}"))?;
-    if params.contains_key("game") && choice.game().is_none() {
-        return Err(format!(
-            "'{named}' is not a game id: pass it as protocol={named}"
-        ));
-    }
+    let choice = if params.contains_key("game") {
+        match game_named(named) {
+            Ok(game) => Choice::Game(game),
+            Err(e) if e.waiting.is_some() => return Err(e.to_string()),
+            Err(_) => {
+                return Err(format!(
+                    "'{named}' is not a game id ('gsq games' lists them); a protocol goes in protocol={named}"
+                ))
+            }
+        }
+    } else {
+        named.parse().map_err(|e| format!("{e}"))?
+    };
     let target = params
         .get("target")
         .ok_or("missing parameter 'target' (HOST or HOST:PORT)")?;
