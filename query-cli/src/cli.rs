@@ -275,14 +275,18 @@ pub struct OutputArgs {
 }
 
 const BULK_HELP: &str = "\
-Input: one target per line, `<protocol> <host[:port]>`, or `<host[:port]>` with --protocol.
-Blank lines and lines starting with `#` are skipped; a line that does not parse becomes an
-error object in the output and the run goes on. Hosts without a port use the protocol's
-default port (sqp 7779, onequery 5520, samp 7777, gamespy1 23000, a2s 27015, quake3 27960,
-gamespy2 2302, gamespy3 29900, minecraft 25565).
+Input: one target per line, `<game|protocol|auto> <host[:port]>` (a game as in `gsq query`:
+its port is the game port, its query port derived; auto tries the games of the port, then
+every protocol), or `<host[:port]>` with --protocol. Blank lines and lines starting with `#`
+are skipped; a line that does not parse becomes an error object in the output and the run goes
+on. Hosts without a port use the game's or the protocol's default port (sqp 7779, onequery
+5520, samp 7777, gamespy1 23000, a2s 27015, quake3 27960, gamespy2 2302, gamespy3 29900,
+minecraft 25565). A line's attempts (a game's ports, auto's protocols) run at once; the first
+answer is its result.
 
 Output: one JSON object per line (NDJSON), in completion order. An answer is the ServerStatus
-object of `gsq query --json` plus `target` (as written in the input) and `line`; a failure is
+object of `gsq query --json` (with game, game_name, query_port) plus `target` (as written in
+the input) and `line`; a failure is
 {\"target\", \"line\", \"protocol\", \"address\", \"error\", \"error_kind\"}, error_kind being one of
 timeout, resolve, network, malformed, auth, unknown_protocol, bad_address,
 port_out_of_range, usage, internal. A progress bar (when stderr is a
@@ -291,7 +295,7 @@ whatever the servers answered.
 
 Examples:
   gsq bulk servers.txt > results.ndjson
-  printf 'sqp 203.0.113.5:7779\\nsamp 203.0.113.6\\n' | gsq bulk
+  printf 'sqp 203.0.113.5:7779\\nrust 203.0.113.6:28015\\nauto 203.0.113.7\\n' | gsq bulk
   gsq bulk --protocol samp hosts.txt --concurrency 1000 --rate 5000
   gsq bulk servers.txt | jq -r 'select(.error == null) | \"\\(.name)\\t\\(.num_players)\"'\n\nExit codes: 0 every target got its line, 2 unreadable list or bad arguments,\n3 unknown --protocol, 130 interrupted (all codes: 'gsq --help').";
 
@@ -659,7 +663,9 @@ pub struct DemoArgs {
 
 const EXPORTER_HELP: &str = "\
 Endpoints:
-  /probe?protocol=P&target=HOST[:PORT]   query one server now; its metrics (blackbox style)
+  /probe?protocol=P&target=HOST[:PORT]   query one server now; its metrics (blackbox style);
+                                         P is a protocol, a game id or auto; or game=ID
+                                         (HOST:PORT then the game port), query_port=N
   /metrics                               the exporter's own metrics, and with --targets the
                                          latest result of every listed target
 
@@ -691,8 +697,8 @@ pub struct ExporterArgs {
     #[arg(long, default_value = "127.0.0.1:9339", value_parser = parse_listen)]
     pub listen: SocketAddr,
 
-    /// Targets to poll in the background, in `gsq bulk`'s format ("<protocol> <host[:port]>"
-    /// per line); their latest results are on /metrics.
+    /// Targets to poll in the background, in `gsq bulk`'s format ("<game|protocol|auto>
+    /// <host[:port]>" per line); their latest results are on /metrics.
     #[arg(long, value_name = "FILE")]
     pub targets: Option<PathBuf>,
 
