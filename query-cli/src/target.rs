@@ -121,8 +121,11 @@ pub async fn first_answer(
     }
     let mut failures = Vec::new();
     while let Some(joined) = queries.join_next().await {
-        let Ok((index, address, result)) = joined else {
-            continue;
+        let (index, address, result) = match joined {
+            Ok(done) => done,
+            // A query that panicked is a bug: let it surface, as the query would alone.
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => continue,
         };
         match result {
             Ok(status) => return Ok(Answer::new(choice, status)),
@@ -288,4 +291,88 @@ pub fn summarize(failures: &[Unanswered]) -> (Category, String) {
         .map(|f| format!("{} {}: {}", f.attempt.protocol, f.address, f.error))
         .collect();
     (category, reasons.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use query_net::Protocol;
+
+    fn status(protocol: Protocol, gamename: Option<&str>) -> ServerStatus {
+        let mut rules = indexmap::IndexMap::new();
+        if let Some(name) = gamename {
+            rules.insert("gamename".to_owned(), name.to_owned());
+        }
+        ServerStatus {
+            protocol,
+            address: "192.0.2.1:25601".parse().unwrap(),
+            name: "s".into(),
+            map: None,
+            game_type: None,
+            version: None,
+            num_players: 0,
+            max_players: 0,
+            password: None,
+            players: Vec::new(),
+            teams: Vec::new(),
+            rules,
+            ping_ms: 1.0,
+            complete: true,
+            raw: serde_json::json!({}),
+        }
+    }
+
+    #[test]
+    fn auto_reports_a_minecraft_answer_as_minecraft_and_a_protocol_as_asked() {
+        let answer = Answer::new(Choice::Auto, status(Protocol::GameSpy3, Some("MINECRAFT")));
+        assert_eq!(answer.status.protocol, Protocol::Minecraft);
+        assert_eq!(answer.game, Some("minecraft"));
+        assert_eq!(answer.query_port, 25601);
+
+        let asked = Choice::Protocol(Protocol::GameSpy3);
+        let answer = Answer::new(asked, status(Protocol::GameSpy3, Some("MINECRAFT")));
+        assert_eq!(answer.status.protocol, Protocol::GameSpy3);
+        assert_eq!(answer.game, Some("minecraft"));
+
+        let answer = Answer::new(Choice::Auto, status(Protocol::GameSpy3, None));
+        assert_eq!(answer.status.protocol, Protocol::GameSpy3);
+        assert_eq!(answer.game, None);
+
+        // A game asked for is the game, whatever the reply says.
+        let rust = query_games::catalogue().find("rust").unwrap();
+        let answer = Answer::new(Choice::Game(rust), status(Protocol::A2s, None));
+        assert_eq!(answer.game_name, Some("Rust"));
+    }
+
+    #[test]
+    fn several_failures_summarize_to_the_most_telling() {
+        let attempt = |port| Attempt {
+            protocol: Protocol::A2s,
+            port,
+            game: None,
+            likely: true,
+        };
+        let failures = vec![
+            Unanswered {
+                attempt: attempt(1),
+                address: "127.0.0.1:1".parse().unwrap(),
+                error: QueryError::Timeout {
+                    waiting_for: "reply",
+                    attempts: 1,
+                    after: Duration::from_millis(5),
+                },
+            },
+            Unanswered {
+                attempt: attempt(2),
+                address: "127.0.0.1:2".parse().unwrap(),
+                error: QueryError::protocol("garbage"),
+            },
+        ];
+        let (category, text) = summarize(&failures);
+        assert_eq!(category, Category::Malformed);
+        assert!(
+            text.starts_with("a2s 127.0.0.1:1: ") && text.contains("; a2s 127.0.0.1:2: "),
+            "{text}"
+        );
+    }
 }
