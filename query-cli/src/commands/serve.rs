@@ -241,7 +241,8 @@ fn served_game(args: &ServeArgs) -> Outcome<Option<(&'static Game, SocketAddr)>>
 
 /// Presents the server as `game`'s servers do, where the options left the defaults: A2S app
 /// id (in INFO's 16-bit field when it fits, always in the 64-bit game id, as Steam servers
-/// write it), folder and game name; `gamename`; the game's text encoding.
+/// write it), folder and game name; `gamename`; the game's text encoding (where `--encoding`
+/// kept its default).
 fn as_game(settings: &mut Settings, game: &Game) {
     let a2s = &mut settings.a2s;
     if a2s.app_id == 0 {
@@ -262,7 +263,9 @@ fn as_game(settings: &mut Settings, game: &Game) {
     }
     settings.game_name = gamename;
     if let Some(encoding) = game.encoding {
-        settings.encoding = encoding;
+        if settings.encoding == Settings::default().encoding {
+            settings.encoding = encoding;
+        }
     }
 }
 
