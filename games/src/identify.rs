@@ -34,22 +34,31 @@ const GAMENAME_KEYS: [&str; 2] = ["gamename", "game_id"];
 
 /// The game `status` came from, if the answer or its port says.
 pub fn identify(status: &ServerStatus) -> Option<&'static Game> {
+    by_reply(status).or_else(|| by_port(status))
+}
+
+/// The game the answer itself names (app id, folder, `gamename`), whatever its port; of
+/// several, the one whose query port answered.
+pub fn by_reply(status: &ServerStatus) -> Option<&'static Game> {
     let port = status.address.port();
-    let same_wire = |game: &&Game| wire(game.protocol) == wire(status.protocol);
-    let on_port = |game: &&Game| game.default_query_port() == Some(port);
     let fingerprinted: Vec<&'static Game> = catalogue()
         .games()
         .iter()
-        .filter(same_wire)
+        .filter(|game| wire(game.protocol) == wire(status.protocol))
         .filter(|game| reports(game, status))
         .collect();
-    if let Some(game) = fingerprinted
+    fingerprinted
         .iter()
-        .find(|game| on_port(game))
+        .find(|game| game.default_query_port() == Some(port))
         .or(fingerprinted.first())
-    {
-        return Some(game);
-    }
+        .copied()
+}
+
+/// The one game of the answer's protocol whose default query port answered, if only one.
+fn by_port(status: &ServerStatus) -> Option<&'static Game> {
+    let port = status.address.port();
+    let same_wire = |game: &&Game| wire(game.protocol) == wire(status.protocol);
+    let on_port = |game: &&Game| game.default_query_port() == Some(port);
     let mut by_port = catalogue().games().iter().filter(same_wire).filter(on_port);
     match (by_port.next(), by_port.next()) {
         (Some(game), None) => Some(game),

@@ -51,8 +51,13 @@ impl Answer {
     /// A game asked for is the game. Otherwise the answer names it ([`identify`]); under
     /// `auto`, a GameSpy 3/4 answer from a Minecraft server is reported as `minecraft`
     /// whichever client got it, since the two are one wire protocol.
-    pub fn new(choice: Choice, mut status: ServerStatus) -> Answer {
-        let game: Option<&'static Game> = choice.game().or_else(|| identify(&status));
+    pub fn new(choice: Choice, status: ServerStatus) -> Answer {
+        let game = choice.game().or_else(|| identify(&status));
+        Answer::named(choice, status, game)
+    }
+
+    /// `status` from `game`, as [`Answer::new`] reports it.
+    pub fn named(choice: Choice, mut status: ServerStatus, game: Option<&'static Game>) -> Answer {
         if choice == Choice::Auto
             && status.protocol == Protocol::GameSpy3
             && game.is_some_and(|g| g.protocol == Protocol::Minecraft)

@@ -10,6 +10,7 @@ use std::io::{self, IsTerminal, Read};
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 
+use query_games::identify::by_reply;
 use query_games::plan::Choice;
 use query_net::engines::sqp::{chunk_names, find_chunks, ChunkSearchError};
 use query_net::{replay, Options, Protocol, ServerStatus};
@@ -116,8 +117,14 @@ fn print_status(status: &ServerStatus, pretty: bool) -> Outcome {
     } else {
         Format::Json
     };
-    // As `gsq query --json` prints it: with the game the replies name and their port.
-    let answer = Answer::new(Choice::Protocol(status.protocol), status.clone());
+    // As `gsq query --json` prints it: with the game the replies name and their port. Files
+    // come from no port (0.0.0.0), so only the replies themselves can name the game.
+    let choice = Choice::Protocol(status.protocol);
+    let answer = if status.address.ip().is_unspecified() {
+        Answer::named(choice, status.clone(), by_reply(status))
+    } else {
+        Answer::new(choice, status.clone())
+    };
     print_line(&to_json(&answer, format == Format::PrettyJson)?)
 }
 
