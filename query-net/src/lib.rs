@@ -22,6 +22,7 @@ pub mod driver;
 pub mod engine;
 pub mod engines;
 mod error;
+pub mod learned;
 pub mod limit;
 pub mod onequery_token;
 mod options;

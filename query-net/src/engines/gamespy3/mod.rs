@@ -6,10 +6,13 @@
 //! - Challenge: GameSpy 3 servers answer the query alone, GameSpy 4 servers want a challenge
 //!   first. The session sends the query without one; a server that answers it with a
 //!   [`ChallengeReply`], or does not answer its first attempt at all, is asked for a challenge
-//!   (`FE FD 09`) and queried again with it. Which targets needed one is remembered
-//!   ([`CHALLENGE_MEMORY`] targets at most), so querying the same target again (`gsq bulk`,
-//!   `gsq watch`) asks for the challenge straight away. Minecraft is always asked for it, with
-//!   a session id masked with [`MINECRAFT_SESSION_MASK`], the bits Minecraft echoes.
+//!   (`FE FD 09`) and queried again with it. That the server wanted one is written to the
+//!   session's [`Learned`], which the caller owns: a caller that queries the same target again
+//!   with the same `Learned` (`gsq bulk`, the exporter, through a
+//!   [`ServerMemory`](crate::learned::ServerMemory)) asks for the challenge straight away; a
+//!   session with a fresh one (a one-off query, `gsq decode --status`) does not, whatever ran
+//!   before in the process. Minecraft is always asked for it, with a session id masked with
+//!   [`MINECRAFT_SESSION_MASK`], the bits Minecraft echoes.
 //! - Parts: the reply's parts are joined by the specs' [`Reassembly`], in any order, duplicates
 //!   dropped, tables continued across parts. Once the first part arrived the session waits for
 //!   the rest until that attempt's timeout (at least a little while after the latest part);
@@ -33,9 +36,7 @@ mod status;
 
 pub use responder::{GameSpy3Config, GameSpy3Responder};
 
-use std::collections::HashSet;
 use std::net::SocketAddr;
-use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use query_specs::gamespy3::{
@@ -47,6 +48,7 @@ use query_wire::{Decode, TextEncoding};
 use super::StatusSession;
 use crate::engine::{ClientSession, Retry};
 use crate::error::QueryError;
+use crate::learned::Learned;
 use crate::options::Options;
 use crate::protocol::Protocol;
 use crate::status::ServerStatus;
@@ -58,15 +60,21 @@ pub const DEFAULT_ENCODING: TextEncoding = query_specs::gamespy3::ENCODING;
 /// text is read as Windows-1252 too unless [`Options::encoding`] says otherwise.
 pub const MINECRAFT_ENCODING: TextEncoding = TextEncoding::Windows1252;
 
-/// How many targets that needed a challenge are remembered; past it the memory starts over.
-pub const CHALLENGE_MEMORY: usize = 4096;
-
 /// The least time waited for a missing part after the latest part.
 const MIN_PART_GAP: Duration = Duration::from_millis(50);
 
-/// A GameSpy 3 status query of `target`.
-pub fn client(target: SocketAddr, options: &Options) -> Result<StatusSession, QueryError> {
-    Ok(Box::new(GameSpy3Session::new(target, options)))
+/// A GameSpy 3 status query of `target`, asking for the challenge first if `learned` says the
+/// target wants one, and noting it there if it turns out to.
+pub fn client(
+    target: SocketAddr,
+    options: &Options,
+    learned: &Learned,
+) -> Result<StatusSession, QueryError> {
+    Ok(Box::new(GameSpy3Session::learning(
+        target,
+        options,
+        learned.clone(),
+    )))
 }
 
 /// A Minecraft ("GameSpy 4") status query of `target`.
@@ -75,28 +83,6 @@ pub fn minecraft_client(
     options: &Options,
 ) -> Result<StatusSession, QueryError> {
     Ok(Box::new(GameSpy3Session::minecraft(target, options)))
-}
-
-/// Targets that answered a query without a challenge with a challenge reply, or not at all.
-fn challenge_memory() -> &'static Mutex<HashSet<SocketAddr>> {
-    static MEMORY: OnceLock<Mutex<HashSet<SocketAddr>>> = OnceLock::new();
-    MEMORY.get_or_init(|| Mutex::new(HashSet::new()))
-}
-
-fn needs_challenge(target: SocketAddr) -> bool {
-    challenge_memory()
-        .lock()
-        .map(|held| held.contains(&target))
-        .unwrap_or(false)
-}
-
-fn remember_challenge(target: SocketAddr) {
-    if let Ok(mut held) = challenge_memory().lock() {
-        if held.len() >= CHALLENGE_MEMORY {
-            held.clear();
-        }
-        held.insert(target);
-    }
 }
 
 /// Where the session is.
@@ -121,7 +107,9 @@ pub struct GameSpy3Session {
     session_id: u32,
     retry: Retry,
     step: Step,
-    /// The challenge was asked for first only because this target needed one before.
+    /// What is known of the target; a challenge it wants is noted here.
+    learned: Learned,
+    /// The challenge was asked for first only because `learned` said the target wants one.
     remembered: bool,
     parts: Reassembly,
     first_rtt: Option<Duration>,
@@ -132,11 +120,20 @@ pub struct GameSpy3Session {
 }
 
 impl GameSpy3Session {
-    /// A GameSpy 3 query of `target`: without a challenge unless the target needed one before.
+    /// A GameSpy 3 query of `target` that knows nothing of it: the query goes out without a
+    /// challenge.
     pub fn new(target: SocketAddr, options: &Options) -> Self {
+        Self::learning(target, options, Learned::new())
+    }
+
+    /// A GameSpy 3 query of `target`: without a challenge unless `learned` says the target
+    /// wants one; a challenge it turns out to want is noted in `learned`.
+    pub fn learning(target: SocketAddr, options: &Options, learned: Learned) -> Self {
         let id = rand::random::<u32>() & MINECRAFT_SESSION_MASK;
-        let challenge = needs_challenge(target);
-        Self::build(target, options, Protocol::GameSpy3, id, challenge)
+        let challenge = learned.wants_challenge();
+        let mut session = Self::build(target, options, Protocol::GameSpy3, id, challenge);
+        session.learned = learned;
+        session
     }
 
     /// A Minecraft query of `target`: always with the challenge.
@@ -176,6 +173,7 @@ impl GameSpy3Session {
             session_id,
             retry: Retry::from_options(options),
             step: Step::Plain,
+            learned: Learned::new(),
             remembered: challenge_first && protocol == Protocol::GameSpy3,
             parts: Reassembly::for_session(session_id),
             first_rtt: None,
@@ -246,7 +244,7 @@ impl GameSpy3Session {
             }
         };
         if self.step == Step::Plain && self.protocol == Protocol::GameSpy3 {
-            remember_challenge(self.target);
+            self.learned.note_wants_challenge();
         }
         self.query(challenge, Step::Query(challenge));
     }
