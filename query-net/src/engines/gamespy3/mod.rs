@@ -46,7 +46,7 @@ use query_specs::gamespy3::{
 use query_wire::{Decode, TextEncoding};
 
 use super::StatusSession;
-use crate::engine::{ClientSession, Retry};
+use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::learned::Learned;
 use crate::options::Options;
@@ -94,7 +94,6 @@ enum Step {
     Challenge,
     /// The query went out with this challenge (`None`: the server said none is needed).
     Query(Option<i32>),
-    Done,
 }
 
 /// A GameSpy 3/4 status query as a sans-I/O state machine; see the [module](self) docs.
@@ -115,8 +114,7 @@ pub struct GameSpy3Session {
     first_rtt: Option<Duration>,
     attempt_end: Option<Instant>,
     rest_until: Option<Instant>,
-    malformed: Option<query_wire::Error>,
-    result: Option<Result<ServerStatus, QueryError>>,
+    outcome: Outcome<ServerStatus>,
 }
 
 impl GameSpy3Session {
@@ -179,8 +177,7 @@ impl GameSpy3Session {
             first_rtt: None,
             attempt_end: None,
             rest_until: None,
-            malformed: None,
-            result: None,
+            outcome: Outcome::new(),
         };
         if challenge_first {
             session.ask_challenge();
@@ -213,15 +210,8 @@ impl GameSpy3Session {
     fn start(&mut self, waiting_for: &'static str, request: &Request) {
         if let Err(error) = self.retry.start_encoded(waiting_for, request, ()) {
             // A fixed-size request always encodes; should it not, the query ends with why.
-            self.step = Step::Done;
-            self.result = Some(Err(QueryError::Malformed(error)));
+            self.outcome.finish(Err(QueryError::Malformed(error)));
         }
-    }
-
-    fn finish(&mut self, now: Instant) {
-        self.retry.finish(now);
-        self.step = Step::Done;
-        self.result = Some(self.status());
     }
 
     fn status(&self) -> Result<ServerStatus, QueryError> {
@@ -239,7 +229,7 @@ impl GameSpy3Session {
         let challenge = match reply.challenge() {
             Ok(challenge) => challenge,
             Err(error) => {
-                self.malformed = Some(error);
+                self.outcome.note_malformed(error);
                 return;
             }
         };
@@ -254,7 +244,7 @@ impl GameSpy3Session {
             Ok(Pushed::New) => {}
             Ok(Pushed::Duplicate | Pushed::OtherSession) => return,
             Err(error) => {
-                self.malformed = Some(error);
+                self.outcome.note_malformed(error);
                 return;
             }
         }
@@ -263,7 +253,7 @@ impl GameSpy3Session {
             self.first_rtt = Some(self.retry.finish(now).unwrap_or_default());
         }
         if self.parts.is_complete() {
-            self.finish(now);
+            self.outcome.finish(self.status());
             return;
         }
         let gap = self
@@ -289,14 +279,14 @@ impl ClientSession for GameSpy3Session {
     }
 
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        if self.step == Step::Done || self.has_parts() {
+        if self.has_parts() {
             return None;
         }
-        self.retry.poll_transmit(now)
+        self.outcome.poll_transmit(&mut self.retry, now)
     }
 
     fn on_reply(&mut self, datagram: &[u8], now: Instant) {
-        if self.step == Step::Done {
+        if self.outcome.is_finished() {
             return;
         }
         match datagram.first() {
@@ -309,11 +299,11 @@ impl ClientSession for GameSpy3Session {
                     }
                 }
                 Ok(_) => {}
-                Err(error) => self.malformed = Some(error),
+                Err(error) => self.outcome.note_malformed(error),
             },
             Some(0x00) => self.on_part(datagram, now),
             _ => {
-                self.malformed = Some(query_wire::Error::new(
+                self.outcome.note_malformed(query_wire::Error::new(
                     query_wire::ErrorKind::Invalid("not a GameSpy 3 reply"),
                     0,
                 ));
@@ -322,20 +312,20 @@ impl ClientSession for GameSpy3Session {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        match self.step {
-            Step::Done => None,
-            _ if self.has_parts() => self.rest_until,
-            _ => self.retry.poll_timeout(),
+        if self.outcome.is_finished() || !self.has_parts() {
+            self.outcome.poll_timeout(&self.retry)
+        } else {
+            self.rest_until
         }
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if self.step == Step::Done {
+        if self.outcome.is_finished() {
             return;
         }
         if self.has_parts() {
             if self.rest_until.is_some_and(|until| now >= until) {
-                self.finish(now);
+                self.outcome.finish(self.status());
             }
             return;
         }
@@ -355,27 +345,26 @@ impl ClientSession for GameSpy3Session {
             }
             Ok(()) => {}
             Err(timeout) => {
-                let error = self.malformed.take().map_or(timeout, QueryError::Malformed);
-                self.step = Step::Done;
-                self.result = Some(Err(error));
+                let error = self.outcome.unanswered(timeout);
+                self.outcome.finish(Err(error));
             }
         }
     }
 
     fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.result.take()
+        self.outcome.poll_result()
     }
 
     /// What arrived (`complete: false`); without any part, `why` (or the last malformed
     /// datagram's error).
-    fn give_up(&mut self, why: QueryError, now: Instant) -> Result<ServerStatus, QueryError> {
-        let result = if self.has_parts() {
+    fn give_up(&mut self, why: QueryError, _now: Instant) -> Result<ServerStatus, QueryError> {
+        if let Some(ended) = self.outcome.end() {
+            return ended;
+        }
+        if self.has_parts() {
             self.status()
         } else {
-            Err(self.malformed.take().map_or(why, QueryError::Malformed))
-        };
-        self.retry.finish(now);
-        self.step = Step::Done;
-        result
+            Err(self.outcome.unanswered(why))
+        }
     }
 }
