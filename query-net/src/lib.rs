@@ -17,6 +17,7 @@
 pub mod address;
 pub mod batch;
 pub mod bulk;
+pub mod challenge;
 pub mod clock;
 pub mod driver;
 pub mod engine;
@@ -29,6 +30,7 @@ mod outcome;
 pub mod protocol;
 pub mod replay;
 pub mod service;
+pub mod snapshot;
 pub mod state;
 mod status;
 
