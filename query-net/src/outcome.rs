@@ -10,7 +10,13 @@ use std::time::{Duration, Instant};
 use crate::engine::Retry;
 use crate::error::QueryError;
 
-/// How a client session ends, and what it noted on the way; see the [module](self) docs.
+/// How a client session ends, and what it noted on the way.
+///
+/// Whatever the protocol, a [`ClientSession`](crate::engine::ClientSession) ends once, hands
+/// its result out once, stops sending and waking once it has ended, reports a datagram that
+/// made no sense rather than a bare timeout when nothing better came, and measures its round
+/// trip. An engine holds an `Outcome` for this and its own [`Retry`] (or several) for the
+/// sending.
 ///
 /// ```
 /// use std::time::{Duration, Instant};
