@@ -52,7 +52,7 @@ pub fn new_session_learning(
         Protocol::A2s => a2s::client(target, options),
         Protocol::Quake3 => quake3::client(target, options),
         Protocol::GameSpy2 => gamespy2::client(target, options),
-        Protocol::GameSpy3 => gamespy3::client(target, options, learned),
+        Protocol::GameSpy3 => gamespy3::client_learning(target, options, learned),
         Protocol::Minecraft => gamespy3::minecraft_client(target, options),
     }?;
     // Every protocol's query ends by the deadline and holds at most the byte cap.

@@ -1,7 +1,7 @@
 //! The GameSpy 3 family (Battlefield 2 and 2142, Crysis, Unreal Tournament 3) and GameSpy 4
 //! (Minecraft's "Query"): the status client and the responder.
 //!
-//! # Client ([`client`], [`minecraft_client`], [`GameSpy3Session`])
+//! # Client ([`client`], [`client_learning`], [`minecraft_client`], [`GameSpy3Session`])
 //!
 //! - Challenge: GameSpy 3 servers answer the query alone, GameSpy 4 servers want a challenge
 //!   first. The session sends the query without one; a server that answers it with a
@@ -63,9 +63,14 @@ pub const MINECRAFT_ENCODING: TextEncoding = TextEncoding::Windows1252;
 /// The least time waited for a missing part after the latest part.
 const MIN_PART_GAP: Duration = Duration::from_millis(50);
 
+/// A GameSpy 3 status query of `target` that knows nothing of it.
+pub fn client(target: SocketAddr, options: &Options) -> Result<StatusSession, QueryError> {
+    client_learning(target, options, &Learned::new())
+}
+
 /// A GameSpy 3 status query of `target`, asking for the challenge first if `learned` says the
 /// target wants one, and noting it there if it turns out to.
-pub fn client(
+pub fn client_learning(
     target: SocketAddr,
     options: &Options,
     learned: &Learned,
