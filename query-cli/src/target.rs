@@ -14,6 +14,7 @@ use query_games::identify::identify;
 use query_games::plan::{Attempt, Choice};
 use query_games::Game;
 use query_net::bulk::{bulk, BulkConfig};
+use query_net::learned::ServerMemory;
 use query_net::{driver, engines, Options, Protocol, QueryError, ServerStatus};
 use serde::Serialize;
 use tokio::task::JoinSet;
@@ -101,6 +102,7 @@ pub async fn first_answer(
     ip: IpAddr,
     attempts: &[Attempt],
     options: &Options,
+    memory: &ServerMemory,
 ) -> Result<Answer, Vec<Unanswered>> {
     let any_likely = attempts.iter().any(|a| a.likely);
     let mut queries = JoinSet::new();
@@ -113,11 +115,13 @@ pub async fn first_answer(
             Duration::ZERO
         };
         let protocol = attempt.protocol;
+        let learned = memory.of(address);
         queries.spawn(async move {
             if !wait.is_zero() {
                 tokio::time::sleep(wait).await;
             }
-            let result = match engines::new_session(protocol, address, &options) {
+            let result = match engines::new_session_learning(protocol, address, &options, &learned)
+            {
                 Ok(session) => driver::query_session(session).await,
                 Err(e) => Err(e),
             };
@@ -180,10 +184,13 @@ struct GroupState<T> {
 /// Runs the attempts of every target through query-net's bulk engine (all of a target's at
 /// once) and streams one result per target, in completion order: its first answer, or every
 /// attempt's failure (none for a target without attempts). Memory stays bounded by the
-/// engine's concurrency: a target is held until its last attempt ends.
+/// engine's concurrency: a target is held until its last attempt ends. What a query learns
+/// about a server (a GameSpy 3 server that wants a challenge) goes to `memory`, for the next
+/// query of it.
 pub fn bulk_first<T, S>(
     targets: S,
     options: Options,
+    memory: ServerMemory,
     config: BulkConfig,
 ) -> impl Stream<Item = (T, Result<Answer, Vec<Unanswered>>)> + Send
 where
@@ -218,7 +225,12 @@ where
         move |(group, index): &(Arc<Group<T>>, Option<usize>)| match index {
             Some(index) => {
                 let (attempt, address) = &group.attempts[*index];
-                engines::new_session(attempt.protocol, *address, &options_for(attempt, &options))
+                engines::new_session_learning(
+                    attempt.protocol,
+                    *address,
+                    &options_for(attempt, &options),
+                    &memory.of(*address),
+                )
             }
             None => Err(QueryError::protocol("not a target")),
         },

@@ -18,6 +18,7 @@ use futures_util::FutureExt;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use query_games::plan::{Attempt, Choice, Ports};
 use query_net::bulk::BulkConfig;
+use query_net::learned::ServerMemory;
 use query_net::{Options, Protocol};
 use serde::Serialize;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -104,7 +105,10 @@ pub async fn run(args: BulkArgs, quiet: bool) -> Outcome {
             tag: entry,
         }
     });
-    let mut results = Box::pin(bulk_first(Box::pin(targets), options, config));
+    // What a query learns about a target (a GameSpy 3 server that wants a challenge) serves
+    // the next query of the same target in this run.
+    let memory = ServerMemory::new();
+    let mut results = Box::pin(bulk_first(Box::pin(targets), options, memory, config));
 
     let started = Instant::now();
     let mut tally = Tally::default();

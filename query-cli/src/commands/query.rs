@@ -6,6 +6,7 @@ use query_games::plan::{Choice, Ports};
 use query_net::engine::Bounded;
 use query_net::engines::samp;
 use query_net::engines::sqp::SqpClient;
+use query_net::learned::ServerMemory;
 use query_net::{driver, engines, Options, Protocol, RconCommand, ServerStatus};
 use query_specs::sqp::ChunkSet;
 use serde_json::json;
@@ -51,7 +52,9 @@ pub async fn run(args: QueryArgs) -> Outcome {
         let status = query_sqp_chunks(target, &options, chunks).await?;
         return print_line(&render_answer(&Answer::new(choice, status), format)?);
     }
-    match first_answer(choice, ip, &attempts, &options).await {
+    // A one-off query starts fresh: nothing learned before changes what it does.
+    let memory = ServerMemory::new();
+    match first_answer(choice, ip, &attempts, &options, &memory).await {
         Ok(answer) => print_line(&render_answer(&answer, format)?),
         Err(failures) => Err(none_answered(choice, &args.address, failures)),
     }

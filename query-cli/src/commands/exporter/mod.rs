@@ -28,6 +28,7 @@ use ipnet::IpNet;
 use prometheus_client::encoding::text::encode_registry;
 use prometheus_client::registry::Registry;
 use query_games::plan::{game_named, Choice, Ports};
+use query_net::learned::ServerMemory;
 use query_net::{Options, QueryError};
 use tokio::sync::Semaphore;
 
@@ -54,6 +55,8 @@ struct App {
     metrics: ExporterMetrics,
     /// The polled targets' latest results, in list order.
     polled: Arc<Mutex<Vec<poll::Latest>>>,
+    /// What queries learned about each target (polled or probed), for its next query.
+    memory: ServerMemory,
 }
 
 /// Runs `gsq exporter` until interrupted.
@@ -73,6 +76,7 @@ pub async fn run(args: ExporterArgs) -> Outcome {
         own,
         metrics,
         polled: Arc::clone(&polled),
+        memory: ServerMemory::new(),
     });
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
@@ -256,7 +260,7 @@ async fn probe(
     };
     let _in_flight = app.metrics.in_flight();
     let remaining = deadline.saturating_sub(started.elapsed());
-    let query = first_answer(choice, address.ip(), &attempts, &app.options);
+    let query = first_answer(choice, address.ip(), &attempts, &app.options, &app.memory);
     let result = match tokio::time::timeout(remaining, query).await {
         Ok(Ok(answer)) => Ok(answer),
         Ok(Err(mut failures)) if failures.len() == 1 => Err(failures.remove(0).error),

@@ -144,6 +144,7 @@ async fn round(targets: &[Target], app: &Arc<App>) {
     let results = bulk_first(
         futures_util::stream::iter(planned),
         app.options.clone(),
+        app.memory.clone(),
         config,
     );
     let mut results = Box::pin(results);
