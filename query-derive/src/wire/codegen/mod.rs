@@ -7,6 +7,7 @@
 
 mod decode;
 mod encode;
+mod fixed;
 mod len;
 mod view;
 
@@ -53,6 +54,9 @@ pub fn expand(container: &Container) -> TokenStream {
     let decode_exact_body = decode::container(container, &lifetime, decode::Until::End);
     let encode_body = encode::container(container);
     let len_body = len::container(container);
+    let fixed_len = fixed::fixed_len(container);
+    let ranges = fixed::ranges(container);
+    let flag_masks = fixed::flag_masks(container);
     let tag_impl = match &container.data {
         Data::Enum(data) => {
             let tag_ty = tag_type(data.tag_ty);
@@ -124,6 +128,8 @@ pub fn expand(container: &Container) -> TokenStream {
             impl #impl_generics #encode_trait for #ident #ty_generics #where_clause {
                 type Ctx = #ctx_type;
 
+                const FIXED_LEN: ::core::option::Option<#usize> = #fixed_len;
+
                 #[inline]
                 fn encoded_len(&self, #ctx_param) -> #usize {
                     #len_body
@@ -136,6 +142,9 @@ pub fn expand(container: &Container) -> TokenStream {
             }
 
             #tag_impl
+
+            #ranges
+            #flag_masks
         };
     }
 }
