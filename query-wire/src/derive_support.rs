@@ -301,6 +301,23 @@ pub const fn fixed_len(parts: &[Option<usize>]) -> Option<usize> {
     Some(total)
 }
 
+/// The width every variant shares, `None` when one has none or two differ: an enum's
+/// `FIXED_LEN` without its tag.
+pub const fn fixed_same(variants: &[Option<usize>]) -> Option<usize> {
+    let mut same = None;
+    let mut i = 0;
+    while i < variants.len() {
+        match (variants[i], same) {
+            (None, _) => return None,
+            (Some(n), None) => same = Some(n),
+            (Some(n), Some(m)) if n != m => return None,
+            _ => {}
+        }
+        i += 1;
+    }
+    same
+}
+
 /// The bytes a field of fixed width `own` takes after fields of fixed widths `before`: a
 /// `#[wire(range)]` constant. A width that is not fixed stops the compilation.
 pub const fn fixed_range(before: &[Option<usize>], own: Option<usize>) -> core::ops::Range<usize> {

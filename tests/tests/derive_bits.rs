@@ -34,7 +34,11 @@ fn nibbles_are_read_high_first_and_written_back() {
     // Every value of each nibble round-trips.
     for number in 0..16 {
         for total in 0..16 {
-            let part = Nibbles { number, total, ..part };
+            let part = Nibbles {
+                number,
+                total,
+                ..part
+            };
             assert_eq!(Nibbles::from_bytes(&part.to_vec().unwrap()).unwrap(), part);
         }
     }
@@ -57,7 +61,13 @@ fn a_value_wider_than_its_bits_cannot_be_written() {
         }
     );
     assert_eq!(err.to_string().split(" at ").next(), Some("number"));
-    let err = Nibbles { number: 1, total: 0x80, ..part }.to_vec().unwrap_err();
+    let err = Nibbles {
+        number: 1,
+        total: 0x80,
+        ..part
+    }
+    .to_vec()
+    .unwrap_err();
     assert_eq!(err.to_string().split(" at ").next(), Some("total"));
 }
 
@@ -65,7 +75,10 @@ fn a_value_wider_than_its_bits_cannot_be_written() {
 fn a_cut_bit_field_names_the_first_field_of_its_integer() {
     let err = Nibbles::from_bytes(&[0xfe, 0xff, 0xff, 0xff, 1, 0, 0, 0]).unwrap_err();
     assert_eq!(err.offset(), 8);
-    assert_eq!(err.to_string(), "Nibbles.number at byte 8: need 1 bytes, have 0");
+    assert_eq!(
+        err.to_string(),
+        "Nibbles.number at byte 8: need 1 bytes, have 0"
+    );
 }
 
 /// GameSpy 3's part byte: the last-part flag in the top bit, the number below; and a 16-bit
@@ -93,7 +106,10 @@ fn a_bool_bit_and_a_multi_byte_group_in_its_byte_order() {
     };
     let bytes = value.to_vec().unwrap();
     let group = (0b101u16 << 13) | 0x1abc;
-    assert_eq!(bytes, [0x85, group.to_le_bytes()[0], group.to_le_bytes()[1]]);
+    assert_eq!(
+        bytes,
+        [0x85, group.to_le_bytes()[0], group.to_le_bytes()[1]]
+    );
     assert_eq!(Mixed::from_bytes(&bytes).unwrap(), value);
     assert_eq!(Mixed::from_bytes(&[0x05, 0, 0]).unwrap().last, false);
     assert_eq!(Mixed::KIND_RANGE, 1..3);
@@ -209,7 +225,37 @@ fn each_bit_decides_its_field_and_unknown_bits_are_kept_but_never_written() {
     assert_eq!(decoded.to_vec().unwrap(), b"\x20tv\x00");
     // A bit set for a field that is cut short is an error at that field.
     let err = Extra::from_bytes(b"\x80\x01").unwrap_err();
-    assert_eq!(err.to_string(), "Extra.port at byte 1: need 2 bytes, have 1");
+    assert_eq!(
+        err.to_string(),
+        "Extra.port at byte 1: need 2 bytes, have 1"
+    );
     assert!(matches!(err.kind(), ErrorKind::UnexpectedEnd { .. }));
     assert_eq!(Extra::from_bytes(b"\x00").unwrap().flags, 0);
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Wire)]
+#[wire(endian = "big", tag = u64)]
+enum Family {
+    #[wire(tag = 0x4f4e_4552_4550_4c59)]
+    One,
+    #[wire(tag = 2)]
+    Two,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Wire)]
+#[wire(magic = b"\xff", tag = u16)]
+enum Body {
+    #[wire(tag = 1)]
+    Short(u8),
+    #[wire(tag = 2)]
+    Long(u32),
+}
+
+#[test]
+fn enums_have_a_fixed_length_when_all_variants_agree_and_name_their_tag() {
+    assert_eq!(<Family as Encode>::FIXED_LEN, Some(8));
+    assert_eq!(Family::TAG_RANGE, 0..8);
+    assert_eq!(<Body as Encode>::FIXED_LEN, None);
+    assert_eq!(Body::TAG_RANGE, 1..3);
+    assert_eq!(Body::Long(7).to_vec().unwrap()[Body::TAG_RANGE], [0, 2]);
 }

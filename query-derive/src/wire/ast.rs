@@ -659,10 +659,7 @@ fn group_bit_fields(fields: &mut [Field], errors: &mut Errors) {
 }
 
 fn is_bit_field(field: &Field) -> bool {
-    matches!(
-        field.wire().map(|w| &w.body),
-        Some(Body::BitField { .. })
-    )
+    matches!(field.wire().map(|w| &w.body), Some(Body::BitField { .. }))
 }
 
 fn bit_width(field: &Field) -> u32 {

@@ -355,14 +355,15 @@ fn check_bit_keys(container: &Container, field: &Field, errors: &mut Errors) {
             );
         }
         if let Some(flags) = &attrs.flags {
-            errors.at(flags.span, "a flag field is a whole integer, not a bit field");
+            errors.at(
+                flags.span,
+                "a flag field is a whole integer, not a bit field",
+            );
         }
     }
     if let Some(flags) = &attrs.flags {
-        let integer = matches!(
-            field.wire().map(|w| &w.body),
-            Some(Body::Number { .. })
-        ) && types::is_unsigned(&field.ty);
+        let integer = matches!(field.wire().map(|w| &w.body), Some(Body::Number { .. }))
+            && types::is_unsigned(&field.ty);
         if !integer {
             errors.at(
                 flags.span,

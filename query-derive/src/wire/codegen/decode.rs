@@ -348,15 +348,17 @@ pub(super) fn bit_mask(width: u32) -> proc_macro2::Literal {
 
 /// `let __bits_N: uM;` for each group of bit fields, assigned when its first field is read.
 fn bit_groups(fields: &[Field]) -> impl Iterator<Item = TokenStream> + '_ {
-    fields.iter().filter_map(|field| match field.wire().map(|w| &w.body) {
-        Some(Body::BitField {
-            position: 0, group, ..
-        }) => {
-            let (bits, storage) = (names::bit_group(group.id), names::bit_storage(group.size));
-            Some(quote!(let #bits: #storage;))
-        }
-        _ => None,
-    })
+    fields
+        .iter()
+        .filter_map(|field| match field.wire().map(|w| &w.body) {
+            Some(Body::BitField {
+                position: 0, group, ..
+            }) => {
+                let (bits, storage) = (names::bit_group(group.id), names::bit_storage(group.size));
+                Some(quote!(let #bits: #storage;))
+            }
+            _ => None,
+        })
 }
 
 /// For each computed field: its value must be what its expression makes of the other fields,

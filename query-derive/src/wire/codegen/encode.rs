@@ -8,8 +8,8 @@ use super::{
     bind, computed_locals, encoded_pattern, optional, prefix_type, tag_type, ErrorPath, Mode,
 };
 use crate::wire::ast::{
-    BitGroup, Body, Container, Count, Data, Enum, Field, FieldKind, Framing, Len, NestedCtx, Presence,
-    Repeat, VariantTag,
+    BitGroup, Body, Container, Count, Data, Enum, Field, FieldKind, Framing, Len, NestedCtx,
+    Presence, Repeat, VariantTag,
 };
 use crate::wire::attr::Encoding;
 use crate::wire::names;

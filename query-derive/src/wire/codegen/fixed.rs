@@ -6,20 +6,63 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::size;
-use crate::wire::ast::{Body, Container, Data, Field, FieldKind};
+use crate::wire::ast::{Body, Container, Data, Field, FieldKind, VariantTag};
 use crate::wire::names;
 
 /// `Some(n)` when every value of the container encodes to `n` bytes, as an expression of type
-/// `Option<usize>` the compiler evaluates; `None` for enums.
+/// `Option<usize>` the compiler evaluates. An enum has one when every variant has the same
+/// (the tag included, a TLV's length prefix and an `other` variant excluded).
 pub fn fixed_len(container: &Container) -> TokenStream {
-    let Data::Struct(fields) = &container.data else {
-        return names::none();
+    let fixed_len = names::private("fixed_len");
+    let some = quote!(::core::option::Option::Some);
+    let fields = match &container.data {
+        Data::Struct(fields) => fields,
+        Data::Enum(data) => {
+            let other = data
+                .variants
+                .iter()
+                .any(|v| matches!(v.tag, VariantTag::Other { .. }));
+            if data.len.is_some() || other {
+                return names::none();
+            }
+            let variants = data.variants.iter().map(|variant| {
+                let parts = variant.fields.iter().map(width);
+                quote!(#fixed_len(&[#(#parts),*]))
+            });
+            let fixed_same = names::private("fixed_same");
+            let tag = size(if data.tag_on_wire {
+                data.tag_ty.size()
+            } else {
+                0
+            });
+            let parts = magic_part(container)
+                .into_iter()
+                .chain([quote!(#some(#tag)), quote!(#fixed_same(&[#(#variants),*]))]);
+            return quote!(#fixed_len(&[#(#parts),*]));
+        }
     };
     let parts = magic_part(container)
         .into_iter()
         .chain(fields.iter().map(width));
-    let fixed_len = names::private("fixed_len");
     quote!(#fixed_len(&[#(#parts),*]))
+}
+
+/// `TAG_RANGE` for an enum whose tag is on the wire: after the magic, before the fields.
+pub fn tag_range(container: &Container) -> TokenStream {
+    let Data::Enum(data) = &container.data else {
+        return TokenStream::new();
+    };
+    if !data.tag_on_wire {
+        return TokenStream::new();
+    }
+    let fixed_range = names::private("fixed_range");
+    let magic = magic_part(container).into_iter();
+    let tag = size(data.tag_ty.size());
+    quote! {
+        /// Where the tag sits in every encoding of this type (derived from the declaration).
+        pub const TAG_RANGE: ::core::ops::Range<::core::primitive::usize> =
+            #fixed_range(&[#(#magic),*], ::core::option::Option::Some(#tag));
+    }
 }
 
 /// The inherent constants `#[wire(range)]` asks for.
@@ -46,7 +89,10 @@ pub fn ranges(container: &Container) -> TokenStream {
                 }
                 _ => (index, width(field)),
             };
-            let before = magic.iter().cloned().chain(fields[..start].iter().map(width));
+            let before = magic
+                .iter()
+                .cloned()
+                .chain(fields[..start].iter().map(width));
             let name = range_name(field);
             let doc = format!(
                 "Where `{}` sits in every encoding of this type: its bytes, from the start of \
@@ -66,18 +112,13 @@ pub fn ranges(container: &Container) -> TokenStream {
     // Evaluated here, so that a field of variable width before one is reported where the type
     // is declared rather than where the constant is first used (not possible with type
     // parameters, which the constant's value may depend on).
-    let evaluated = container
-        .generics
-        .type_params()
-        .next()
-        .is_none()
-        .then(|| {
-            let names = fields
-                .iter()
-                .filter(|field| field.wire().is_some_and(|w| w.range))
-                .map(|field| range_name(field));
-            quote!(#(const _: ::core::ops::Range<::core::primitive::usize> = #ident::#names;)*)
-        });
+    let evaluated = container.generics.type_params().next().is_none().then(|| {
+        let names = fields
+            .iter()
+            .filter(|field| field.wire().is_some_and(|w| w.range))
+            .map(|field| range_name(field));
+        quote!(#(const _: ::core::ops::Range<::core::primitive::usize> = #ident::#names;)*)
+    });
     quote! {
         #[automatically_derived]
         impl #impl_generics #ident #ty_generics #where_clause {
@@ -90,7 +131,11 @@ pub fn ranges(container: &Container) -> TokenStream {
 fn range_name(field: &Field) -> proc_macro2::Ident {
     format_ident!(
         "{}_RANGE",
-        field.binding.to_string().trim_start_matches("r#").to_uppercase()
+        field
+            .binding
+            .to_string()
+            .trim_start_matches("r#")
+            .to_uppercase()
     )
 }
 
@@ -113,7 +158,9 @@ pub fn flag_masks(container: &Container) -> TokenStream {
                 .collect();
             let nonzero = masks.iter().map(|m| quote!((#m) != 0));
             let disjoint = masks.iter().enumerate().flat_map(|(i, a)| {
-                masks[i + 1..].iter().map(move |b| quote!(((#a) & (#b)) == 0))
+                masks[i + 1..]
+                    .iter()
+                    .map(move |b| quote!(((#a) & (#b)) == 0))
             });
             let message = format!(
                 "the masks of the fields `{}` announces must be non-zero and share no bit",

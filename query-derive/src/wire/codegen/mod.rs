@@ -57,6 +57,7 @@ pub fn expand(container: &Container) -> TokenStream {
     let fixed_len = fixed::fixed_len(container);
     let ranges = fixed::ranges(container);
     let flag_masks = fixed::flag_masks(container);
+    let tag_range = fixed::tag_range(container);
     let tag_impl = match &container.data {
         Data::Enum(data) => {
             let tag_ty = tag_type(data.tag_ty);
@@ -64,6 +65,8 @@ pub fn expand(container: &Container) -> TokenStream {
             quote! {
                 #[automatically_derived]
                 impl #impl_generics #ident #ty_generics #where_clause {
+                    #tag_range
+
                     /// The tag that selects this variant on the wire.
                     #[inline]
                     pub fn tag(&self) -> #tag_ty {
