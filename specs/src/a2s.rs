@@ -397,6 +397,24 @@ pub struct Rules<'a> {
     pub rules: Vec<Rule<'a>>,
 }
 
+/// The start of a whole `S2A_PLAYER` packet: `FF FF FF FF`, [`KIND_PLAYERS`], the count.
+/// What a client salvages rows after when the reply was cut short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Wire, Serialize)]
+#[wire(endian = "little", magic = b"\xff\xff\xff\xff\x44")]
+pub struct PlayersHead {
+    /// The count as sent.
+    pub count: u8,
+}
+
+/// The start of a whole `S2A_RULES` packet: `FF FF FF FF`, [`KIND_RULES`], the count. What a
+/// client salvages pairs after when the reply was cut short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Wire, Serialize)]
+#[wire(endian = "little", magic = b"\xff\xff\xff\xff\x45")]
+pub struct RulesHead {
+    /// The count as sent.
+    pub count: u16,
+}
+
 /// One server variable.
 #[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
 #[wire(endian = "little")]
@@ -469,4 +487,36 @@ pub struct GoldSrcPart<'a> {
     /// The part's share of the payload.
     #[wire(bytes(rest))]
     pub payload: &'a [u8],
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use query_wire::Encode;
+
+    #[test]
+    fn reply_heads_start_like_whole_packets_of_their_kind() {
+        let players = PlayersHead { count: 3 }.to_vec().unwrap();
+        assert_eq!(players[..4], SINGLE_BYTES[..]);
+        assert_eq!(players[4..], [KIND_PLAYERS, 3]);
+        let rules = RulesHead { count: 0x0102 }.to_vec().unwrap();
+        assert_eq!(rules[..4], SINGLE_BYTES[..]);
+        assert_eq!(rules[4..], [KIND_RULES, 2, 1]);
+    }
+
+    #[test]
+    fn split_parts_keep_the_reply_id_in_the_same_bytes() {
+        assert_eq!(SourcePart::ID_RANGE, 4..8);
+        let part = GoldSrcPart {
+            id: 9,
+            number: 2,
+            total: 5,
+            payload: b"",
+        };
+        assert_eq!(
+            part.to_vec().unwrap()[SourcePart::ID_RANGE],
+            9u32.to_le_bytes()
+        );
+        assert_eq!(part.to_vec().unwrap()[8], 0x25);
+    }
 }
