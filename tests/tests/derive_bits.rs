@@ -111,7 +111,7 @@ fn a_bool_bit_and_a_multi_byte_group_in_its_byte_order() {
         [0x85, group.to_le_bytes()[0], group.to_le_bytes()[1]]
     );
     assert_eq!(Mixed::from_bytes(&bytes).unwrap(), value);
-    assert_eq!(Mixed::from_bytes(&[0x05, 0, 0]).unwrap().last, false);
+    assert!(!Mixed::from_bytes(&[0x05, 0, 0]).unwrap().last);
     assert_eq!(Mixed::KIND_RANGE, 1..3);
     assert_eq!(<Mixed as Encode>::FIXED_LEN, Some(3));
 }

@@ -601,7 +601,7 @@ fn group_bit_fields(fields: &mut [Field], errors: &mut Errors) {
         while index < fields.len() && is_bit_field(&fields[index]) {
             total += bit_width(&fields[index]);
             index += 1;
-            if total % 8 == 0 {
+            if total.is_multiple_of(8) {
                 break;
             }
         }
@@ -650,7 +650,7 @@ fn group_bit_fields(fields: &mut [Field], errors: &mut Errors) {
                     ..
                 } = &mut wire.body
                 {
-                    *slot = Box::new(group.clone());
+                    **slot = group.clone();
                     *at = position;
                 }
             }

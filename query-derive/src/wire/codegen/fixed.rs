@@ -116,7 +116,7 @@ pub fn ranges(container: &Container) -> TokenStream {
         let names = fields
             .iter()
             .filter(|field| field.wire().is_some_and(|w| w.range))
-            .map(|field| range_name(field));
+            .map(range_name);
         quote!(#(const _: ::core::ops::Range<::core::primitive::usize> = #ident::#names;)*)
     });
     quote! {
