@@ -141,7 +141,9 @@ impl QueryRequest {
 
     /// The challenge the query carries.
     pub fn challenge(&self) -> Option<i32> {
-        self.flags.map(|_| i32::from_be_bytes(self.word))
+        // Big-endian like every number of the request.
+        self.flags
+            .map(|_| <i32 as query_wire::Number>::from_bytes(self.word, query_wire::Endian::Big))
     }
 
     /// The payload bytes ([`FLAGS_SPLIT`], [`FLAGS_JC2MP`]).
@@ -155,6 +157,7 @@ impl QueryRequest {
 #[wire(endian = "big", magic = b"\x09")]
 pub struct ChallengeReply<'a> {
     /// The request's session id (masked on Minecraft).
+    #[wire(range)]
     pub session_id: u32,
     /// The digits, e.g. `9513307` or `-4026`.
     #[wire(str(nul, max = 16))]
@@ -166,13 +169,18 @@ impl<'a> ChallengeReply<'a> {
     /// above `i32::MAX` that fit 32 bits are taken as their bits, as servers write them
     /// unsigned; anything else is [`ErrorKind::Invalid`] at the digits.
     pub fn challenge(&self) -> Result<Option<i32>> {
-        let invalid = || Error::new(ErrorKind::Invalid("challenge is not a 32-bit number"), 5);
+        let digits_at = ChallengeReply::SESSION_ID_RANGE.end;
+        let invalid = || {
+            Error::new(
+                ErrorKind::Invalid("challenge is not a 32-bit number"),
+                digits_at,
+            )
+        };
         let value: i64 = self.digits.trim().parse().map_err(|_| invalid())?;
         let value = match i32::try_from(value) {
             Ok(v) => v,
-            Err(_) => {
-                i32::from_be_bytes(u32::try_from(value).map_err(|_| invalid())?.to_be_bytes())
-            }
+            // The same 32 bits, read as signed.
+            Err(_) => u32::try_from(value).map_err(|_| invalid())? as i32,
         };
         Ok((value != 0).then_some(value))
     }
@@ -188,11 +196,16 @@ pub struct SplitNum;
 #[wire(endian = "big", magic = b"\x00")]
 pub struct Part<'a> {
     /// The query's session id (masked on Minecraft).
+    #[wire(range)]
     pub session_id: u32,
     /// `splitnum\0`.
     pub splitnum: SplitNum,
-    /// The part number in the low 7 bits, [`LAST_PART`] on the last.
-    pub part: u8,
+    /// Whether this is the last part: the top bit of the part byte ([`LAST_PART`]).
+    #[wire(bit_width = 1)]
+    pub last: bool,
+    /// The part number, from 0: the low 7 bits of the part byte.
+    #[wire(bit_width = 7, range)]
+    pub number: u8,
     /// The section the part starts in.
     pub section: u8,
     /// The key/values, when the part starts in section 0.
@@ -270,18 +283,6 @@ pub struct Jc2mpPlayer<'a> {
 /// Whether a reply's session id answers a request's: equal, or Minecraft's masked echo.
 pub fn session_matches(sent: u32, echoed: u32) -> bool {
     echoed == sent || echoed == sent & MINECRAFT_SESSION_MASK
-}
-
-impl Part<'_> {
-    /// The part number, from 0.
-    pub fn number(&self) -> u8 {
-        self.part & !LAST_PART
-    }
-
-    /// Whether this is the last part.
-    pub fn is_last(&self) -> bool {
-        self.part & LAST_PART != 0
-    }
 }
 
 /// A table joined from its parts: its kind and its columns, values row by row.
@@ -490,16 +491,16 @@ impl Reassembly {
                 return Ok(Pushed::OtherSession);
             }
         }
-        let number = part.number();
+        let number = part.number;
         if number >= MAX_PARTS {
             return Err(Error::new(
                 ErrorKind::OutOfRange {
                     value: u64::from(number),
                     reason: "part numbers run below MAX_PARTS",
                 },
-                14,
+                Part::NUMBER_RANGE.start,
             )
-            .in_field("part")
+            .in_field("number")
             .in_field("Part"));
         }
         if self.parts.contains_key(&number) {
@@ -515,7 +516,7 @@ impl Reassembly {
             )
             .in_field("Reassembly"));
         }
-        if part.is_last() && self.total.is_none() {
+        if part.last && self.total.is_none() {
             self.total = Some(number + 1);
         }
         if self.session_id.is_none() {
@@ -720,7 +721,7 @@ pub fn split_reply<'c, 'a>(
         }
     }
     if let Some(last) = splitter.parts.last_mut() {
-        last.part |= LAST_PART;
+        last.last = true;
     }
     Ok(splitter.parts)
 }
@@ -752,7 +753,8 @@ impl<'c> Splitter<'c> {
         self.parts.push(Part {
             session_id: self.session_id,
             splitnum: SplitNum,
-            part: number,
+            last: false,
+            number,
             section,
             details: (section == SECTION_DETAILS).then(Vec::new),
             continued: (section != SECTION_DETAILS).then(Vec::new),

@@ -92,8 +92,8 @@ impl SplitForm {
                 let p = GoldSrcPart::from_bytes(datagram)?;
                 Part {
                     id: p.id,
-                    total: p.total(),
-                    number: p.number(),
+                    total: p.total,
+                    number: p.number,
                     payload: p.payload,
                 }
             }

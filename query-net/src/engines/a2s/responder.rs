@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 use query_specs::a2s::{
     Challenge, ExtraData, Info, Player as WirePlayer, PlayerList, Players, Reply, Request,
     Rule as WireRule, Rules, ShipPlayers, ShipStats, SourcePart, TheShip, COMPRESSED_ID,
-    EDF_GAME_ID, EDF_KEYWORDS, EDF_PORT, EDF_STEAM_ID, INFO_PAYLOAD, MAX_PARTS, THE_SHIP,
+    INFO_PAYLOAD, MAX_PARTS, THE_SHIP,
 };
 use query_wire::{Decode, Encode, Text};
 
@@ -331,20 +331,7 @@ fn info<'s>(state: &'s ServerState, config: &'s A2sConfig, keywords: &'s str) ->
     } else {
         &config.game
     };
-    let mut flags = 0;
-    let port = (state.port != 0).then_some(state.port);
     let keywords = wire_text(keywords);
-    let sent = [
-        (port.is_some(), EDF_PORT),
-        (config.steam_id.is_some(), EDF_STEAM_ID),
-        (!keywords.as_bytes().is_empty(), EDF_KEYWORDS),
-        (config.game_id.is_some(), EDF_GAME_ID),
-    ];
-    for (present, bit) in sent {
-        if present {
-            flags |= bit;
-        }
-    }
     Info {
         protocol: config.protocol,
         name: wire_text(&state.name),
@@ -365,12 +352,13 @@ fn info<'s>(state: &'s ServerState, config: &'s A2sConfig, keywords: &'s str) ->
             duration: 0,
         }),
         version: wire_text(&state.version),
+        // The flag byte is written from the fields present.
         extra: Some(ExtraData {
-            flags,
-            port,
+            flags: 0,
+            port: (state.port != 0).then_some(state.port),
             steam_id: config.steam_id,
             spectator: None,
-            keywords: (flags & EDF_KEYWORDS != 0).then_some(keywords),
+            keywords: (!keywords.as_bytes().is_empty()).then_some(keywords),
             game_id: config.game_id,
         }),
     }

@@ -44,8 +44,8 @@ use crate::state::{RuleValue, ServerState, SharedState};
 const MAX_TEXT: usize = 255;
 /// The most rows a table can announce: the count is one byte.
 const MAX_ROWS: usize = 255;
-/// `00` and the request id.
-const HEADER_LEN: usize = 5;
+/// `00` and the request id, which come before the sections.
+const HEADER_LEN: usize = Reply::REQUEST_ID_RANGE.end;
 
 /// How a [`GameSpy2Responder`] presents the server, beyond the [`ServerState`].
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -25,12 +25,11 @@
 
 use std::borrow::Cow;
 use std::net::SocketAddr;
-use std::ops::Range;
 use std::time::{Duration, SystemTime};
 
 use query_specs::gamespy3::{
-    split_reply, ChallengeReply, JoinedColumn, KeyValue, ReplyContent, Request, Table, FLAGS_SPLIT,
-    MAX_DATAGRAM, SECTION_PLAYERS, SECTION_TEAMS,
+    split_reply, ChallengeReply, JoinedColumn, KeyValue, Part, ReplyContent, Request, Table,
+    FLAGS_SPLIT, MAX_DATAGRAM, SECTION_PLAYERS, SECTION_TEAMS,
 };
 use query_wire::{Decode, Encode, Text, TextEncoding};
 
@@ -57,8 +56,6 @@ const MAX_CHALLENGE: i32 = 99_999;
 fn small_challenge(mac: i32) -> i32 {
     mac % MAX_CHALLENGE + 1
 }
-/// Where the session id sits in a reply part, after the type byte.
-const SESSION_AT: Range<usize> = 1..5;
 
 /// How a [`GameSpy3Responder`] presents the server, beyond the [`ServerState`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -182,7 +179,8 @@ impl GameSpy3Responder {
             }
             let pushed = replies.push_with(|buf| {
                 buf[..part.len()].copy_from_slice(part);
-                buf[SESSION_AT].copy_from_slice(&session_id.to_be_bytes());
+                // Every part echoes the query's session id, patched into the cached bytes.
+                buf[Part::SESSION_ID_RANGE].copy_from_slice(&session_id.to_be_bytes());
                 Ok::<usize, query_wire::Error>(part.len())
             });
             if pushed.is_err() {
@@ -295,11 +293,12 @@ impl Encoded {
     }
 }
 
-fn owned_part(part: query_specs::gamespy3::Part<'_>) -> query_specs::gamespy3::Part<'static> {
-    query_specs::gamespy3::Part {
+fn owned_part(part: Part<'_>) -> Part<'static> {
+    Part {
         session_id: part.session_id,
         splitnum: part.splitnum,
-        part: part.part,
+        last: part.last,
+        number: part.number,
         section: part.section,
         details: part.details.map(|d| {
             d.into_iter()

@@ -635,7 +635,8 @@ impl ClientSession for SampSession {
         if self.outcome.is_finished() {
             return;
         }
-        let step = match datagram.get(HEADER_LEN - 1) {
+        let opcode_at = Header::OPCODE_RANGE.start;
+        let step = match datagram.get(opcode_at) {
             Some(&OP_INFO) => &mut self.info,
             Some(&OP_RULES) => &mut self.rules,
             Some(&OP_PLAYERS) => &mut self.players,
@@ -647,7 +648,7 @@ impl ClientSession for SampSession {
             return;
         }
         step.offer(datagram, now);
-        if datagram[HEADER_LEN - 1] == OP_RULES {
+        if datagram[opcode_at] == OP_RULES {
             self.rules_say_open_mp = self
                 .rules
                 .decoded()

@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use query_specs::samp::{Reply, ReplyBody, RequestBody, HEADER_LEN, OP_INFO, OP_RCON};
+use query_specs::samp::{Header, Reply, ReplyBody, RequestBody, HEADER_LEN, OP_INFO, OP_RCON};
 use query_wire::{Decode, Encode, Text, TextEncoding};
 
 use crate::engine::{ClientSession, Outcome, Retry};
@@ -141,7 +141,7 @@ impl ClientSession for RconSession {
         if self.outcome.is_finished() || self.command_sent.is_none() {
             return;
         }
-        match datagram.get(HEADER_LEN - 1) {
+        match datagram.get(Header::OPCODE_RANGE.start) {
             Some(&OP_RCON) if datagram.get(..HEADER_LEN) == self.command.get(..HEADER_LEN) => {
                 let Ok(Reply {
                     body: ReplyBody::Rcon(line),

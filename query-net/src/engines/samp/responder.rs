@@ -8,7 +8,7 @@ use std::ops::Range;
 
 use query_specs::samp::{
     Client, Extra, Header, Info, Player as ListedPlayer, Reply, ReplyBody, Request, RequestBody,
-    Rule, OP_CLIENTS, OP_EXTRA, OP_INFO, OP_PLAYERS, OP_RULES,
+    Rule, HEADER_LEN, OP_CLIENTS, OP_EXTRA, OP_INFO, OP_PLAYERS, OP_RULES,
 };
 use query_wire::{Decode, Encode, ErrorKind, Text, TextEncoding};
 use subtle::ConstantTimeEq;
@@ -110,8 +110,6 @@ const MAX_RULES_BYTES: usize = 8192;
 /// RCON output: lines per command, bytes per line.
 const MAX_RESPONDER_RCON_LINES: usize = 1000;
 const MAX_RCON_LINE: usize = 512;
-/// The header every reply starts with: `SAMP`, the server's address and port, the opcode.
-const HEADER_LEN: usize = 11;
 
 /// Answers SA:MP / open.mp queries from a [`SharedState`]; see the [module](super) docs.
 ///
