@@ -24,6 +24,7 @@ pub mod engines;
 mod error;
 pub mod limit;
 pub mod onequery_token;
+pub mod part_wait;
 mod options;
 pub mod protocol;
 pub mod replay;

@@ -11,8 +11,8 @@
 //!   `gsq watch`) asks for the challenge straight away. Minecraft is always asked for it, with
 //!   a session id masked with [`MINECRAFT_SESSION_MASK`], the bits Minecraft echoes.
 //! - Parts: the reply's parts are joined by the specs' [`Reassembly`], in any order, duplicates
-//!   dropped, tables continued across parts. Once the first part arrived the session waits for
-//!   the rest until that attempt's timeout (at least a little while after the latest part);
+//!   dropped, tables continued across parts. Once a part arrived the session waits for the
+//!   rest a short gap after the latest part ([`PartWait`]);
 //!   a part that never comes ends the query with what arrived and `complete: false`.
 //! - Not a reply: datagrams that do not decode, or carry another session id (a forged reply),
 //!   are ignored; if nothing else comes the query fails with the last decode error.
@@ -48,6 +48,7 @@ use super::StatusSession;
 use crate::engine::{ClientSession, Retry};
 use crate::error::QueryError;
 use crate::options::Options;
+use crate::part_wait::PartWait;
 use crate::protocol::Protocol;
 use crate::status::ServerStatus;
 
@@ -60,9 +61,6 @@ pub const MINECRAFT_ENCODING: TextEncoding = TextEncoding::Windows1252;
 
 /// How many targets that needed a challenge are remembered; past it the memory starts over.
 pub const CHALLENGE_MEMORY: usize = 4096;
-
-/// The least time waited for a missing part after the latest part.
-const MIN_PART_GAP: Duration = Duration::from_millis(50);
 
 /// A GameSpy 3 status query of `target`.
 pub fn client(target: SocketAddr, options: &Options) -> Result<StatusSession, QueryError> {
@@ -117,7 +115,6 @@ pub struct GameSpy3Session {
     target: SocketAddr,
     protocol: Protocol,
     encoding: TextEncoding,
-    timeout: Duration,
     session_id: u32,
     retry: Retry,
     step: Step,
@@ -125,8 +122,8 @@ pub struct GameSpy3Session {
     remembered: bool,
     parts: Reassembly,
     first_rtt: Option<Duration>,
-    attempt_end: Option<Instant>,
-    rest_until: Option<Instant>,
+    /// Once a part arrived: the wait for the rest.
+    rest: PartWait,
     malformed: Option<query_wire::Error>,
     result: Option<Result<ServerStatus, QueryError>>,
 }
@@ -172,15 +169,13 @@ impl GameSpy3Session {
             target,
             protocol,
             encoding: options.encoding_or(default),
-            timeout: options.timeout,
             session_id,
             retry: Retry::from_options(options),
             step: Step::Plain,
             remembered: challenge_first && protocol == Protocol::GameSpy3,
             parts: Reassembly::for_session(session_id),
             first_rtt: None,
-            attempt_end: None,
-            rest_until: None,
+            rest: PartWait::new(options.timeout),
             malformed: None,
             result: None,
         };
@@ -261,21 +256,14 @@ impl GameSpy3Session {
             }
         }
         if self.first_rtt.is_none() {
-            self.attempt_end = self.retry.poll_timeout();
             self.first_rtt = Some(self.retry.finish(now).unwrap_or_default());
         }
         if self.parts.is_complete() {
             self.finish(now);
             return;
         }
-        let gap = self
-            .first_rtt
-            .unwrap_or_default()
-            .saturating_mul(4)
-            .max(MIN_PART_GAP)
-            .min(self.timeout.max(MIN_PART_GAP));
-        let attempt_end = self.attempt_end.unwrap_or(now);
-        self.rest_until = Some(attempt_end.max(now + gap));
+        self.rest
+            .part_arrived(self.first_rtt.unwrap_or_default(), now);
     }
 
     fn has_parts(&self) -> bool {
@@ -326,7 +314,7 @@ impl ClientSession for GameSpy3Session {
     fn poll_timeout(&self) -> Option<Instant> {
         match self.step {
             Step::Done => None,
-            _ if self.has_parts() => self.rest_until,
+            _ if self.has_parts() => self.rest.until(),
             _ => self.retry.poll_timeout(),
         }
     }
@@ -336,7 +324,7 @@ impl ClientSession for GameSpy3Session {
             return;
         }
         if self.has_parts() {
-            if self.rest_until.is_some_and(|until| now >= until) {
+            if self.rest.is_over(now) {
                 self.finish(now);
             }
             return;
