@@ -299,7 +299,8 @@ pub struct Table<'a> {
 pub struct JoinedColumn<'a> {
     /// `player_`, `score_`...
     pub name: Text<'a>,
-    /// Every value, row by row. Values a missing part carried are empty.
+    /// Every value, row by row, from the first; values that would follow a gap (a missing part)
+    /// are left out, see [`Assembled::gaps`].
     pub values: Vec<Text<'a>>,
 }
 
