@@ -19,7 +19,9 @@
 //! - **Partial answers.** INFO must arrive whole, or the query fails (with the decode error of
 //!   the last bad datagram, if one came, else the timeout). PLAYER and RULES are extras: when
 //!   one fails, the status is returned without it with `complete: false` and the reason in
-//!   `raw.players_error` / `raw.rules_error`. Where a split reply lost a later part, or a server
+//!   `raw.players_error` / `raw.rules_error`: what the latest datagram that made no reply was
+//!   (a split reply with a bad CRC32 or over the decompression cap), or which parts of a split
+//!   reply never came, else that nothing came. Where a split reply lost a later part, or a server
 //!   cut a reply mid-row, the rows and pairs that arrived whole are kept (`complete: false`).
 //! - Text is decoded with [`Options::encoding`], UTF-8 by default (what Source servers send);
 //!   invalid bytes become U+FFFD rather than failing the query.
@@ -344,6 +346,22 @@ impl A2sClient {
         self.next_step();
     }
 
+    /// Why the current step got no answer: the last datagram that did not make one (a split
+    /// reply with a bad CRC32 or over the decompression cap, a reply that does not decode), or
+    /// the parts of a split reply that never came, or else `unanswered` as it is.
+    fn why_unanswered(&mut self, unanswered: QueryError) -> QueryError {
+        if let Some(bad) = self.last_bad.take() {
+            return QueryError::Malformed(bad);
+        }
+        let missing = self.parts.missing_parts();
+        if missing.is_empty() {
+            return unanswered;
+        }
+        QueryError::protocol(format!(
+            "{unanswered}: parts {missing:?} of its split reply never arrived"
+        ))
+    }
+
     fn next_step(&mut self) {
         let next = match self.step {
             Step::Info if self.players => Some(Step::Players),
@@ -428,10 +446,7 @@ impl ClientSession for A2sClient {
                 }
             }
             Err(timeout) => {
-                let error = match (self.step, self.last_bad.take()) {
-                    (Step::Info, Some(bad)) => QueryError::Malformed(bad),
-                    _ => timeout,
-                };
+                let error = self.why_unanswered(timeout);
                 self.give_up_step(error, now);
             }
         }
@@ -450,6 +465,12 @@ impl ClientSession for A2sClient {
             if self.step == Step::Info {
                 self.finish(Err(why));
             } else {
+                let why = match self.last_bad.take() {
+                    Some(bad) => QueryError::protocol(format!(
+                        "{why}; the latest datagram that made no reply: {bad}"
+                    )),
+                    None => self.why_unanswered(why),
+                };
                 let prefix = self.parts.received_prefix().or_else(|| self.prefix.take());
                 match prefix {
                     Some(prefix) => self.keep_before_cut(&prefix, &why.to_string()),
