@@ -137,11 +137,23 @@ impl GameSpy2Session {
         let _ = self.retry.start_encoded(waiting_for, &self.request, ());
     }
 
-    fn finish(&mut self, now: Instant) {
+    fn finish(&mut self, now: Instant, why: Option<QueryError>) {
         self.retry.finish(now);
-        let status = self.status();
+        let status = self.status_because(why);
         self.result = Some(status);
         self.finished = true;
+    }
+
+    /// The status; `why` says what ended the wait for the tables, should they be missing.
+    fn status_because(&self, why: Option<QueryError>) -> Result<ServerStatus, QueryError> {
+        let mut status = self.status()?;
+        if let (Some(why), false) = (why, status.complete) {
+            if let serde_json::Value::Object(raw) = &mut status.raw {
+                raw.entry("players_error")
+                    .or_insert_with(|| format!("no player table: {why}").into());
+            }
+        }
+        Ok(status)
     }
 
     fn status(&self) -> Result<ServerStatus, QueryError> {
@@ -218,7 +230,7 @@ impl ClientSession for GameSpy2Session {
         if holds.details && self.want_tables && !holds.players {
             self.start(Step::Tables, Requested::TABLES);
         } else {
-            self.finish(now);
+            self.finish(now, None);
         }
     }
 
@@ -238,7 +250,7 @@ impl ClientSession for GameSpy2Session {
             match self.step {
                 Step::Combined => self.start(Step::Details, Requested::DETAILS),
                 // The details are in: what arrived, incomplete.
-                Step::Tables => self.finish(now),
+                Step::Tables => self.finish(now, Some(timeout)),
                 Step::Details => {
                     let error = self.malformed.take().map_or(timeout, QueryError::Malformed);
                     self.retry.finish(now);
@@ -261,7 +273,7 @@ impl ClientSession for GameSpy2Session {
         if self.replies.is_empty() {
             return Err(self.malformed.take().map_or(why, QueryError::Malformed));
         }
-        self.status()
+        self.status_because(Some(why))
     }
 }
 
@@ -405,6 +417,8 @@ mod tests {
                 assert_eq!(status.name, "Fort");
                 assert!(status.players.is_empty());
                 assert!(!status.complete);
+                let why = status.raw["players_error"].as_str().unwrap();
+                assert!(why.starts_with("no player table: no reply"), "{why}");
                 return;
             }
         }
