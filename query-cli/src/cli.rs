@@ -420,7 +420,7 @@ pub struct ServeArgs {
 
     /// Log the counters (answered, bytes, drops by reason) once per this interval when a
     /// request came in it; 0s logs them only on exit.
-    #[arg(long, default_value = "60s", value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(long, default_value = "60s", value_parser = parse_duration_or_zero, value_name = "DURATION")]
     pub stats_interval: Duration,
 
     /// Text encoding of SA:MP and GameSpy replies (A2S is always UTF-8).
@@ -745,6 +745,14 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(duration)
 }
 
+/// As [`parse_duration`], but `0` (or `0s`) is allowed: an interval that never elapses.
+pub fn parse_duration_or_zero(text: &str) -> Result<Duration, String> {
+    match text.trim().trim_end_matches('s').parse::<f64>() {
+        Ok(seconds) if seconds == 0.0 => Ok(Duration::ZERO),
+        _ => parse_duration(text),
+    }
+}
+
 /// The chunks `gsq query sqp --chunks` asks for: as [`parse_chunks`], but at least one.
 fn parse_query_chunks(text: &str) -> Result<query_specs::sqp::ChunkSet, String> {
     let chunks = parse_chunks(text)?;
@@ -810,6 +818,10 @@ mod tests {
         assert!(parse_duration("-1").is_err());
         assert!(parse_duration("soon").unwrap_err().contains("1.5s"));
         assert!(parse_duration("inf").is_err());
+        assert_eq!(parse_duration_or_zero("0s"), Ok(Duration::ZERO));
+        assert_eq!(parse_duration_or_zero("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_duration_or_zero("2s"), Ok(Duration::from_secs(2)));
+        assert!(parse_duration_or_zero("-1").is_err());
     }
 
     #[test]
