@@ -106,6 +106,12 @@ impl SplitForm {
 /// answers to a resent request, or strangers forging the server's address.
 pub const MAX_REPLY_IDS: usize = 8;
 
+/// How many compressed replies one [`Reassembly`] decompresses at most: each costs up to
+/// [`MAX_DECOMPRESSED`] bytes of bzip2 work, and a reply to one request needs one (a second
+/// when the request was resent). Further compressed replies are refused unread, so a server
+/// that sends a new compressed id after each failure cannot keep a core busy.
+pub const MAX_DECOMPRESSIONS: usize = 2;
+
 /// Collects the parts of split replies, in any order and with duplicates, and joins a reply's
 /// payloads into the whole reply (`FF FF FF FF` and the reply's type first), decompressed when
 /// the reply was compressed.
@@ -131,6 +137,8 @@ pub const MAX_REPLY_IDS: usize = 8;
 #[derive(Debug, Clone, Default)]
 pub struct Reassembly {
     replies: Vec<SplitReply>,
+    /// Compressed replies decompressed so far.
+    decompressions: usize,
 }
 
 /// The parts of one reply id.
@@ -172,8 +180,9 @@ impl SplitReply {
         }
     }
 
-    /// Files one datagram of this id; the joined reply once every part is in.
-    fn push(&mut self, datagram: &[u8]) -> Result<Option<Vec<u8>>> {
+    /// Files one datagram of this id; the joined reply once every part is in, decompressed
+    /// while `decompressions` (counted up) is below [`MAX_DECOMPRESSIONS`].
+    fn push(&mut self, datagram: &[u8], decompressions: &mut usize) -> Result<Option<Vec<u8>>> {
         match &self.verdict {
             Some(Ok(())) => return Ok(None),
             Some(Err(error)) => return Err(error.clone()),
@@ -205,7 +214,7 @@ impl SplitReply {
         if !self.parts.is_complete() {
             return Ok(None);
         }
-        let joined = self.join();
+        let joined = self.join(decompressions);
         self.verdict = Some(joined.as_ref().map(|_| ()).map_err(Clone::clone));
         joined.map(Some)
     }
@@ -222,11 +231,16 @@ impl SplitReply {
     }
 
     /// The payloads joined in order, decompressed when the id says so.
-    fn join(&self) -> Result<Vec<u8>> {
+    fn join(&self, decompressions: &mut usize) -> Result<Vec<u8>> {
         let joined: Vec<u8> = self.parts.in_order().flatten().copied().collect();
         if self.id & COMPRESSED_ID == 0 {
             return Ok(joined);
         }
+        if *decompressions >= MAX_DECOMPRESSIONS {
+            let reason = "more compressed replies than MAX_DECOMPRESSIONS";
+            return Err(Error::new(ErrorKind::Invalid(reason), 4).in_field("Reassembly"));
+        }
+        *decompressions += 1;
         decompress(&joined)
     }
 }
@@ -264,7 +278,8 @@ impl Reassembly {
     /// its id is in. A datagram that is not a part, a part that contradicts the others of its
     /// id (another total, a number past it), a part of one id more than [`MAX_REPLY_IDS`],
     /// is an error and changes nothing. A compressed reply that does not decompress to its
-    /// declared size and CRC32 is an error, given again for its later parts.
+    /// declared size and CRC32, or past [`MAX_DECOMPRESSIONS`], is an error, given again for
+    /// its later parts.
     pub fn push(&mut self, datagram: &[u8]) -> Result<Option<Vec<u8>>> {
         if !datagram.starts_with(SPLIT_BYTES) {
             return Err(
@@ -284,7 +299,7 @@ impl Reassembly {
                 return Err(Error::new(ErrorKind::Invalid(reason), 4).in_field("Reassembly"));
             }
         };
-        self.replies[index].push(datagram)
+        self.replies[index].push(datagram, &mut self.decompressions)
     }
 
     /// The part numbers not received yet of the reply whose first part arrived (the one with
@@ -473,5 +488,22 @@ mod tests {
             "200 resends took {:?}, one decompression {one_decompression:?}",
             started.elapsed()
         );
+    }
+
+    #[test]
+    fn new_compressed_ids_past_the_budget_are_refused_unread() {
+        let whole = b"\xff\xff\xff\xffEsome rules\0".repeat(20);
+        let crc = crc32fast::hash(&whole);
+        let mut r = Reassembly::new();
+        for id in 0..MAX_DECOMPRESSIONS as u32 {
+            let mut bad = compressed(&whole, whole.len() as u32, crc ^ 1);
+            bad[4] = id as u8;
+            assert!(r.push(&bad).unwrap_err().to_string().contains("CRC32"));
+        }
+        // Even a good one: the budget is spent.
+        let mut good = compressed(&whole, whole.len() as u32, crc);
+        good[4] = 0x40;
+        let refused = r.push(&good).unwrap_err().to_string();
+        assert!(refused.contains("MAX_DECOMPRESSIONS"), "{refused}");
     }
 }

@@ -148,8 +148,6 @@ pub struct A2sClient {
     /// Challenges received for the current step.
     challenges: u32,
     parts: Reassembly,
-    /// The start of the current step's split reply, kept when a resend gives up on its parts.
-    prefix: Option<Vec<u8>>,
     /// The app id INFO gave (0 before, and for GoldSrc's detailed reply): PLAYER decodes by it.
     app_id: u16,
     /// The status being built, once INFO is in.
@@ -174,7 +172,6 @@ impl A2sClient {
             challenge: None,
             challenges: 0,
             parts: Reassembly::new(),
-            prefix: None,
             app_id: 0,
             status: None,
             first_sent: None,
@@ -191,7 +188,6 @@ impl A2sClient {
         self.step = step;
         self.challenges = 0;
         self.parts = Reassembly::new();
-        self.prefix = None;
         self.last_bad = None;
         self.send_request();
     }
@@ -333,7 +329,7 @@ impl A2sClient {
             return;
         }
         self.retry.finish(now);
-        let prefix = self.parts.received_prefix().or_else(|| self.prefix.take());
+        let prefix = self.parts.received_prefix();
         match prefix {
             Some(prefix) => self.keep_before_cut(&prefix, &error.to_string()),
             None => {
@@ -429,22 +425,9 @@ impl ClientSession for A2sClient {
             return;
         }
         match self.retry.handle_timeout(now) {
-            Ok(()) => {
-                if self.retry.is_active() && self.retry.poll_timeout().is_none() {
-                    // A resend is due, and its reply will carry a new id: start its parts
-                    // afresh, keeping the start of this one in case no whole reply comes.
-                    if let Some(prefix) = self.parts.received_prefix() {
-                        if self
-                            .prefix
-                            .as_ref()
-                            .is_none_or(|kept| kept.len() < prefix.len())
-                        {
-                            self.prefix = Some(prefix);
-                        }
-                    }
-                    self.parts = Reassembly::new();
-                }
-            }
+            // A resend's reply carries a new id; the parts of both are kept apart by id, and
+            // whichever completes first answers.
+            Ok(()) => {}
             Err(timeout) => {
                 let error = self.why_unanswered(timeout);
                 self.give_up_step(error, now);
@@ -471,7 +454,7 @@ impl ClientSession for A2sClient {
                     )),
                     None => self.why_unanswered(why),
                 };
-                let prefix = self.parts.received_prefix().or_else(|| self.prefix.take());
+                let prefix = self.parts.received_prefix();
                 match prefix {
                     Some(prefix) => self.keep_before_cut(&prefix, &why.to_string()),
                     None => {
