@@ -341,7 +341,7 @@ pub fn table(rows: &[(Reflection, Reflection, Reflection)]) -> String {
     );
     for (first, before, after) in rows {
         out.push_str(&format!(
-            "| {} ({}) | {} B, {} datagram(s) | {:.0}× | {} | {:.0} | {:.1}× | {} | {:.0} | {:.1}× |\n",
+            "| {} ({}) | {} B, {} datagram(s) | {:.1}× | {} | {:.0} | {:.1}× | {} | {:.0} | {:.1}× |\n",
             before.label,
             before.request_bytes,
             first.bytes_out,

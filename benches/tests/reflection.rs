@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use query_bench::reflection::{attacks, flood, FloodConfig, Setup};
+use query_bench::reflection::{self, attacks, flood, FloodConfig, Setup};
 
 /// The bound the defaults promise a netblock that has not proved its address, over floods of
 /// two seconds or more.
@@ -84,4 +84,35 @@ fn without_byte_budgets_the_same_flood_draws_far_more() {
     println!("before: {before:?}");
     assert!(before.out_per_second > 10.0 * BUDGET, "{before:?}");
     assert!(before.largest_datagram > 20_000, "{before:?}");
+}
+
+/// The README's table says what the first request from an unknown address draws, per
+/// protocol and request: the responders must still send exactly that.
+#[test]
+fn the_first_request_draws_what_the_readme_says() {
+    let readme = include_str!("../../README.md");
+    let mut failures = Vec::new();
+    for attack in attacks() {
+        let row = format!("| {} ({}) |", attack.label, attack.request.len());
+        let Some(line) = readme.lines().find(|line| line.starts_with(&row)) else {
+            failures.push(format!("{}: no row in the README", attack.label));
+            continue;
+        };
+        let documented: usize = line[row.len()..]
+            .split(" B")
+            .next()
+            .unwrap()
+            .trim()
+            .replace(',', "")
+            .parse()
+            .unwrap();
+        let first = reflection::first_request(&attack).expect("first request");
+        if first.bytes_out != documented as u64 {
+            failures.push(format!(
+                "{}: the README says {documented} B, the responder sent {} B",
+                attack.label, first.bytes_out
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
 }
