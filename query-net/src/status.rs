@@ -55,6 +55,19 @@ pub struct ServerStatus {
 }
 
 impl ServerStatus {
+    /// For an incomplete multi-part reply: names, in `raw.parts_error`, the latest datagram that
+    /// was refused as a part (over a cap, contradicting the others, not decoding), since it may
+    /// be why parts are missing.
+    pub(crate) fn note_refused_part(&mut self, refused: Option<&query_wire::Error>) {
+        let (Some(refused), false) = (refused, self.complete) else {
+            return;
+        };
+        if let serde_json::Value::Object(raw) = &mut self.raw {
+            let why = format!("the latest datagram refused as a part: {refused}");
+            raw.entry("parts_error").or_insert(why.into());
+        }
+    }
+
     /// For a status whose player list was received: when it lists fewer players than
     /// `num_players` counts (a server that cut its list to fit one datagram, as SA:MP and SQP
     /// responders must), marks it incomplete and says how many are missing in

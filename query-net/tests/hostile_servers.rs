@@ -347,6 +347,37 @@ async fn a_gamespy1_reply_missing_a_part_ends_a_short_gap_after_the_last() {
 }
 
 #[tokio::test]
+async fn a_gamespy3_part_over_the_byte_cap_is_named_as_the_reason() {
+    let server = hostile(|request, socket, from| {
+        if request.starts_with(b"\xfe\xfd\x00") && request.len() >= 7 {
+            let part = |number: u8, body: &[u8]| {
+                let mut d = vec![0x00];
+                d.extend_from_slice(&request[3..7]);
+                d.extend_from_slice(b"splitnum\0");
+                d.push(number);
+                d.extend_from_slice(body);
+                d
+            };
+            let _ = socket.send_to(&part(0, b"\x00hostname\x00Big\x00\x00"), from);
+            // 60 KB of padding in part 1: past the 64 KiB the reassembly holds with part 2.
+            let mut big = b"\x00k\x00".to_vec();
+            big.extend(std::iter::repeat_n(b'x', 40_000));
+            big.extend_from_slice(b"\x00\x00");
+            let _ = socket.send_to(&part(1, &big), from);
+            let _ = socket.send_to(&part(0x82, &big), from);
+        }
+    });
+    let status = driver::query(Protocol::GameSpy3, server.addr, &options(500))
+        .await
+        .unwrap();
+    assert_eq!(status.name, "Big");
+    assert!(!status.complete);
+    // The last part was refused, so nothing says more parts were due: only the reason does.
+    let why = status.raw["parts_error"].as_str().unwrap();
+    assert!(why.contains("exceed the maximum of 65536"), "{why}");
+}
+
+#[tokio::test]
 async fn a_long_quake3_reply_ends_a_short_gap_after_it_not_at_the_timeout() {
     let server = hostile(|request, socket, from| {
         if request.ends_with(b"getstatus\n") {

@@ -143,13 +143,15 @@ impl GameSpy1Session {
             return Err(QueryError::protocol("no part of the reply arrived"));
         };
         let assembled = parts.reply_with(self.encoding)?;
-        Ok(status::from_assembled(
+        let mut status = status::from_assembled(
             self.target,
             &assembled,
             parts,
             self.encoding,
             self.first_rtt.unwrap_or_default(),
-        ))
+        );
+        status.note_refused_part(self.malformed.as_ref());
+        Ok(status)
     }
 
     /// Files one datagram with the reassembly of its query id, starting one for a new id while

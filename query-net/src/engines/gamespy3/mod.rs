@@ -223,13 +223,15 @@ impl GameSpy3Session {
 
     fn status(&self) -> Result<ServerStatus, QueryError> {
         let reply = self.parts.reply()?;
-        Ok(status::from_reply(
+        let mut status = status::from_reply(
             self.protocol,
             self.target,
             &reply,
             self.encoding,
             self.first_rtt.unwrap_or_default(),
-        ))
+        );
+        status.note_refused_part(self.malformed.as_ref());
+        Ok(status)
     }
 
     fn on_challenge(&mut self, reply: &ChallengeReply<'_>) {
