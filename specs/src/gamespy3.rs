@@ -40,7 +40,7 @@
 //!   refuses them rather than send a reply that reads back differently.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use query_wire::parts::{Filed, NumberedParts};
 use query_wire::{Decode, Encode, Error, ErrorKind, Result, Text, TextEncoding, Wire};
@@ -598,6 +598,9 @@ struct Joiner<'a> {
     gaps: Vec<ColumnGap>,
     /// The number of the part being joined.
     number: u8,
+    /// Where each column is, by table kind and name: a part may hold thousands of columns,
+    /// and finding each by a scan would cost their square.
+    positions: HashMap<(u8, Text<'a>), usize>,
 }
 
 impl<'a> Joiner<'a> {
@@ -634,16 +637,17 @@ impl<'a> Joiner<'a> {
             }
         };
         for column in columns {
-            let joined = match table.columns.iter().position(|c| c.name == column.name) {
-                Some(i) => &mut table.columns[i],
-                None => {
-                    table.columns.push(JoinedColumn {
-                        name: column.name,
-                        values: Vec::new(),
-                    });
-                    table.columns.last_mut().expect("just pushed")
-                }
-            };
+            let at = *self
+                .positions
+                .entry((kind, column.name.clone()))
+                .or_insert(table.columns.len());
+            if at == table.columns.len() {
+                table.columns.push(JoinedColumn {
+                    name: column.name,
+                    values: Vec::new(),
+                });
+            }
+            let joined = &mut table.columns[at];
             // The count says how many values earlier parts carried whole: a value cut at the
             // end of the previous part (one more than the count) is replaced. A count past the
             // values held (a part missing, or values never sent) or more than one short of
