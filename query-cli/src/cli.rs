@@ -754,7 +754,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 /// As [`parse_duration`], but `0` (or `0s`) is allowed: an interval that never elapses.
 pub fn parse_duration_or_zero(text: &str) -> Result<Duration, String> {
     match text.trim().trim_end_matches('s').parse::<f64>() {
-        Ok(seconds) if seconds == 0.0 => Ok(Duration::ZERO),
+        Ok(0.0) => Ok(Duration::ZERO),
         _ => parse_duration(text),
     }
 }

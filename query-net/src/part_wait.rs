@@ -66,7 +66,9 @@ impl PartWait {
     /// A part arrived at `now`; `rtt` is the query's round trip (to its first part).
     pub fn part_arrived(&mut self, rtt: Duration, now: Instant) {
         if let Some(latest) = self.latest {
-            self.longest_pause = self.longest_pause.max(now.saturating_duration_since(latest));
+            self.longest_pause = self
+                .longest_pause
+                .max(now.saturating_duration_since(latest));
         }
         self.latest = Some(now);
         self.until = Some(now + self.gap(rtt));

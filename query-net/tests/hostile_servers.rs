@@ -119,7 +119,11 @@ async fn gamespy3_count_bytes_invent_no_rows() {
     assert!(!status.complete);
     let gaps = status.raw["column_gaps"].as_array().unwrap();
     assert!(gaps.len() > 1000, "{} gaps", gaps.len());
-    assert!(gaps[0].as_str().unwrap().contains("value 255"), "{}", gaps[0]);
+    assert!(
+        gaps[0].as_str().unwrap().contains("value 255"),
+        "{}",
+        gaps[0]
+    );
     // What the client built is within a small factor of the 60 KB that arrived (it was
     // 23 MB of JSON when columns were padded).
     let json = serde_json::to_vec(&status).unwrap();
@@ -322,7 +326,10 @@ async fn in_bulk_a_hostile_target_does_not_distort_the_others_timing() {
     // and the thread used 740 ms of CPU in 4 s; once per reply id, at most 30 ms and 20 ms of
     // CPU in 0.8 s (debug build).
     let p90 = pings[pings.len() * 9 / 10];
-    assert!(p90 < 100.0, "90th percentile ping {p90:.1} ms, all {pings:?}");
+    assert!(
+        p90 < 100.0,
+        "90th percentile ping {p90:.1} ms, all {pings:?}"
+    );
     assert!(cpu * 10 < wall, "{cpu:?} of CPU in {wall:?}");
 }
 

@@ -537,7 +537,9 @@ impl Reassembly {
         let total = part.is_last().then_some(u32::from(number) + 1);
         let filed = self
             .parts
-            .file(u32::from(number), total, datagram.len(), || datagram.to_vec())
+            .file(u32::from(number), total, datagram.len(), || {
+                datagram.to_vec()
+            })
             .map_err(|e| e.in_field("Reassembly"))?;
         if filed == Filed::Duplicate {
             return Ok(Pushed::Duplicate);
@@ -930,7 +932,10 @@ mod tests {
         assert!(reply.player_names().is_empty());
         assert_eq!(reply.gaps.len(), 1);
         let gap = reply.gaps[0].to_string();
-        assert!(gap.contains("\"player_\"") && gap.contains("value 255"), "{gap}");
+        assert!(
+            gap.contains("\"player_\"") && gap.contains("value 255"),
+            "{gap}"
+        );
     }
 
     #[test]
@@ -942,8 +947,15 @@ mod tests {
             d
         };
         let mut reassembly = Reassembly::for_session(5);
-        reassembly.push(&part(0, b"\x00hostname\x00Fort\x00\x00\x01player_\x00\x00Ann\x00")).unwrap();
-        reassembly.push(&part(0x82, b"\x01player_\x00\x02Cy\x00\x00\x00")).unwrap();
+        reassembly
+            .push(&part(
+                0,
+                b"\x00hostname\x00Fort\x00\x00\x01player_\x00\x00Ann\x00",
+            ))
+            .unwrap();
+        reassembly
+            .push(&part(0x82, b"\x01player_\x00\x02Cy\x00\x00\x00"))
+            .unwrap();
         let reply = reassembly.reply().unwrap();
         assert!(!reply.complete);
         assert_eq!(reply.missing_parts, [1]);

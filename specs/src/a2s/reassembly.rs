@@ -223,9 +223,12 @@ impl SplitReply {
         let part = form.part(datagram).map_err(|e| e.in_field("Reassembly"))?;
         let total = u32::from(part.total);
         self.parts
-            .file(u32::from(part.number), Some(total), part.payload.len(), || {
-                part.payload.to_vec()
-            })
+            .file(
+                u32::from(part.number),
+                Some(total),
+                part.payload.len(),
+                || part.payload.to_vec(),
+            )
             .map_err(|e| e.in_field("Reassembly"))?;
         Ok(())
     }
