@@ -58,7 +58,7 @@ impl ServerStatus {
     /// For an incomplete multi-part reply: names, in `raw.parts_error`, the latest datagram that
     /// was refused as a part (over a cap, contradicting the others, not decoding), since it may
     /// be why parts are missing.
-    pub(crate) fn note_refused_part(&mut self, refused: Option<&query_wire::Error>) {
+    pub(crate) fn note_refused_part(&mut self, refused: Option<&crate::QueryError>) {
         let (Some(refused), false) = (refused, self.complete) else {
             return;
         };
