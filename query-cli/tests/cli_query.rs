@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use cli_support::{run, Server, StateDir, SAMPLE_STATE};
 
 /// Every field of the ServerStatus JSON, in order; `teams` only when there are any.
-const STATUS_FIELDS: [&str; 14] = [
+const STATUS_FIELDS: [&str; 17] = [
     "protocol",
     "address",
     "name",
@@ -25,6 +25,9 @@ const STATUS_FIELDS: [&str; 14] = [
     "ping_ms",
     "complete",
     "raw",
+    "game",
+    "game_name",
+    "query_port",
 ];
 
 fn serve_all_single() -> Server {
