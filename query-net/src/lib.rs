@@ -27,6 +27,7 @@ pub mod learned;
 pub mod limit;
 mod options;
 mod outcome;
+pub mod part_wait;
 pub mod protocol;
 pub mod replay;
 pub mod service;

@@ -122,6 +122,11 @@ impl<T> Outcome<T> {
         self.malformed = Some(error.into());
     }
 
+    /// The datagram noted by [`note_malformed`](Outcome::note_malformed), if any.
+    pub fn malformed(&self) -> Option<&QueryError> {
+        self.malformed.as_ref()
+    }
+
     /// Forgets the datagram noted by [`note_malformed`](Outcome::note_malformed) (a new step
     /// begins, to which it does not belong).
     pub fn forget_malformed(&mut self) {

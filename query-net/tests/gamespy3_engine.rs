@@ -133,7 +133,12 @@ fn a_part_that_never_comes_leaves_the_status_incomplete() {
     let status = run_out(&mut s, t0);
     assert!(!status.complete);
     assert_eq!(status.raw["missing_parts"], serde_json::json!([0]));
-    assert!(!status.players.is_empty());
+    // The later parts' rows continue rows that never came: they are left out and named,
+    // never padded with empty rows.
+    assert!(status.players.is_empty());
+    let gaps = status.raw["column_gaps"].as_array().unwrap();
+    assert!(!gaps.is_empty());
+    assert!(gaps[0].as_str().unwrap().contains("player_"), "{gaps:?}");
 }
 
 #[test]

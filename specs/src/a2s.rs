@@ -29,7 +29,9 @@ use serde::Serialize;
 
 mod reassembly;
 
-pub use reassembly::{Reassembly, SplitForm, MAX_DECOMPRESSED, MAX_PARTS};
+pub use reassembly::{
+    Reassembly, SplitForm, MAX_DECOMPRESSED, MAX_DECOMPRESSIONS, MAX_PARTS, MAX_REPLY_IDS,
+};
 
 /// The i32 a whole packet starts with.
 pub const SINGLE: i32 = -1;

@@ -19,7 +19,9 @@
 //! - **Partial answers.** INFO must arrive whole, or the query fails (with the decode error of
 //!   the last bad datagram, if one came, else the timeout). PLAYER and RULES are extras: when
 //!   one fails, the status is returned without it with `complete: false` and the reason in
-//!   `raw.players_error` / `raw.rules_error`. Where a split reply lost a later part, or a server
+//!   `raw.players_error` / `raw.rules_error`: what the latest datagram that made no reply was
+//!   (a split reply with a bad CRC32 or over the decompression cap), or which parts of a split
+//!   reply never came, else that nothing came. Where a split reply lost a later part, or a server
 //!   cut a reply mid-row, the rows and pairs that arrived whole are kept (`complete: false`).
 //! - Text is decoded with [`Options::encoding`], UTF-8 by default (what Source servers send);
 //!   invalid bytes become U+FFFD rather than failing the query.
@@ -146,8 +148,6 @@ pub struct A2sClient {
     /// Challenges received for the current step.
     challenges: u32,
     parts: Reassembly,
-    /// The start of the current step's split reply, kept when a resend gives up on its parts.
-    prefix: Option<Vec<u8>>,
     /// The app id INFO gave (0 before, and for GoldSrc's detailed reply): PLAYER decodes by it.
     app_id: u16,
     /// The status being built, once INFO is in.
@@ -168,7 +168,6 @@ impl A2sClient {
             challenge: None,
             challenges: 0,
             parts: Reassembly::new(),
-            prefix: None,
             app_id: 0,
             status: None,
             outcome: Outcome::new(),
@@ -181,7 +180,6 @@ impl A2sClient {
         self.step = step;
         self.challenges = 0;
         self.parts = Reassembly::new();
-        self.prefix = None;
         self.outcome.forget_malformed();
         self.send_request();
     }
@@ -323,7 +321,7 @@ impl A2sClient {
     /// Keeps the whole rows of the current step's parts, if any came, and says why the rest
     /// is missing.
     fn leave_out_step(&mut self, why: &QueryError) {
-        let prefix = self.parts.received_prefix().or_else(|| self.prefix.take());
+        let prefix = self.parts.received_prefix();
         match prefix {
             Some(prefix) => self.keep_before_cut(&prefix, &why.to_string()),
             None => {
@@ -348,6 +346,22 @@ impl A2sClient {
                 self.outcome.finish(status);
             }
         }
+    }
+
+    /// Why the current step got no answer: the last datagram that did not make one (a split
+    /// reply with a bad CRC32 or over the decompression cap, a reply that does not decode), or
+    /// the parts of a split reply that never came, or else `unanswered` as it is.
+    fn why_unanswered(&mut self, unanswered: QueryError) -> QueryError {
+        if self.outcome.malformed().is_some() {
+            return self.outcome.unanswered(unanswered);
+        }
+        let missing = self.parts.missing_parts();
+        if missing.is_empty() {
+            return unanswered;
+        }
+        QueryError::protocol(format!(
+            "{unanswered}: parts {missing:?} of its split reply never arrived"
+        ))
     }
 
     /// The status built so far, with the best round trip.
@@ -396,28 +410,11 @@ impl ClientSession for A2sClient {
             return;
         }
         match self.retry.handle_timeout(now) {
-            Ok(()) => {
-                if self.retry.is_active() && self.retry.poll_timeout().is_none() {
-                    // A resend is due, and its reply will carry a new id: start its parts
-                    // afresh, keeping the start of this one in case no whole reply comes.
-                    if let Some(prefix) = self.parts.received_prefix() {
-                        if self
-                            .prefix
-                            .as_ref()
-                            .is_none_or(|kept| kept.len() < prefix.len())
-                        {
-                            self.prefix = Some(prefix);
-                        }
-                    }
-                    self.parts = Reassembly::new();
-                }
-            }
+            // A resend's reply carries a new id; the parts of both are kept apart by id, and
+            // whichever completes first answers.
+            Ok(()) => {}
             Err(timeout) => {
-                // Only INFO's bad datagram names the failure: a later step's is left out.
-                let error = match self.step {
-                    Step::Info => self.outcome.unanswered(timeout),
-                    _ => timeout,
-                };
+                let error = self.why_unanswered(timeout);
                 self.give_up_step(error, now);
             }
         }
@@ -438,6 +435,12 @@ impl ClientSession for A2sClient {
         if self.step == Step::Info {
             return Err(why);
         }
+        let why = match self.outcome.malformed() {
+            Some(bad) => QueryError::protocol(format!(
+                "{why}; the latest datagram that made no reply: {bad}"
+            )),
+            None => self.why_unanswered(why),
+        };
         self.leave_out_step(&why);
         self.final_status()
     }

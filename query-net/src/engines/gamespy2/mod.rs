@@ -133,8 +133,20 @@ impl GameSpy2Session {
         let _ = self.retry.start_encoded(waiting_for, &self.request, ());
     }
 
-    fn finish(&mut self) {
-        self.outcome.finish(self.status());
+    fn finish(&mut self, why: Option<QueryError>) {
+        self.outcome.finish(self.status_because(why));
+    }
+
+    /// The status; `why` says what ended the wait for the tables, should they be missing.
+    fn status_because(&self, why: Option<QueryError>) -> Result<ServerStatus, QueryError> {
+        let mut status = self.status()?;
+        if let (Some(why), false) = (why, status.complete) {
+            if let serde_json::Value::Object(raw) = &mut status.raw {
+                raw.entry("players_error")
+                    .or_insert_with(|| format!("no player table: {why}").into());
+            }
+        }
+        Ok(status)
     }
 
     fn status(&self) -> Result<ServerStatus, QueryError> {
@@ -208,7 +220,7 @@ impl ClientSession for GameSpy2Session {
         if holds.details && self.want_tables && !holds.players {
             self.start(Step::Tables, Requested::TABLES);
         } else {
-            self.finish();
+            self.finish(None);
         }
     }
 
@@ -225,11 +237,11 @@ impl ClientSession for GameSpy2Session {
             self.outcome.handle_timeout(&mut self.retry, now);
             return;
         }
-        if self.retry.handle_timeout(now).is_err() {
+        if let Err(timeout) = self.retry.handle_timeout(now) {
             match self.step {
                 Step::Combined => self.start(Step::Details, Requested::DETAILS),
-                // The details are in: what arrived, incomplete.
-                _ => self.finish(),
+                // The details are in: what arrived, incomplete, and why.
+                _ => self.finish(Some(timeout)),
             }
         }
     }
@@ -247,7 +259,7 @@ impl ClientSession for GameSpy2Session {
         if self.replies.is_empty() {
             return Err(self.outcome.unanswered(why));
         }
-        self.status()
+        self.status_because(Some(why))
     }
 }
 
@@ -391,6 +403,8 @@ mod tests {
                 assert_eq!(status.name, "Fort");
                 assert!(status.players.is_empty());
                 assert!(!status.complete);
+                let why = status.raw["players_error"].as_str().unwrap();
+                assert!(why.starts_with("no player table: no reply"), "{why}");
                 return;
             }
         }

@@ -14,8 +14,8 @@
 //!   before in the process. Minecraft is always asked for it, with a session id masked with
 //!   [`MINECRAFT_SESSION_MASK`], the bits Minecraft echoes.
 //! - Parts: the reply's parts are joined by the specs' [`Reassembly`], in any order, duplicates
-//!   dropped, tables continued across parts. Once the first part arrived the session waits for
-//!   the rest until that attempt's timeout (at least a little while after the latest part);
+//!   dropped, tables continued across parts. Once a part arrived the session waits for the
+//!   rest a short gap after the latest part ([`PartWait`]);
 //!   a part that never comes ends the query with what arrived and `complete: false`.
 //! - Not a reply: datagrams that do not decode, or carry another session id (a forged reply),
 //!   are ignored; if nothing else comes the query fails with the last decode error.
@@ -50,6 +50,7 @@ use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::learned::Learned;
 use crate::options::Options;
+use crate::part_wait::PartWait;
 use crate::protocol::Protocol;
 use crate::status::ServerStatus;
 
@@ -59,9 +60,6 @@ pub const DEFAULT_ENCODING: TextEncoding = query_specs::gamespy3::ENCODING;
 /// Minecraft's default: the captured servers write `§` as the one byte A7 (Latin-1), so its
 /// text is read as Windows-1252 too unless [`Options::encoding`] says otherwise.
 pub const MINECRAFT_ENCODING: TextEncoding = TextEncoding::Windows1252;
-
-/// The least time waited for a missing part after the latest part.
-const MIN_PART_GAP: Duration = Duration::from_millis(50);
 
 /// A GameSpy 3 status query of `target` that knows nothing of it.
 pub fn client(target: SocketAddr, options: &Options) -> Result<StatusSession, QueryError> {
@@ -107,7 +105,6 @@ pub struct GameSpy3Session {
     target: SocketAddr,
     protocol: Protocol,
     encoding: TextEncoding,
-    timeout: Duration,
     session_id: u32,
     retry: Retry,
     step: Step,
@@ -117,8 +114,8 @@ pub struct GameSpy3Session {
     remembered: bool,
     parts: Reassembly,
     first_rtt: Option<Duration>,
-    attempt_end: Option<Instant>,
-    rest_until: Option<Instant>,
+    /// Once a part arrived: the wait for the rest.
+    rest: PartWait,
     outcome: Outcome<ServerStatus>,
 }
 
@@ -172,7 +169,6 @@ impl GameSpy3Session {
             target,
             protocol,
             encoding: options.encoding_or(default),
-            timeout: options.timeout,
             session_id,
             retry: Retry::from_options(options),
             step: Step::Plain,
@@ -180,8 +176,7 @@ impl GameSpy3Session {
             remembered: challenge_first && protocol == Protocol::GameSpy3,
             parts: Reassembly::for_session(session_id),
             first_rtt: None,
-            attempt_end: None,
-            rest_until: None,
+            rest: PartWait::new(options.timeout),
             outcome: Outcome::new(),
         };
         if challenge_first {
@@ -221,13 +216,15 @@ impl GameSpy3Session {
 
     fn status(&self) -> Result<ServerStatus, QueryError> {
         let reply = self.parts.reply()?;
-        Ok(status::from_reply(
+        let mut status = status::from_reply(
             self.protocol,
             self.target,
             &reply,
             self.encoding,
             self.first_rtt.unwrap_or_default(),
-        ))
+        );
+        status.note_refused_part(self.outcome.malformed());
+        Ok(status)
     }
 
     fn on_challenge(&mut self, reply: &ChallengeReply<'_>) {
@@ -254,21 +251,14 @@ impl GameSpy3Session {
             }
         }
         if self.first_rtt.is_none() {
-            self.attempt_end = self.retry.poll_timeout();
             self.first_rtt = Some(self.retry.finish(now).unwrap_or_default());
         }
         if self.parts.is_complete() {
             self.outcome.finish(self.status());
             return;
         }
-        let gap = self
-            .first_rtt
-            .unwrap_or_default()
-            .saturating_mul(4)
-            .max(MIN_PART_GAP)
-            .min(self.timeout.max(MIN_PART_GAP));
-        let attempt_end = self.attempt_end.unwrap_or(now);
-        self.rest_until = Some(attempt_end.max(now + gap));
+        self.rest
+            .part_arrived(self.first_rtt.unwrap_or_default(), now);
     }
 
     fn has_parts(&self) -> bool {
@@ -320,7 +310,7 @@ impl ClientSession for GameSpy3Session {
         if self.outcome.is_finished() || !self.has_parts() {
             self.outcome.poll_timeout(&self.retry)
         } else {
-            self.rest_until
+            self.rest.until()
         }
     }
 
@@ -329,7 +319,7 @@ impl ClientSession for GameSpy3Session {
             return;
         }
         if self.has_parts() {
-            if self.rest_until.is_some_and(|until| now >= until) {
+            if self.rest.is_over(now) {
                 self.outcome.finish(self.status());
             }
             return;

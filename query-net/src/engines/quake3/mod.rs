@@ -10,8 +10,8 @@
 //!   a big server may send more datagrams holding player lines only (the same header, no pair
 //!   line), which are appended in arrival order. A first datagram shorter than
 //!   [`SPLIT_HINT`] bytes is a whole reply (a server splits only when a datagram is full) and
-//!   ends the query at once. A longer one waits for continuations until the attempt's timeout,
-//!   or at least a little while after the latest datagram (four round trips, 50 ms at the
+//!   ends the query at once. A longer one waits for continuations a short gap after the
+//!   latest datagram ([`PartWait`]: four round trips, 50 ms at the
 //!   least). At most [`MAX_DATAGRAMS`] datagrams are held, and [`Options::max_reply_bytes`]
 //!   caps their bytes; more are dropped. Continuations that arrive before the first are kept.
 //!   A second datagram with a pair line is the answer to a resent request, and is dropped;
@@ -47,6 +47,7 @@ use super::StatusSession;
 use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::options::Options;
+use crate::part_wait::PartWait;
 use crate::status::ServerStatus;
 
 /// The encoding text is read in unless another is chosen: [`query_specs::quake3::ENCODING`].
@@ -58,9 +59,6 @@ pub const SPLIT_HINT: usize = 1024;
 /// The most datagrams one reply is joined from.
 pub const MAX_DATAGRAMS: usize = 16;
 
-/// The least time waited for a continuation after the latest datagram.
-const MIN_PART_GAP: Duration = Duration::from_millis(50);
-
 /// A status query of `target`.
 pub fn client(target: SocketAddr, options: &Options) -> Result<StatusSession, QueryError> {
     Ok(Box::new(Quake3Session::new(target, options)))
@@ -71,7 +69,6 @@ pub fn client(target: SocketAddr, options: &Options) -> Result<StatusSession, Qu
 pub struct Quake3Session {
     target: SocketAddr,
     encoding: TextEncoding,
-    timeout: Duration,
     max_bytes: usize,
     retry: Retry,
     /// The datagram with the pair line.
@@ -80,8 +77,8 @@ pub struct Quake3Session {
     continuations: Vec<Vec<u8>>,
     held_bytes: usize,
     first_rtt: Option<Duration>,
-    attempt_end: Option<Instant>,
-    rest_until: Option<Instant>,
+    /// Once a part arrived: the wait for the rest.
+    rest: PartWait,
     outcome: Outcome<ServerStatus>,
 }
 
@@ -93,15 +90,13 @@ impl Quake3Session {
         Quake3Session {
             target,
             encoding: options.encoding_or(DEFAULT_ENCODING),
-            timeout: options.timeout,
             max_bytes: options.max_reply_bytes,
             retry,
             first: None,
             continuations: Vec::new(),
             held_bytes: 0,
             first_rtt: None,
-            attempt_end: None,
-            rest_until: None,
+            rest: PartWait::new(options.timeout),
             outcome: Outcome::new(),
         }
     }
@@ -169,28 +164,21 @@ impl ClientSession for Quake3Session {
             }
         } else {
             self.first = Some(datagram.to_vec());
-            self.attempt_end = self.retry.poll_timeout();
             self.first_rtt = Some(self.retry.finish(now).unwrap_or_default());
             if datagram.len() < SPLIT_HINT && self.continuations.is_empty() {
                 self.outcome.finish(self.status());
                 return;
             }
         }
-        let gap = self
-            .first_rtt
-            .unwrap_or_default()
-            .saturating_mul(4)
-            .max(MIN_PART_GAP)
-            .min(self.timeout.max(MIN_PART_GAP));
-        let attempt_end = self.attempt_end.unwrap_or(now);
-        self.rest_until = Some(attempt_end.max(now + gap));
+        self.rest
+            .part_arrived(self.first_rtt.unwrap_or_default(), now);
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
         if self.outcome.is_finished() || self.first.is_none() {
             self.outcome.poll_timeout(&self.retry)
         } else {
-            self.rest_until
+            self.rest.until()
         }
     }
 
@@ -200,7 +188,7 @@ impl ClientSession for Quake3Session {
         }
         if self.first.is_none() {
             self.outcome.handle_timeout(&mut self.retry, now);
-        } else if self.rest_until.is_some_and(|until| now >= until) {
+        } else if self.rest.is_over(now) {
             self.outcome.finish(self.status());
         }
     }

@@ -15,6 +15,7 @@ use query_specs::sqp::{
     ChallengeRequest, ChallengeResponse, QueryRequest, QueryResponseFragment, QueryResponseHead,
     Request, Response, VERSION, VERSION_UNSET,
 };
+use query_wire::parts::NumberedParts;
 use query_wire::Decode;
 
 use super::StatusSession;
@@ -225,9 +226,9 @@ impl SqpClient {
         match self.parts.insert(&fragment) {
             Ok(Some(joined)) => self.accept_payload(&joined, head.version, now),
             Ok(None) => {}
-            Err(message) => {
-                self.outcome
-                    .finish(Err(QueryError::server_reply(QueryError::protocol(message))));
+            Err(error) => {
+                let error = error.in_field("QueryResponseFragment");
+                self.outcome.finish(Err(QueryError::server_reply(error)));
             }
         }
     }
@@ -305,19 +306,18 @@ impl ClientSession for SqpClient {
 }
 
 /// The parts of a split reply, kept until all have arrived.
-#[derive(Debug, Default)]
-struct Parts {
-    last: u8,
-    slots: Vec<Option<Vec<u8>>>,
-    filled: usize,
-    bytes: usize,
+#[derive(Debug)]
+struct Parts(NumberedParts<Vec<u8>>);
+
+impl Default for Parts {
+    fn default() -> Self {
+        Parts(NumberedParts::new(256, MAX_SPLIT_REPLY))
+    }
 }
 
 impl Parts {
     fn clear(&mut self) {
-        self.slots.clear();
-        self.filled = 0;
-        self.bytes = 0;
+        *self = Parts::default();
     }
 
     /// Keeps one part; returns the joined payload once every part from 0 to `last` is in.
@@ -325,34 +325,19 @@ impl Parts {
     fn insert(
         &mut self,
         fragment: &QueryResponseFragment<'_>,
-    ) -> Result<Option<Vec<u8>>, &'static str> {
-        let (current, last) = (fragment.current_packet, fragment.last_packet);
-        if current > last {
-            return Err("a split reply part is numbered past the last part");
-        }
-        if self.slots.is_empty() {
-            self.last = last;
-            self.slots.resize(usize::from(last) + 1, None);
-        } else if last != self.last {
-            return Err("the parts of a split reply disagree on the last part");
-        }
-        let slot = &mut self.slots[usize::from(current)];
-        if slot.is_some() {
+    ) -> Result<Option<Vec<u8>>, query_wire::Error> {
+        let total = u32::from(fragment.last_packet) + 1;
+        let payload = fragment.payload;
+        self.0.file(
+            u32::from(fragment.current_packet),
+            Some(total),
+            payload.len(),
+            || payload.to_vec(),
+        )?;
+        if !self.0.is_complete() {
             return Ok(None);
         }
-        self.bytes += fragment.payload.len();
-        if self.bytes > MAX_SPLIT_REPLY {
-            return Err("a split reply exceeds 1 MiB");
-        }
-        *slot = Some(fragment.payload.to_vec());
-        self.filled += 1;
-        if self.filled < self.slots.len() {
-            return Ok(None);
-        }
-        let mut joined = Vec::with_capacity(self.bytes);
-        for part in self.slots.iter().flatten() {
-            joined.extend_from_slice(part);
-        }
+        let joined = self.0.in_order().flatten().copied().collect();
         self.clear();
         Ok(Some(joined))
     }
