@@ -226,6 +226,10 @@ pub fn classify(error: &QueryError) -> (Category, Option<&'static str>) {
             Category::Timeout,
             Some("check that the server is up and the port is its query port, or raise --timeout"),
         ),
+        QueryError::Deadline { .. } => (
+            Category::Timeout,
+            Some("the server answers, but too slowly for one query: raise --deadline"),
+        ),
         QueryError::AuthRequired(_) => (
             Category::Auth,
             Some("pass the server's secret with --token (OneQuery) or --rcon-password (SA:MP)"),

@@ -234,7 +234,7 @@ impl Verdict {
     pub fn of(result: &Result<ServerStatus, QueryError>) -> Self {
         match result {
             Ok(_) => Verdict::Success,
-            Err(QueryError::Timeout { .. }) => Verdict::Timeout,
+            Err(QueryError::Timeout { .. } | QueryError::Deadline { .. }) => Verdict::Timeout,
             Err(_) => Verdict::Error,
         }
     }
