@@ -13,7 +13,7 @@ use query_net::{Options, Protocol};
 use query_wire::TextEncoding;
 
 use crate::address::{parse_listen, HostPort, DEFAULT_PORTS_HELP};
-use crate::exit::{BadValue, Category, EXIT_CODES_HELP};
+use crate::exit::{BadValue, Category, Failure, EXIT_CODES_HELP};
 
 const MAIN_EXAMPLES: &str = "\
 Examples:
@@ -156,14 +156,20 @@ pub struct ClientArgs {
     #[arg(short, long, value_parser = parse_encoding)]
     pub encoding: Option<TextEncoding>,
 
-    /// OneQuery auth token, for servers that are not public.
-    #[arg(long, env = "GSQ_ONEQUERY_TOKEN", hide_env_values = true)]
+    /// OneQuery only: the auth token, for servers that are not public. The environment
+    /// variable GSQ_ONEQUERY_TOKEN, if set, is used when this is not given (and, unlike the
+    /// option, is not refused for other protocols).
+    #[arg(long)]
     pub token: Option<String>,
 
-    /// The GameSpy v1 request to send, e.g. `\info\` or `\status\xserverquery`.
-    #[arg(long, default_value = "\\status\\", value_name = "REQUEST", value_parser = parse_gamespy_request)]
-    pub gamespy_request: String,
+    /// GameSpy v1 only: the request to send, e.g. `\info\` or `\status\xserverquery`
+    /// (default `\status\`).
+    #[arg(long, value_name = "REQUEST", value_parser = parse_gamespy_request)]
+    pub gamespy_request: Option<String>,
 }
+
+/// The environment variable that holds the OneQuery auth token.
+const TOKEN_VARIABLE: &str = "GSQ_ONEQUERY_TOKEN";
 
 /// Parts of a status a query can fetch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -183,9 +189,16 @@ pub enum Fetch {
 }
 
 impl ClientArgs {
-    /// The query-net options.
-    pub fn options(&self) -> Options {
+    /// The query-net options; a `--fetch` list that contradicts itself (`none,players`) is a
+    /// usage error.
+    pub fn options(&self) -> Result<Options, Failure> {
         use query_specs::sqp::ChunkSet;
+        if self.fetch.contains(&Fetch::None) && self.fetch.len() > 1 {
+            return Err(Failure::usage(
+                "--fetch none means the server info alone and cannot be combined with other parts",
+            )
+            .hint("write --fetch none, or list the parts to fetch"));
+        }
         let wants = |part: Fetch| {
             self.fetch.contains(&Fetch::All)
                 || (self.fetch.contains(&part) && !self.fetch.contains(&Fetch::None))
@@ -195,18 +208,46 @@ impl ClientArgs {
         sqp_chunks.set(ChunkSet::PLAYER_INFO, wants(Fetch::Players));
         sqp_chunks.set(ChunkSet::TEAM_INFO, wants(Fetch::Teams));
         sqp_chunks.set(ChunkSet::METRICS, wants(Fetch::Metrics));
-        Options {
+        let defaults = Options::default();
+        Ok(Options {
             timeout: self.timeout,
             retries: self.retries,
             players: wants(Fetch::Players),
             rules: wants(Fetch::Rules),
             sqp_chunks,
             encoding: self.encoding,
-            auth_token: self.token.clone(),
-            gamespy_request: self.gamespy_request.clone(),
+            auth_token: self
+                .token
+                .clone()
+                .or_else(|| std::env::var(TOKEN_VARIABLE).ok()),
+            gamespy_request: self
+                .gamespy_request
+                .clone()
+                .unwrap_or(defaults.gamespy_request),
             deadline: self.deadline,
             max_reply_bytes: self.max_reply_bytes,
+        })
+    }
+
+    /// Refuses an option given for a protocol it does not apply to, as `--chunks` is refused
+    /// for anything but SQP: silently ignoring it would hide a mistake.
+    pub fn check_applies_to(&self, protocol: Protocol) -> Result<(), Failure> {
+        let given = [
+            ("--token", Protocol::OneQuery, self.token.is_some()),
+            (
+                "--gamespy-request",
+                Protocol::GameSpy1,
+                self.gamespy_request.is_some(),
+            ),
+        ];
+        for (option, owner, is_given) in given {
+            if is_given && protocol != owner {
+                return Err(Failure::usage(format!(
+                    "{option} is a {owner} option, not available with {protocol}"
+                )));
+            }
         }
+        Ok(())
     }
 }
 
@@ -559,7 +600,7 @@ pub struct DecodeArgs {
 
     /// In a capture file: the server's port, whose datagrams are decoded (default: the
     /// protocol's port).
-    #[arg(long)]
+    #[arg(long, value_parser = parse_port)]
     pub port: Option<u16>,
 
     /// Indented JSON (the default when stdout is a terminal).
@@ -706,6 +747,25 @@ fn parse_protocol_choice(text: &str) -> Result<ProtocolChoice, BadValue> {
 fn parse_host_port(text: &str) -> Result<HostPort, BadValue> {
     text.parse::<HostPort>()
         .map_err(|e| BadValue::new(crate::address::category(&e), e.reason()))
+}
+
+/// A port number, 1-65535; anything else numeric is [`Category::PortOutOfRange`] (exit 5)
+/// as in addresses.
+fn parse_port(text: &str) -> Result<u16, BadValue> {
+    let text = text.trim();
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(BadValue::new(
+            Category::Usage,
+            format!("{text:?} is not a port number"),
+        ));
+    }
+    match text.parse::<u16>() {
+        Ok(port) if port != 0 => Ok(port),
+        _ => Err(BadValue::new(
+            Category::PortOutOfRange,
+            format!("port {text} is out of range (1-65535)"),
+        )),
+    }
 }
 
 fn parse_listen_arg(text: &str) -> Result<SocketAddr, BadValue> {
@@ -870,7 +930,7 @@ mod tests {
         let Command::Query(args) = cli.command else {
             panic!("not a query")
         };
-        let o = args.client.options();
+        let o = args.client.options().unwrap();
         assert!(o.players && !o.rules);
         assert_eq!(
             o.sqp_chunks,
@@ -880,7 +940,7 @@ mod tests {
         let Command::Query(args) = cli.command else {
             panic!("not a query")
         };
-        let o = args.client.options();
+        let o = args.client.options().unwrap();
         assert!(!o.players && !o.rules);
         assert_eq!(o.sqp_chunks, ChunkSet::SERVER_INFO);
         assert_eq!(o.encoding, None);

@@ -210,6 +210,15 @@ mod tests {
                 Category::UnknownProtocol,
             ),
             (&["gsq", "query", "sqp", "h:x"][..], Category::BadAddress),
+            (&["gsq", "query", "sqp", "::1:7779"][..], Category::BadAddress),
+            (
+                &["gsq", "decode", "a2s", "c.pcap", "--port", "99999"][..],
+                Category::PortOutOfRange,
+            ),
+            (
+                &["gsq", "decode", "a2s", "c.pcap", "--port", "x"][..],
+                Category::Usage,
+            ),
             (
                 &["gsq", "query", "sqp", "h:70000"][..],
                 Category::PortOutOfRange,

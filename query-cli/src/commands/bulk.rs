@@ -76,7 +76,7 @@ pub async fn run(args: BulkArgs, quiet: bool) -> Outcome {
 
     let read_error: Arc<Mutex<Option<io::Error>>> = Arc::default();
     let entries = entries(reader, args.protocol, Arc::clone(&read_error));
-    let options: Options = args.client.options();
+    let options: Options = args.client.options()?;
     let config = BulkConfig {
         sockets: usize::try_from(args.sockets).unwrap_or(4),
         concurrency: usize::try_from(args.concurrency).unwrap_or(256),

@@ -20,7 +20,8 @@ pub async fn run(args: QueryArgs) -> Outcome {
     let format = Format::choose(&args.output);
     let status = match args.protocol {
         ProtocolChoice::One(protocol) => {
-            let options = args.client.options();
+            args.client.check_applies_to(protocol)?;
+            let options = args.client.options()?;
             let rcon = rcon_command(&args, protocol)?;
             let chunks = sqp_chunks(&args, Some(protocol))?;
             let target = resolve(&args.address, protocol.default_port()).await?;
@@ -104,6 +105,19 @@ async fn run_rcon(
     let lines = driver::query_session(Bounded::from_options(session, options))
         .await
         .map_err(|e| Failure::from_query(&what, &e))?;
+    if lines.is_empty() {
+        // The server answered the probe query but printed nothing for the command within the
+        // timeout: RCON is off there (SA:MP ignores RCON without an rcon_password), or this
+        // command prints nothing. An empty list with exit 0 would read as success.
+        return Err(Failure::new(
+            Category::Timeout,
+            format!(
+                "{what}: the server answers queries but sent no RCON output for {:?}",
+                rcon.command
+            ),
+        )
+        .hint("RCON is off on that server (no rcon_password), or the command prints nothing"));
+    }
     let text = match format {
         Format::Table => lines
             .iter()
@@ -120,9 +134,6 @@ async fn run_rcon(
             format == Format::PrettyJson,
         )?,
     };
-    if text.is_empty() {
-        return Ok(());
-    }
     print_line(&text)
 }
 
@@ -163,7 +174,7 @@ async fn query_any(args: &QueryArgs) -> Outcome<ServerStatus> {
     let mut queries = JoinSet::new();
     for protocol in Protocol::ALL {
         let target = SocketAddr::new(ip, args.address.port().unwrap_or(protocol.default_port()));
-        let options = args.client.options();
+        let options = args.client.options()?;
         queries.spawn(async move {
             let result = match engines::new_session(protocol, target, &options) {
                 Ok(session) => driver::query_session(session).await,

@@ -56,6 +56,7 @@ struct App {
 
 /// Runs `gsq exporter` until interrupted.
 pub async fn run(args: ExporterArgs) -> Outcome {
+    let options = args.client.options()?;
     let targets = match &args.targets {
         Some(path) => poll::read_targets(path)?,
         None => Vec::new(),
@@ -64,7 +65,7 @@ pub async fn run(args: ExporterArgs) -> Outcome {
     let metrics = ExporterMetrics::register(&mut own);
     let polled = Arc::new(Mutex::new(poll::Latest::for_targets(&targets)));
     let app = Arc::new(App {
-        options: args.client.options(),
+        options,
         allow: args.allow,
         probe_timeout: args.probe_timeout,
         slots: Semaphore::new(args.max_probes as usize),

@@ -1,0 +1,74 @@
+//! One behaviour per input: an option that does not apply to the protocol is refused, a port
+//! out of range is exit code 5 wherever it is given, an IPv6 address that could end in a port
+//! is refused with the bracketed spelling, and an RCON command nobody answers is an error.
+
+mod cli_support;
+
+use cli_support::{run, Server, StateDir, SAMPLE_STATE};
+
+const USAGE: i32 = 2;
+const BAD_ADDRESS: i32 = 4;
+const PORT_OUT_OF_RANGE: i32 = 5;
+const TIMEOUT: i32 = 8;
+
+#[test]
+fn options_of_other_protocols_are_refused() {
+    run(&["query", "a2s", "127.0.0.1:1", "--token", "t"])
+        .assert_error(USAGE, &["--token is a onequery option", "a2s"]);
+    run(&["query", "sqp", "127.0.0.1:1", "--gamespy-request", "\\info\\"])
+        .assert_error(USAGE, &["--gamespy-request is a gamespy1 option", "sqp"]);
+    run(&["query", "sqp", "127.0.0.1:1", "--fetch", "none,players"])
+        .assert_error(USAGE, &["--fetch none", "cannot be combined"]);
+    run(&["bulk", "--fetch", "players,none"]).assert_error(USAGE, &["--fetch none"]);
+}
+
+#[test]
+fn the_token_variable_is_not_refused_for_other_protocols() {
+    // From the environment the token is a setting for OneQuery servers, not a mistake.
+    let output = cli_support::gsq(&["query", "a2s", "127.0.0.1:9", "-t", "100ms", "-r", "0"])
+        .env("GSQ_ONEQUERY_TOKEN", "t")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_ne!(output.status.code(), Some(USAGE), "{stderr}");
+    assert!(!stderr.contains("--token"), "{stderr}");
+}
+
+#[test]
+fn a_port_out_of_range_is_exit_code_5_everywhere() {
+    run(&["decode", "a2s", "capture.pcap", "--port", "99999"])
+        .assert_error(PORT_OUT_OF_RANGE, &["port 99999 is out of range"]);
+    run(&["decode", "a2s", "capture.pcap", "--port", "0"]).assert_error(PORT_OUT_OF_RANGE, &[]);
+    run(&["query", "sqp", "127.0.0.1:99999"]).assert_error(PORT_OUT_OF_RANGE, &[]);
+}
+
+#[test]
+fn ipv6_without_brackets_before_a_port_is_refused_with_a_hint() {
+    run(&["query", "sqp", "::1:7779"]).assert_error(BAD_ADDRESS, &["[::1]:7779"]);
+    let ran = cli_support::run_with_stdin(&["bulk"], "sqp ::1:7779\n");
+    let line = &ran.json_lines()[0];
+    assert_eq!(line["error_kind"], "bad_address", "{line}");
+    assert!(
+        line["error"].as_str().unwrap().contains("[::1]:7779"),
+        "{line}"
+    );
+}
+
+#[test]
+fn rcon_against_a_server_without_rcon_says_so() {
+    // SA:MP answers queries but ignores RCON when it has no RCON password.
+    let state = StateDir::new("toml", SAMPLE_STATE);
+    let server = Server::start(state, &["--samp", "127.0.0.1:0"], &["samp"]);
+    run(&[
+        "query",
+        "samp",
+        &server.addr("samp"),
+        "--rcon-password",
+        "any",
+        "--rcon",
+        "players",
+        "-t",
+        "300ms",
+    ])
+    .assert_error(TIMEOUT, &["no RCON output for \"players\"", "RCON is off"]);
+}
