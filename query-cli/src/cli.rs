@@ -276,7 +276,8 @@ gamespy2 2302, gamespy3 29900, minecraft 25565).
 
 Output: one JSON object per line (NDJSON), in completion order. An answer is the ServerStatus
 object of `gsq query --json` plus `target` (as written in the input) and `line`; a failure is
-{\"target\", \"line\", \"protocol\", \"address\", \"error\", \"error_kind\"}, error_kind being one of
+{\"target\", \"line\", \"protocol\", \"address\", \"error\", \"error_kind\"} (target and
+protocol as the line writes them, an unknown protocol too), error_kind being one of
 timeout, resolve, network, malformed, auth, unknown_protocol, bad_address,
 port_out_of_range, usage, internal. A progress bar (when stderr is a
 terminal) and a summary go to stderr. The exit code is 0 once every target has its line,

@@ -17,6 +17,7 @@ mod output;
 mod pcap;
 mod responders;
 mod state_file;
+mod target_line;
 
 use std::process::ExitCode;
 
@@ -210,7 +211,10 @@ mod tests {
                 Category::UnknownProtocol,
             ),
             (&["gsq", "query", "sqp", "h:x"][..], Category::BadAddress),
-            (&["gsq", "query", "sqp", "::1:7779"][..], Category::BadAddress),
+            (
+                &["gsq", "query", "sqp", "::1:7779"][..],
+                Category::BadAddress,
+            ),
             (
                 &["gsq", "decode", "a2s", "c.pcap", "--port", "99999"][..],
                 Category::PortOutOfRange,

@@ -15,8 +15,14 @@ const TIMEOUT: i32 = 8;
 fn options_of_other_protocols_are_refused() {
     run(&["query", "a2s", "127.0.0.1:1", "--token", "t"])
         .assert_error(USAGE, &["--token is a onequery option", "a2s"]);
-    run(&["query", "sqp", "127.0.0.1:1", "--gamespy-request", "\\info\\"])
-        .assert_error(USAGE, &["--gamespy-request is a gamespy1 option", "sqp"]);
+    run(&[
+        "query",
+        "sqp",
+        "127.0.0.1:1",
+        "--gamespy-request",
+        "\\info\\",
+    ])
+    .assert_error(USAGE, &["--gamespy-request is a gamespy1 option", "sqp"]);
     run(&["query", "sqp", "127.0.0.1:1", "--fetch", "none,players"])
         .assert_error(USAGE, &["--fetch none", "cannot be combined"]);
     run(&["bulk", "--fetch", "players,none"]).assert_error(USAGE, &["--fetch none"]);

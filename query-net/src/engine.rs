@@ -857,11 +857,13 @@ mod tests {
         };
         assert_eq!(now - t0, Duration::from_millis(2500));
         match result {
-            Err(error @ QueryError::Deadline {
-                waiting_for,
-                attempts: 3,
-                after,
-            }) => {
+            Err(
+                error @ QueryError::Deadline {
+                    waiting_for,
+                    attempts: 3,
+                    after,
+                },
+            ) => {
                 assert_eq!(waiting_for, "status request");
                 assert_eq!(after, Duration::from_millis(2500));
                 assert_eq!(

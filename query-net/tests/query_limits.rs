@@ -277,7 +277,10 @@ fn a_deadline_before_any_reply_is_a_timeout_error() {
         match result {
             // The deadline names the request that was waiting.
             Err(QueryError::Deadline { waiting_for, .. }) => {
-                assert!(waiting_for.ends_with("request"), "{protocol}: {waiting_for}")
+                assert!(
+                    waiting_for.ends_with("request"),
+                    "{protocol}: {waiting_for}"
+                )
             }
             other => panic!("{protocol}: {other:?}"),
         }

@@ -25,6 +25,7 @@ use crate::address::HostPort;
 use crate::cli::BulkArgs;
 use crate::commands::query::resolve;
 use crate::exit::{classify, Category, Failure, Outcome};
+use crate::target_line::{self, is_target_line};
 
 /// The longest a result waits in the output buffer before it is written.
 const OUTPUT_DELAY: Duration = Duration::from_millis(20);
@@ -43,6 +44,8 @@ struct Entry {
     /// The target as written, without the protocol.
     target: String,
     protocol: Option<Protocol>,
+    /// The protocol as the line writes it, when it is none of ours (`quake9`).
+    protocol_as_written: Option<String>,
     address: Option<SocketAddr>,
     /// Why this line cannot be queried, if it cannot.
     problem: Option<Failure>,
@@ -247,11 +250,6 @@ fn progress_bar(total: Option<u64>, visible: bool) -> ProgressBar {
     bar
 }
 
-fn is_target_line(line: &str) -> bool {
-    let line = line.trim();
-    !line.is_empty() && !line.starts_with('#')
-}
-
 /// The input's target lines, parsed and resolved, in input order. Lines are read one at a
 /// time as the consumer asks; a read error ends the stream and is kept in `read_error`.
 fn entries(
@@ -334,16 +332,16 @@ fn parse_entry(
     default_protocol: Option<Protocol>,
     problem: Option<Failure>,
 ) -> impl std::future::Future<Output = Entry> + Send + 'static {
-    let fields: Vec<&str> = text.split_whitespace().collect();
-    let bad = |target: &str, protocol: Option<Protocol>, failure: Failure| Entry {
+    let bad = |target: &str, protocol: Option<String>, failure: Failure| Entry {
         line,
         target: target.to_owned(),
-        protocol,
+        protocol: None,
+        protocol_as_written: protocol,
         address: None,
         problem: Some(failure),
     };
-    let parsed: Result<(Protocol, HostPort, String), Entry> = match (problem, fields.as_slice()) {
-        (Some(problem), _) => Err(bad(
+    let parsed: Result<(Protocol, HostPort, String), Entry> = match problem {
+        Some(problem) => Err(bad(
             &format!(
                 "{}...",
                 text.trim_start().chars().take(40).collect::<String>()
@@ -351,35 +349,9 @@ fn parse_entry(
             None,
             problem,
         )),
-        (None, fields) => match fields {
-            [address] => match default_protocol {
-                Some(protocol) => parse_address(address)
-                    .map(|a| (protocol, a, (*address).to_owned()))
-                    .map_err(|f| bad(address, Some(protocol), f)),
-                None => Err(bad(
-                    address,
-                    None,
-                    Failure::usage(
-                        "no protocol: write '<protocol> <host[:port]>', or pass --protocol",
-                    ),
-                )),
-            },
-            [protocol, address] => match protocol.parse::<Protocol>() {
-                Ok(protocol) => parse_address(address)
-                    .map(|a| (protocol, a, (*address).to_owned()))
-                    .map_err(|f| bad(address, Some(protocol), f)),
-                Err(e) => Err(bad(
-                    address,
-                    None,
-                    Failure::new(Category::UnknownProtocol, e.to_string()),
-                )),
-            },
-            _ => Err(bad(
-                text.trim(),
-                None,
-                Failure::usage("expected '<protocol> <host[:port]>' or '<host[:port]>'"),
-            )),
-        },
+        None => target_line::parse(text, default_protocol)
+            .map(|parsed| (parsed.protocol, parsed.address, parsed.target))
+            .map_err(|bad_line| bad(&bad_line.target, bad_line.protocol, bad_line.failure)),
     };
     async move {
         let (protocol, address, target) = match parsed {
@@ -391,6 +363,7 @@ fn parse_entry(
                 line,
                 target,
                 protocol: Some(protocol),
+                protocol_as_written: None,
                 address: Some(resolved),
                 problem: None,
             },
@@ -398,16 +371,12 @@ fn parse_entry(
                 line,
                 target,
                 protocol: Some(protocol),
+                protocol_as_written: None,
                 address: None,
                 problem: Some(failure),
             },
         }
     }
-}
-
-fn parse_address(text: &str) -> Result<HostPort, Failure> {
-    text.parse::<HostPort>()
-        .map_err(|e| Failure::new(crate::address::category(&e), e.to_string()))
 }
 
 /// An answer: the status's fields, then the input's target and line.
@@ -424,7 +393,8 @@ struct Answer<'a> {
 struct Failed<'a> {
     target: &'a str,
     line: u64,
-    protocol: Option<Protocol>,
+    /// The line's protocol, as written when it is not one of ours.
+    protocol: Option<&'a str>,
     address: Option<SocketAddr>,
     error: &'a str,
     error_kind: &'static str,
@@ -442,7 +412,10 @@ fn failure_record(entry: &Entry, category: Category, message: &str) -> serde_jso
     serde_json::to_string(&Failed {
         target: &entry.target,
         line: entry.line,
-        protocol: entry.protocol,
+        protocol: entry
+            .protocol
+            .map(Protocol::name)
+            .or(entry.protocol_as_written.as_deref()),
         address: entry.address,
         error: message,
         error_kind: category.name(),
@@ -546,6 +519,7 @@ mod tests {
             line: 7,
             target: "127.0.0.1:9".into(),
             protocol: Some(Protocol::Sqp),
+            protocol_as_written: None,
             address: Some("127.0.0.1:9".parse().unwrap()),
             problem: None,
         };

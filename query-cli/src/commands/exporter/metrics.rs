@@ -257,6 +257,7 @@ pub struct ExporterMetrics {
     refused: Family<Labels, Counter>,
     in_flight: Gauge,
     poll_rounds: Counter,
+    skipped_lines: Counter,
 }
 
 impl ExporterMetrics {
@@ -293,7 +294,18 @@ impl ExporterMetrics {
             "Completed polls of the whole target list",
             metrics.poll_rounds.clone(),
         );
+        registry.register(
+            "gsq_exporter_skipped_target_lines",
+            "Lines of the --targets file skipped as naming no usable target (each is logged)",
+            metrics.skipped_lines.clone(),
+        );
         metrics
+    }
+
+    /// Counts the target-list lines that were skipped.
+    pub fn skipped_lines(&self, lines: usize) {
+        self.skipped_lines
+            .inc_by(u64::try_from(lines).unwrap_or(u64::MAX));
     }
 
     /// Counts a finished probe (`polled` false) or poll.
