@@ -13,7 +13,8 @@ use query_net::{Options, Protocol};
 use query_wire::TextEncoding;
 
 use crate::address::{parse_listen, HostPort, DEFAULT_PORTS_HELP};
-use crate::exit::{BadValue, Category, Failure, EXIT_CODES_HELP};
+use crate::exit::{exit_codes_help, BadValue, Category, Failure};
+use crate::protocols;
 
 const MAIN_EXAMPLES: &str = "\
 Examples:
@@ -25,14 +26,14 @@ Examples:
   gsq decode sqp --hex reply.hex            decode a captured packet
   gsq exporter --listen 127.0.0.1:9339      Prometheus metrics of game servers";
 
-/// Game-server queries: Unity/Multiplay SQP, Hytale OneQuery, SA:MP / open.mp and GameSpy v1.
+/// `gsq`: its headline names every protocol ([`protocols::headline`]).
 #[derive(Debug, Parser)]
 #[command(
     name = "gsq",
     version,
-    about,
+    about = protocols::headline(),
     propagate_version = true,
-    after_help = format!("{MAIN_EXAMPLES}\n\n{EXIT_CODES_HELP}")
+    after_help = format!("{MAIN_EXAMPLES}\n\n{}", exit_codes_help())
 )]
 pub struct Cli {
     /// More log output on stderr (-v: debug, -vv: trace). `GSQ_LOG` takes a tracing filter.
@@ -401,8 +402,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub minecraft: Option<SocketAddr>,
 
-    /// Answer every protocol (SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3, GameSpy 2,
-    /// GameSpy 3/4) on this one address.
+    /// Answer SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3, GameSpy 2 and GameSpy 3/4 on
+    /// this one address (--minecraft answers as a Minecraft server, on a port of its own).
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub all: Option<SocketAddr>,
 
@@ -629,9 +630,9 @@ impl PacketKind {
 }
 
 const DEMO_HELP: &str = "\
-Starts an SQP, OneQuery, SA:MP, GameSpy v1 and A2S responder on 127.0.0.1 (free ports), with
-a sample server state (players with accented names, rules), queries each with the real
-client, and prints what came back. Nothing leaves the machine.
+Starts a responder of every protocol on 127.0.0.1 (free ports), with a sample server state
+(players with accented names, rules, teams), queries each with the real client, and prints
+what came back. Nothing leaves the machine.
 
 Examples:
   gsq demo
@@ -639,7 +640,7 @@ Examples:
 
 /// `gsq demo`.
 #[derive(Debug, Args)]
-#[command(after_help = DEMO_HELP)]
+#[command(after_help = format!("Protocols: {}.\n\n{DEMO_HELP}", protocols::titles()))]
 pub struct DemoArgs {
     #[command(flatten)]
     pub output: OutputArgs,

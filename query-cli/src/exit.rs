@@ -18,7 +18,7 @@ pub enum Category {
     /// 2: bad arguments (an unknown option or command, a bad option value), or an unreadable
     /// input file.
     Usage,
-    /// 3: a protocol name that is not one of sqp, onequery, samp, gamespy1, a2s, quake3, gamespy2 (or auto).
+    /// 3: a protocol name that is none of [`query_net::Protocol::ALL`] (nor auto).
     UnknownProtocol,
     /// 4: an address that is not host, host:port, an IP or \[IPv6\]:port.
     BadAddress,
@@ -108,12 +108,14 @@ impl Category {
 }
 
 /// The exit-code table shown at the end of `gsq --help`.
-pub const EXIT_CODES_HELP: &str = "\
+pub fn exit_codes_help() -> String {
+    format!(
+        "\
 Exit codes:
     0  success
     1  internal error (a bug), or the output could not be written
     2  usage: an unknown option or command, a bad option value, an unreadable input file
-    3  unknown protocol: not one of sqp, onequery, samp, gamespy1, a2s, quake3, gamespy2 (or auto)
+    3  unknown protocol: not one of {} (or auto)
     4  malformed address: not host, host:port, an IP address or [IPv6]:port
     5  port out of range: not 1-65535 (0-65535 to listen on)
     6  host does not resolve: the name has no address
@@ -122,7 +124,10 @@ Exit codes:
     9  malformed reply or input: it does not decode, or breaks the protocol
    10  state file missing, unreadable, or not a valid server state
    11  authentication refused: OneQuery token or SA:MP RCON password
-  130  interrupted by Ctrl-C (bulk writes the results it has first)";
+  130  interrupted by Ctrl-C (bulk writes the results it has first)",
+        query_net::Protocol::names()
+    )
+}
 
 /// A command-line value that was refused, as a value parser returns it to clap: the
 /// message clap shows, and the category that picks the exit code. `main` finds it again as
@@ -291,13 +296,14 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), all.len());
+        let help = exit_codes_help();
         for c in all {
             assert!(
-                EXIT_CODES_HELP.contains(&format!("  {}  ", c.code())),
+                help.contains(&format!("  {}  ", c.code())),
                 "{c:?} missing from the help"
             );
         }
-        let listed = EXIT_CODES_HELP
+        let listed = help
             .lines()
             .filter(|line| line.trim_start().starts_with(|c: char| c.is_ascii_digit()))
             .count();

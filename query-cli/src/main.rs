@@ -15,6 +15,7 @@ mod exit;
 mod logging;
 mod output;
 mod pcap;
+mod protocols;
 mod responders;
 mod state_file;
 mod target_line;

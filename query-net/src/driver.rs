@@ -2,7 +2,9 @@
 //!
 //! - [`query`] resolves a host, picks the protocol's engine and runs it; [`query_blocking`] does
 //!   the same for code without an async runtime. [`query_sqp`], [`query_onequery`],
-//!   [`query_samp`], [`query_gamespy1`] and [`query_a2s`] do it for one protocol each.
+//!   [`query_samp`], [`query_gamespy1`], [`query_a2s`], [`query_quake3`], [`query_gamespy2`],
+//!   [`query_gamespy3`] and [`query_minecraft`] do it for one protocol each, one for every
+//!   [`Protocol`].
 //! - [`run_session`] runs any [`ClientSession`] on a socket you provide.
 //! - [`serve`] answers requests with a [`Service`] until told to stop.
 
@@ -374,6 +376,82 @@ pub async fn query_a2s(
     .await
 }
 
+/// Queries a Quake 3 engine server (port 27960 unless `target` names one; Call of Duty
+/// servers listen on 28960) with `getstatus`: the info, the rules and the players in one reply.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_quake3("203.0.113.5:28960", &Options::default()).await?;
+/// println!("{} on {:?}", status.name, status.map);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_quake3(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    query(Protocol::Quake3, target, options).await
+}
+
+/// Queries a GameSpy 2 server (port 2302 unless `target` names one): the details, players
+/// and teams in one request, or asked apart from a server that answers only the details.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_gamespy2("halo.example.org", &Options::default()).await?;
+/// println!("{}: {} teams", status.name, status.teams.len());
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_gamespy2(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    query(Protocol::GameSpy2, target, options).await
+}
+
+/// Queries a GameSpy 3 or 4 server (port 29900 unless `target` names one), with the
+/// challenge the server asks for.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_gamespy3("bf2142.example.org", &Options::default()).await?;
+/// println!("{}: {}/{}", status.name, status.num_players, status.max_players);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_gamespy3(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    query(Protocol::GameSpy3, target, options).await
+}
+
+/// Queries a Minecraft server's "Query" port (`enable-query`; port 25565 unless `target`
+/// names one): GameSpy 4 with the game's own session ids.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_minecraft("mc.example.org", &Options::default()).await?;
+/// println!("{} ({})", status.name, status.version);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_minecraft(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    query(Protocol::Minecraft, target, options).await
+}
+
 /// [`query`] for code without an async runtime: runs one on the current thread.
 ///
 /// Returns an error if called from inside a tokio runtime (await [`query`] there instead).
@@ -728,6 +806,26 @@ mod tests {
         }
     }
 
+    /// Every protocol's own function: the `match` has no catch-all, so a new protocol does
+    /// not compile until it has one.
+    async fn typed_query(
+        protocol: Protocol,
+        target: SocketAddr,
+        options: &Options,
+    ) -> Result<ServerStatus, QueryError> {
+        match protocol {
+            Protocol::Sqp => query_sqp(target, options).await,
+            Protocol::OneQuery => query_onequery(target, options).await,
+            Protocol::Samp => query_samp(target, options).await,
+            Protocol::GameSpy1 => query_gamespy1(target, options).await,
+            Protocol::A2s => query_a2s(target, options).await,
+            Protocol::Quake3 => query_quake3(target, options).await,
+            Protocol::GameSpy2 => query_gamespy2(target, options).await,
+            Protocol::GameSpy3 => query_gamespy3(target, options).await,
+            Protocol::Minecraft => query_minecraft(target, options).await,
+        }
+    }
+
     #[tokio::test]
     async fn each_protocols_call_runs_its_engine() {
         let silent = UdpSocket::bind("127.0.0.1:0").await.unwrap();
@@ -741,16 +839,17 @@ mod tests {
             Err(QueryError::Timeout { waiting_for, .. }) => waiting_for,
             other => panic!("{other:?}"),
         };
+        for protocol in Protocol::ALL {
+            // The typed function asks what the generic one asks, first of all.
+            let typed = waiting_for(typed_query(protocol, target, &options).await);
+            let generic = waiting_for(query(protocol, target, &options).await);
+            assert_eq!(typed, generic, "{protocol}");
+            assert!(typed.ends_with("request"), "{protocol}: {typed}");
+        }
         assert_eq!(
             waiting_for(query_sqp(target, &options).await),
             "challenge request"
         );
-        assert_eq!(
-            waiting_for(query_onequery(target, &options).await),
-            "challenge request"
-        );
-        assert!(!waiting_for(query_samp(target, &options).await).is_empty());
-        assert!(!waiting_for(query_gamespy1(target, &options).await).is_empty());
         assert_eq!(
             waiting_for(query_a2s(target, &options).await),
             "info request"
