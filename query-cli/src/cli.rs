@@ -63,6 +63,41 @@ pub enum Command {
     Demo(DemoArgs),
     /// Serve Prometheus metrics: probe a server per scrape (/probe), or poll a target list.
     Exporter(ExporterArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(CompletionsArgs),
+    /// Print gsq's manual page (roff), or write one per command into a directory.
+    Manpage(ManpageArgs),
+}
+
+/// `gsq completions`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Install (each shell's usual place):
+  gsq completions bash > ~/.local/share/bash-completion/completions/gsq
+  gsq completions zsh > ~/.zfunc/_gsq          (with fpath+=~/.zfunc before compinit)
+  gsq completions fish > ~/.config/fish/completions/gsq.fish
+  gsq completions powershell >> $PROFILE
+
+Exit codes: 0 printed, 2 unknown shell (all codes: 'gsq --help').")]
+pub struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `gsq manpage`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  gsq manpage > ~/.local/share/man/man1/gsq.1          then: man gsq
+  gsq manpage --dir ~/.local/share/man/man1            gsq.1, gsq-query.1, gsq-bulk.1, ...
+
+Exit codes: 0 written, 2 the directory cannot be written (all codes: 'gsq --help').")]
+pub struct ManpageArgs {
+    /// Write gsq.1 and a page per command (gsq-query.1, ...) into this directory instead of
+    /// printing gsq.1.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 const QUERY_HELP: &str = "\

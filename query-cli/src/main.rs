@@ -68,6 +68,8 @@ fn run(cli: Cli) -> Outcome {
             Command::Decode(args) => commands::decode::run(&args, quiet),
             Command::Demo(args) => commands::demo::run(&args).await,
             Command::Exporter(args) => commands::exporter::run(args).await,
+            Command::Completions(args) => commands::completions::completions(&args),
+            Command::Manpage(args) => commands::completions::manpage(&args),
         }
     })
 }
