@@ -587,10 +587,12 @@ that answer it (their echo of the request written in, as a server echoes it). Mi
 datagrams give what the client gives on a lossy network: a status with complete: false, or
 the error. Its address is 0.0.0.0 for files, the server's for a capture.
 
-A pcap or pcapng file (tcpdump -w; Ethernet, loopback, raw IP or Linux cooked link types, IPv4
-and IPv6) is read as the UDP datagrams to and from the protocol's port (--port to choose): each
-is decoded, or with --status, the replies of each server to each client make one status, one
-JSON line each.
+A pcap or pcapng file (tcpdump -w; Ethernet, loopback, raw IP or Linux cooked v1 and v2 link
+types, as `tcpdump -i any` writes, IPv4 and IPv6) is read as the UDP datagrams to and from the
+protocol's port (--port to choose): each is decoded (the split parts of an A2S reply joined),
+or with --status, the replies of each server to each client make one status, one JSON line
+each. A capture cut inside a packet (a tcpdump killed while writing) gives the packets before
+it, and a note says where it ends.
 
 Examples:
   gsq decode sqp --hex reply.hex
