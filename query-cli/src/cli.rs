@@ -120,7 +120,7 @@ Examples:
   gsq query onequery hytale.example.org --token \"$ONEQUERY_TOKEN\"
   gsq query samp 203.0.113.5 --rcon-password secret --rcon players
   gsq query sqp 203.0.113.5 --fetch none --timeout 500ms --retries 0
-  gsq query sqp 203.0.113.5 --chunks info,teams   exactly these chunks\n\nExit codes: 0 answered, 2 bad arguments, 3 unknown protocol, 4 malformed address,\n5 port out of range, 6 host does not resolve, 7 network error, 8 no reply,\n9 malformed reply, 11 authentication refused (all codes: 'gsq --help').";
+  gsq query sqp 203.0.113.5 --chunks info,teams   exactly these chunks\n\nExit codes: 0 answered, 2 bad arguments, 3 unknown protocol, 4 malformed address,\n5 port out of range, 6 host does not resolve, 7 network error, 8 no reply,\n9 malformed reply, 11 authentication refused, 12 nothing listens at the port\n(all codes: 'gsq --help').";
 
 /// `gsq query`.
 #[derive(Debug, Args)]
@@ -314,7 +314,7 @@ Output: one JSON object per line (NDJSON), in completion order. An answer is the
 object of `gsq query --json` plus `target` (as written in the input) and `line`; a failure is
 {\"target\", \"line\", \"protocol\", \"address\", \"error\", \"error_kind\"} (target and
 protocol as the line writes them, an unknown protocol too), error_kind being one of
-timeout, resolve, network, malformed, auth, unknown_protocol, bad_address,
+timeout, unreachable, resolve, network, malformed, auth, unknown_protocol, bad_address,
 port_out_of_range, usage, internal. A progress bar (when stderr is a
 terminal) and a summary go to stderr. The exit code is 0 once every target has its line,
 whatever the servers answered.

@@ -36,6 +36,8 @@ pub enum Category {
     StateFile,
     /// 11: the server wants authentication (OneQuery token, RCON password).
     Auth,
+    /// 12: nothing listens at the address (every request refused with ICMP port unreachable).
+    Unreachable,
     /// 130: stopped by Ctrl-C before finishing (bulk).
     Interrupted,
 }
@@ -43,7 +45,7 @@ pub enum Category {
 impl Category {
     /// Every category, in exit-code order.
     #[cfg(test)]
-    pub const ALL: [Category; 12] = [
+    pub const ALL: [Category; 13] = [
         Category::Internal,
         Category::Usage,
         Category::UnknownProtocol,
@@ -55,6 +57,7 @@ impl Category {
         Category::Malformed,
         Category::StateFile,
         Category::Auth,
+        Category::Unreachable,
         Category::Interrupted,
     ];
 
@@ -72,6 +75,7 @@ impl Category {
             Category::Malformed => 9,
             Category::StateFile => 10,
             Category::Auth => 11,
+            Category::Unreachable => 12,
             Category::Interrupted => 130,
         }
     }
@@ -90,6 +94,7 @@ impl Category {
             Category::Malformed => "malformed",
             Category::StateFile => "state_file",
             Category::Auth => "auth",
+            Category::Unreachable => "unreachable",
             Category::Interrupted => "interrupted",
         }
     }
@@ -124,6 +129,7 @@ Exit codes:
     9  malformed reply or input: it does not decode, or breaks the protocol
    10  state file missing, unreadable, or not a valid server state
    11  authentication refused: OneQuery token or SA:MP RCON password
+   12  nothing listens: every request was refused (ICMP port unreachable)
   130  interrupted by Ctrl-C (bulk writes the results it has first)",
         query_net::Protocol::names()
     )
@@ -234,6 +240,10 @@ pub fn classify(error: &QueryError) -> (Category, Option<&'static str>) {
         QueryError::Deadline { .. } => (
             Category::Timeout,
             Some("the server answers, but too slowly for one query: raise --deadline"),
+        ),
+        QueryError::NothingListens { .. } => (
+            Category::Unreachable,
+            Some("the host is up but that port is closed: check the port (the query port often differs from the game port)"),
         ),
         QueryError::AuthRequired(_) => (
             Category::Auth,

@@ -1,6 +1,7 @@
 //! One behaviour per input: an option that does not apply to the protocol is refused, a port
 //! out of range is exit code 5 wherever it is given, an IPv6 address that could end in a port
-//! is refused with the bracketed spelling, and an RCON command nobody answers is an error.
+//! is refused with the bracketed spelling, an RCON command nobody answers is an error, and a
+//! closed port is its own error at once.
 
 mod cli_support;
 
@@ -77,4 +78,17 @@ fn rcon_against_a_server_without_rcon_says_so() {
         "300ms",
     ])
     .assert_error(TIMEOUT, &["no RCON output for \"players\"", "RCON is off"]);
+}
+
+#[test]
+fn a_closed_port_is_exit_code_12_at_once() {
+    let closed = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string();
+    let started = std::time::Instant::now();
+    run(&["query", "sqp", &closed, "--timeout", "3s"])
+        .assert_error(12, &["nothing listens at", "refused", "port is closed"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
 }

@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::address::HostPort;
 use crate::clock::Clock;
-use crate::engine::{Bounded, ClientSession, DropReason, Responder, Verdict};
+use crate::engine::{same_endpoint, Bounded, ClientSession, DropReason, Responder, Verdict};
 use crate::engines;
 use crate::engines::a2s::A2sClient;
 use crate::engines::gamespy1::GameSpy1Session;
@@ -164,19 +164,55 @@ pub async fn bind_for(target: SocketAddr) -> io::Result<UdpSocket> {
 ///
 /// Datagrams from other sources are handed to the session, which ignores them; the socket may
 /// therefore be shared with nothing else that expects to read it meanwhile.
+///
+/// On a socket [connected](UdpSocket::connect) to the target (as [`query_session`] makes),
+/// the system reports an ICMP "port unreachable" answer to a request. The session then
+/// resends at once instead of at its timeout, and when its attempts run out with every
+/// request refused, the query fails with [`QueryError::NothingListens`]: a closed port fails
+/// in a few round trips, not after every timeout. A refusal is believed only for every
+/// attempt: at least as many refusals as the unanswered step's attempts, and no datagram ever
+/// from the target. A reply to any request still answers the query, so a forged ICMP message
+/// (which must name this socket's port, chosen at random) costs one resend, not the query.
+/// With `retries` 0 there is a single attempt, so one refusal ends it.
 pub async fn run_session<S: ClientSession>(
     socket: &UdpSocket,
     mut session: S,
 ) -> Result<S::Output, QueryError> {
     let target = session.target();
     let mut buf = vec![0u8; RECV_BUFFER];
+    let mut sent: u32 = 0;
+    let mut refused: u32 = 0;
+    let mut heard_from_target = false;
     loop {
         let now = Instant::now();
         while let Some(datagram) = session.poll_transmit(now) {
-            socket.send_to(datagram, target).await?;
+            // A send reports (and clears) the refusal of an earlier one, and is itself not
+            // made: count the refusal and send again.
+            let mut attempt = 0;
+            loop {
+                match socket.send_to(datagram, target).await {
+                    Ok(_) => break,
+                    Err(e) if is_icmp_echo(&e) && attempt == 0 => {
+                        refused = refused.saturating_add(1);
+                        attempt += 1;
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            sent = sent.saturating_add(1);
         }
         if let Some(result) = session.poll_result() {
-            return result;
+            return match result {
+                Err(QueryError::Timeout { attempts, .. })
+                    if !heard_from_target && refused >= attempts.max(1) =>
+                {
+                    Err(QueryError::NothingListens {
+                        target,
+                        attempts: sent,
+                    })
+                }
+                other => other,
+            };
         }
         let Some(deadline) = session.poll_timeout() else {
             return Err(QueryError::protocol(
@@ -185,10 +221,16 @@ pub async fn run_session<S: ClientSession>(
         };
         tokio::select! {
             received = socket.recv_from(&mut buf) => match received {
-                Ok((len, from)) => session.handle_datagram(from, &buf[..len], Instant::now()),
-                // Some systems report an ICMP "port unreachable" for an earlier send this way;
-                // the timeout will tell the user, with the attempts made.
-                Err(e) if is_icmp_echo(&e) => {}
+                Ok((len, from)) => {
+                    heard_from_target |= same_endpoint(from, target);
+                    session.handle_datagram(from, &buf[..len], Instant::now());
+                }
+                // An ICMP "port unreachable" for an earlier send: the attempt is over, so the
+                // session moves on (resends, or gives up) as at its timeout, now.
+                Err(e) if is_icmp_echo(&e) => {
+                    refused = refused.saturating_add(1);
+                    session.handle_timeout(deadline);
+                }
                 Err(e) => return Err(e.into()),
             },
             () = tokio::time::sleep_until(deadline.into()) => session.handle_timeout(Instant::now()),
@@ -205,8 +247,13 @@ fn is_icmp_echo(error: &io::Error) -> bool {
 
 /// Runs `session` on a socket of its own. The session is run as given: wrap it in a
 /// [`Bounded`] for an overall deadline and byte cap (the other query functions do).
+///
+/// The socket is connected to the target, so an ICMP "port unreachable" ends a query of a
+/// closed port early, with [`QueryError::NothingListens`] (see [`run_session`]).
 pub async fn query_session<S: ClientSession>(session: S) -> Result<S::Output, QueryError> {
-    let socket = bind_for(session.target()).await?;
+    let target = session.target();
+    let socket = bind_for(target).await?;
+    socket.connect(target).await?;
     run_session(&socket, session).await
 }
 
@@ -441,7 +488,7 @@ pub async fn query_gamespy3(
 ///
 /// # async fn example() -> Result<(), query_net::QueryError> {
 /// let status = driver::query_minecraft("mc.example.org", &Options::default()).await?;
-/// println!("{} ({})", status.name, status.version);
+/// println!("{} ({:?})", status.name, status.version);
 /// # Ok(())
 /// # }
 /// ```

@@ -35,6 +35,17 @@ pub enum QueryError {
         /// How long after its first send the query ended.
         after: Duration,
     },
+    /// Nothing listens at the address: every request the query sent was answered by an ICMP
+    /// "port unreachable" (the host is up, the port is closed). Reported only when every
+    /// attempt was refused, so one forged ICMP message cannot end a query that the server then
+    /// answers; see [`driver::query_session`](crate::driver::query_session).
+    #[error("nothing listens at {target}: each of the {attempts} request(s) was refused (ICMP port unreachable)")]
+    NothingListens {
+        /// The address queried.
+        target: std::net::SocketAddr,
+        /// How many requests were sent, each refused.
+        attempts: u32,
+    },
     /// The server answers only with a valid auth token (OneQuery), or refused the RCON password.
     #[error("the server requires authentication: {0}")]
     AuthRequired(Cow<'static, str>),
@@ -88,7 +99,10 @@ impl QueryError {
     pub fn is_transient(&self) -> bool {
         matches!(
             self,
-            QueryError::Timeout { .. } | QueryError::Deadline { .. } | QueryError::Io(_)
+            QueryError::Timeout { .. }
+                | QueryError::Deadline { .. }
+                | QueryError::NothingListens { .. }
+                | QueryError::Io(_)
         )
     }
 }

@@ -208,8 +208,9 @@ fn none_answered(
         Category::Auth => 0,
         Category::Malformed => 1,
         Category::Network => 2,
-        Category::Timeout => 3,
-        _ => 4,
+        Category::Unreachable => 3,
+        Category::Timeout => 4,
+        _ => 5,
     };
     let category = failures
         .iter()

@@ -158,7 +158,8 @@ fn reply_groups<'a>(
     datagrams: &[&'a pcap::Captured],
 ) -> Vec<Vec<&'a pcap::Captured>> {
     let mut groups: Vec<Vec<&pcap::Captured>> = Vec::new();
-    let mut split: Vec<((SocketAddr, SocketAddr, [u8; 4]), usize)> = Vec::new();
+    // Each split reply's (server, client, id) and the index of its group.
+    let mut split: Vec<(SplitReply, usize)> = Vec::new();
     for &datagram in datagrams {
         let key = (protocol == Protocol::A2s && datagram.source.port() == port)
             .then(|| a2s_split_id(&datagram.payload))
@@ -177,6 +178,9 @@ fn reply_groups<'a>(
     }
     groups
 }
+
+/// An A2S split reply: the server, the client and the reply id.
+type SplitReply = (SocketAddr, SocketAddr, [u8; 4]);
 
 /// The reply id of an A2S split part (`FE FF FF FF`, then the id), `None` for anything else.
 fn a2s_split_id(payload: &[u8]) -> Option<[u8; 4]> {
