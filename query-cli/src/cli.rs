@@ -353,11 +353,22 @@ pub struct BulkArgs {
 }
 
 const SERVE_HELP: &str = "\
-The state file is TOML (.toml) or JSON (.json): name, map, game_type, version, language,
-motd, max_players, players [{name, score, ping, id, uuid, team}], player_count, teams
-[{name, score}], rules {key = value}, password, port, host, is_network, protocol_version,
-protocol_hash. Unknown keys are errors. The file is reloaded when it changes; if the new
-content is invalid, the old state keeps being served and one log line says why.
+The state file is TOML (.toml) or JSON (.json). Every key is optional; unknown keys are errors:
+  name, map, game_type, version,   text
+    language, motd, protocol_hash
+  host                             text, the address OneQuery advertises
+  max_players, port,               whole numbers
+    protocol_version
+  player_count                     whole number, reported instead of the players' count
+  password, is_network             true or false
+  players                          list of {name: text, score: integer, ping: whole
+                                   number, id: whole number, uuid: UUID text, team: a
+                                   number or a name}
+  teams                            list of {name: text, score: integer}
+  rules                            table of key = text, number, or true/false
+  metrics                          list of up to 25 numbers (SQP's Metrics chunk)
+The file is reloaded when it changes; if the new content is invalid, the old state keeps
+being served and one log line says why.
 
 On startup one line per protocol goes to stdout, `<protocol> <bound address>`, so port 0
 (any free port) works in scripts. Logs go to stderr. Ctrl-C (or SIGTERM) stops cleanly.
@@ -897,6 +908,33 @@ mod tests {
     #[test]
     fn the_command_line_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn serve_help_names_every_state_file_key() {
+        use query_net::state::{PlayerState, ServerState, TeamState};
+        let keys = |value: serde_json::Value| -> Vec<String> {
+            value.as_object().unwrap().keys().cloned().collect()
+        };
+        let state = ServerState {
+            players: vec![PlayerState::default()],
+            teams: vec![TeamState::default()],
+            ..ServerState::default()
+        };
+        let mut all = keys(serde_json::to_value(&state).unwrap());
+        all.extend(keys(serde_json::to_value(PlayerState::default()).unwrap()));
+        all.extend(keys(serde_json::to_value(TeamState::default()).unwrap()));
+        let readme = include_str!("../../README.md");
+        for key in all {
+            assert!(
+                SERVE_HELP.contains(&key),
+                "{key} missing from gsq serve --help"
+            );
+            assert!(
+                readme.contains(&format!("`{key}`")) || readme.contains(&format!("{key}, ")),
+                "{key} missing from the README's state file table"
+            );
+        }
     }
 
     #[test]

@@ -92,3 +92,52 @@ fn a_closed_port_is_exit_code_12_at_once() {
         .assert_error(12, &["nothing listens at", "refused", "port is closed"]);
     assert!(started.elapsed() < std::time::Duration::from_secs(2));
 }
+
+/// A state file with teams written as numbers and names, and metrics.
+const STATE_WITH_METRICS: &str = r#"
+name = "Metered"
+max_players = 8
+metrics = [1.5, 42.0, -3.25]
+[[teams]]
+name = "red"
+score = 5
+[[players]]
+name = "Ann"
+team = "red"
+[[players]]
+name = "Bob"
+team = 2
+"#;
+
+#[test]
+fn the_state_file_takes_teams_by_number_or_name_and_metrics_for_sqp() {
+    let server = Server::start(
+        StateDir::new("toml", STATE_WITH_METRICS),
+        &["--sqp", "127.0.0.1:0"],
+        &["sqp"],
+    );
+    let status = run(&[
+        "query",
+        "sqp",
+        &server.addr("sqp"),
+        "--chunks",
+        "info,players,metrics",
+        "--json",
+    ])
+    .json();
+    let metrics = status["raw"].to_string();
+    for value in ["1.5", "42", "-3.25"] {
+        assert!(metrics.contains(value), "{value} not in {status:#}");
+    }
+    let players = status["players"].as_array().unwrap();
+    let teams: Vec<String> = players.iter().map(|p| p["team"].to_string()).collect();
+    assert!(teams[0].contains("red"), "{status:#}");
+    assert!(teams[1].contains('2'), "{status:#}");
+
+    // The help says which keys there are and their types.
+    let help = run(&["serve", "--help"]).stdout;
+    for key in ["metrics", "team", "players", "rules", "player_count"] {
+        assert!(help.contains(key), "{key} missing from serve --help");
+    }
+    assert!(help.contains("number or a name"), "{help}");
+}
