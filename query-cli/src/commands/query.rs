@@ -221,7 +221,7 @@ fn none_answered(
         .iter()
         .map(|(protocol, target, error)| format!("{protocol} {target}: {error}"))
         .collect();
-    let hint = if category == Category::Timeout {
+    let hint = if matches!(category, Category::Timeout | Category::Unreachable) {
         "check the address and port; with auto and no port each protocol uses its default port"
     } else {
         "try the protocol that answered oddly on its own, with -v for details"

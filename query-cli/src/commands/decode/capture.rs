@@ -103,10 +103,15 @@ pub(super) fn decode_capture(args: &DecodeArgs, path: &Path, bytes: &[u8], quiet
             captured.source,
             captured.destination
         );
+        // Notes and errors name a lone datagram as the reading does, a part by its number.
         let parts: Vec<Datagram> = group
             .iter()
             .map(|d| Datagram {
-                source: PathBuf::from(format!("{}#{}", path.display(), d.number)),
+                source: PathBuf::from(if group.len() == 1 {
+                    name.clone()
+                } else {
+                    format!("{}#{}", path.display(), d.number)
+                }),
                 bytes: d.payload.clone(),
             })
             .collect();
