@@ -17,6 +17,7 @@ use futures_util::stream::{self, Stream, StreamExt};
 use futures_util::FutureExt;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use query_net::bulk::{bulk, BulkConfig};
+use query_net::learned::ServerMemory;
 use query_net::{engines, Options, Protocol, QueryError, ServerStatus};
 use serde::Serialize;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -86,11 +87,14 @@ pub async fn run(args: BulkArgs, quiet: bool) -> Outcome {
         send_rate: args.rate.and_then(NonZeroU32::new),
         ..BulkConfig::default()
     };
+    // What a query learns about a target (a GameSpy 3 server that wants a challenge) serves
+    // the next query of the same target in this run.
+    let memory = ServerMemory::new();
     let mut results = bulk(
         entries,
         move |entry: &Entry| match (entry.protocol, entry.address, &entry.problem) {
             (Some(protocol), Some(address), None) => {
-                engines::new_session(protocol, address, &options)
+                engines::new_session_learning(protocol, address, &options, &memory.of(address))
             }
             // Reported from the entry itself when its result comes back.
             _ => Err(QueryError::protocol("not a target")),

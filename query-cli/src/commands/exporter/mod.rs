@@ -27,6 +27,7 @@ use axum::Router;
 use ipnet::IpNet;
 use prometheus_client::encoding::text::encode_registry;
 use prometheus_client::registry::Registry;
+use query_net::learned::ServerMemory;
 use query_net::{driver, engines, Options, Protocol, QueryError};
 use tokio::sync::Semaphore;
 
@@ -52,6 +53,8 @@ struct App {
     metrics: ExporterMetrics,
     /// The polled targets' latest results, in list order.
     polled: Arc<Mutex<Vec<poll::Latest>>>,
+    /// What queries learned about each target (polled or probed), for its next query.
+    memory: ServerMemory,
 }
 
 /// Runs `gsq exporter` until interrupted.
@@ -73,6 +76,7 @@ pub async fn run(args: ExporterArgs) -> Outcome {
         own,
         metrics,
         polled: Arc::clone(&polled),
+        memory: ServerMemory::new(),
     });
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
@@ -201,7 +205,8 @@ async fn probe(
     let _in_flight = app.metrics.in_flight();
     let remaining = deadline.saturating_sub(started.elapsed());
     let query = async {
-        let session = engines::new_session(protocol, address, &app.options)?;
+        let learned = app.memory.of(address);
+        let session = engines::new_session_learning(protocol, address, &app.options, &learned)?;
         driver::query_session(session).await
     };
     let result = tokio::time::timeout(remaining, query)

@@ -114,10 +114,16 @@ async fn round(targets: &[Target], app: &Arc<App>) {
     }
     let options = app.options.clone();
     let protocols: Vec<Protocol> = targets.iter().map(|t| t.protocol).collect();
+    let memory = app.memory.clone();
     let mut results = bulk(
         futures_util::stream::iter(resolved),
         move |(index, address): &(usize, Result<SocketAddr, QueryError>)| match address {
-            Ok(address) => engines::new_session(protocols[*index], *address, &options),
+            Ok(address) => engines::new_session_learning(
+                protocols[*index],
+                *address,
+                &options,
+                &memory.of(*address),
+            ),
             Err(e) => Err(QueryError::protocol(e.to_string())),
         },
         BulkConfig {

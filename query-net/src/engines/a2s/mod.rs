@@ -57,7 +57,7 @@ pub use status::{
 };
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use query_specs::a2s::{
     Challenge, InfoRequest, Reassembly, Reply, Request, INFO_PAYLOAD, KIND_CHALLENGE, KIND_INFO,
@@ -67,7 +67,7 @@ use query_wire::{Decode, TextEncoding};
 use serde_json::Value;
 
 use super::StatusSession;
-use crate::engine::{ClientSession, Retry};
+use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::options::Options;
 use crate::status::ServerStatus;
@@ -152,11 +152,7 @@ pub struct A2sClient {
     app_id: u16,
     /// The status being built, once INFO is in.
     status: Option<ServerStatus>,
-    first_sent: Option<Instant>,
-    best_rtt: Option<Duration>,
-    last_bad: Option<query_wire::Error>,
-    result: Option<Result<ServerStatus, QueryError>>,
-    finished: bool,
+    outcome: Outcome<ServerStatus>,
 }
 
 impl A2sClient {
@@ -175,11 +171,7 @@ impl A2sClient {
             prefix: None,
             app_id: 0,
             status: None,
-            first_sent: None,
-            best_rtt: None,
-            last_bad: None,
-            result: None,
-            finished: false,
+            outcome: Outcome::new(),
         };
         session.start(Step::Info);
         session
@@ -190,7 +182,7 @@ impl A2sClient {
         self.challenges = 0;
         self.parts = Reassembly::new();
         self.prefix = None;
-        self.last_bad = None;
+        self.outcome.forget_malformed();
         self.send_request();
     }
 
@@ -211,16 +203,11 @@ impl A2sClient {
             .retry
             .start_encoded(self.step.waiting_for(), &request, ())
         {
-            self.finish(Err(QueryError::protocol(format!(
+            self.outcome.finish(Err(QueryError::protocol(format!(
                 "cannot encode the {}: {e}",
                 self.step.waiting_for()
             ))));
         }
-    }
-
-    fn finish(&mut self, result: Result<ServerStatus, QueryError>) {
-        self.finished = true;
-        self.result = Some(result);
     }
 
     /// A whole reply: a datagram, or a split reply joined.
@@ -241,7 +228,7 @@ impl A2sClient {
             Ok(Reply::Challenge(Challenge { challenge })) => challenge,
             Ok(_) => return,
             Err(e) => {
-                self.last_bad = Some(e);
+                self.outcome.note_malformed(e);
                 return;
             }
         };
@@ -264,12 +251,10 @@ impl A2sClient {
         let decoded = Reply::from_bytes_with(reply, self.app_id);
         if let (Step::Info, Err(e)) = (self.step, &decoded) {
             // Anyone can forge a datagram from the server's address: wait for the real one.
-            self.last_bad = Some(e.clone());
+            self.outcome.note_malformed(e.clone());
             return;
         }
-        if let Some(rtt) = self.retry.finish(now) {
-            self.best_rtt = Some(self.best_rtt.map_or(rtt, |best| best.min(rtt)));
-        }
+        self.outcome.answered(&mut self.retry, now);
         match decoded {
             Ok(Reply::Info(info)) => {
                 self.app_id = info.app_id;
@@ -327,21 +312,27 @@ impl A2sClient {
     /// (keeping the whole rows of a split reply's first parts).
     fn give_up_step(&mut self, error: QueryError, now: Instant) {
         if self.step == Step::Info {
-            self.finish(Err(error));
+            self.outcome.finish(Err(error));
             return;
         }
         self.retry.finish(now);
+        self.leave_out_step(&error);
+        self.next_step();
+    }
+
+    /// Keeps the whole rows of the current step's parts, if any came, and says why the rest
+    /// is missing.
+    fn leave_out_step(&mut self, why: &QueryError) {
         let prefix = self.parts.received_prefix().or_else(|| self.prefix.take());
         match prefix {
-            Some(prefix) => self.keep_before_cut(&prefix, &error.to_string()),
+            Some(prefix) => self.keep_before_cut(&prefix, &why.to_string()),
             None => {
                 if let Some(status) = &mut self.status {
                     status.complete = false;
-                    status::set_raw(status, self.step.error_key(), error.to_string().into());
+                    status::set_raw(status, self.step.error_key(), why.to_string().into());
                 }
             }
         }
-        self.next_step();
     }
 
     fn next_step(&mut self) {
@@ -353,15 +344,19 @@ impl A2sClient {
         match next {
             Some(step) => self.start(step),
             None => {
-                let mut status = self.status.take().ok_or_else(|| {
-                    QueryError::protocol("the query ended before the server's INFO reply")
-                });
-                if let Ok(status) = &mut status {
-                    status.ping_ms = self.best_rtt.unwrap_or_default().as_secs_f64() * 1000.0;
-                }
-                self.finish(status);
+                let status = self.final_status();
+                self.outcome.finish(status);
             }
         }
+    }
+
+    /// The status built so far, with the best round trip.
+    fn final_status(&mut self) -> Result<ServerStatus, QueryError> {
+        let mut status = self.status.take().ok_or_else(|| {
+            QueryError::protocol("the query ended before the server's INFO reply")
+        })?;
+        status.ping_ms = self.outcome.best_rtt().as_secs_f64() * 1000.0;
+        Ok(status)
     }
 }
 
@@ -377,18 +372,11 @@ impl ClientSession for A2sClient {
     }
 
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        if self.finished {
-            return None;
-        }
-        let sent = self.retry.poll_transmit(now);
-        if sent.is_some() {
-            self.first_sent.get_or_insert(now);
-        }
-        sent
+        self.outcome.poll_transmit(&mut self.retry, now)
     }
 
     fn on_reply(&mut self, datagram: &[u8], now: Instant) {
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         if datagram.starts_with(SINGLE_BYTES) {
@@ -397,21 +385,18 @@ impl ClientSession for A2sClient {
             match self.parts.push(datagram) {
                 Ok(Some(whole)) => self.on_whole(&whole, now),
                 Ok(None) => {}
-                Err(e) => self.last_bad = Some(e),
+                Err(e) => self.outcome.note_malformed(e),
             }
         }
         // Anything else is no A2S reply at all.
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        if self.finished {
-            return None;
-        }
-        self.retry.poll_timeout()
+        self.outcome.poll_timeout(&self.retry)
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         match self.retry.handle_timeout(now) {
@@ -432,8 +417,9 @@ impl ClientSession for A2sClient {
                 }
             }
             Err(timeout) => {
-                let error = match (self.step, self.last_bad.take()) {
-                    (Step::Info, Some(bad)) => QueryError::Malformed(bad),
+                // Only INFO's bad datagram names the failure: a later step's is left out.
+                let error = match self.step {
+                    Step::Info => self.outcome.unanswered(timeout),
                     _ => timeout,
                 };
                 self.give_up_step(error, now);
@@ -442,7 +428,7 @@ impl ClientSession for A2sClient {
     }
 
     fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.result.take()
+        self.outcome.poll_result()
     }
 
     /// With the INFO reply in: the status with what the current step got (the whole rows of
@@ -450,31 +436,13 @@ impl ClientSession for A2sClient {
     /// begun are left out. Before it: `why`.
     fn give_up(&mut self, why: QueryError, now: Instant) -> Result<ServerStatus, QueryError> {
         self.retry.finish(now);
-        if !self.finished {
-            if self.step == Step::Info {
-                self.finish(Err(why));
-            } else {
-                let prefix = self.parts.received_prefix().or_else(|| self.prefix.take());
-                match prefix {
-                    Some(prefix) => self.keep_before_cut(&prefix, &why.to_string()),
-                    None => {
-                        if let Some(status) = &mut self.status {
-                            status.complete = false;
-                            status::set_raw(status, self.step.error_key(), why.to_string().into());
-                        }
-                    }
-                }
-                let mut status = self.status.take().ok_or_else(|| {
-                    QueryError::protocol("the query ended before the server's INFO reply")
-                });
-                if let Ok(status) = &mut status {
-                    status.ping_ms = self.best_rtt.unwrap_or_default().as_secs_f64() * 1000.0;
-                }
-                self.finish(status);
-            }
+        if let Some(ended) = self.outcome.end() {
+            return ended;
         }
-        self.result
-            .take()
-            .unwrap_or_else(|| Err(QueryError::protocol("the query has ended")))
+        if self.step == Step::Info {
+            return Err(why);
+        }
+        self.leave_out_step(&why);
+        self.final_status()
     }
 }

@@ -53,7 +53,7 @@ use query_specs::gamespy1::{Pushed, Reassembly};
 use query_wire::TextEncoding;
 
 use super::StatusSession;
-use crate::engine::{ClientSession, Retry};
+use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::options::Options;
 use crate::status::ServerStatus;
@@ -94,10 +94,7 @@ pub struct GameSpy1Session {
     attempt_end: Option<Instant>,
     /// Once a part arrived: when to stop waiting for the rest.
     rest_until: Option<Instant>,
-    /// The latest datagram from the server that was not a reply part.
-    malformed: Option<query_wire::Error>,
-    result: Option<Result<ServerStatus, QueryError>>,
-    finished: bool,
+    outcome: Outcome<ServerStatus>,
 }
 
 impl GameSpy1Session {
@@ -119,16 +116,8 @@ impl GameSpy1Session {
             first_rtt: None,
             attempt_end: None,
             rest_until: None,
-            malformed: None,
-            result: None,
-            finished: false,
+            outcome: Outcome::new(),
         }
-    }
-
-    fn finish(&mut self, result: Result<ServerStatus, QueryError>, now: Instant) {
-        self.retry.finish(now);
-        self.result = Some(result);
-        self.finished = true;
     }
 
     /// The reassembly to report: a complete one, else the one with the most parts (the first
@@ -196,21 +185,18 @@ impl ClientSession for GameSpy1Session {
     }
 
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        if self.finished {
-            return None;
-        }
-        self.retry.poll_transmit(now)
+        self.outcome.poll_transmit(&mut self.retry, now)
     }
 
     fn on_reply(&mut self, datagram: &[u8], now: Instant) {
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         let index = match self.push(datagram) {
             Ok(Some(index)) => index,
             Ok(None) => return,
             Err(error) => {
-                self.malformed = Some(error);
+                self.outcome.note_malformed(error);
                 return;
             }
         };
@@ -220,8 +206,7 @@ impl ClientSession for GameSpy1Session {
             self.first_rtt = Some(self.retry.finish(now).unwrap_or_default());
         }
         if self.candidates[index].is_complete() {
-            let status = self.status();
-            self.finish(status, now);
+            self.outcome.finish(self.status());
             return;
         }
         let gap = self
@@ -235,44 +220,38 @@ impl ClientSession for GameSpy1Session {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        if self.finished {
-            None
-        } else if self.first_rtt.is_some() {
-            self.rest_until
+        if self.outcome.is_finished() || self.first_rtt.is_none() {
+            self.outcome.poll_timeout(&self.retry)
         } else {
-            self.retry.poll_timeout()
+            self.rest_until
         }
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         if self.first_rtt.is_none() {
-            if let Err(timeout) = self.retry.handle_timeout(now) {
-                let error = self.malformed.take().map_or(timeout, QueryError::Malformed);
-                self.finish(Err(error), now);
-            }
+            self.outcome.handle_timeout(&mut self.retry, now);
         } else if self.rest_until.is_some_and(|until| now >= until) {
-            let status = self.status();
-            self.finish(status, now);
+            self.outcome.finish(self.status());
         }
     }
 
     fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.result.take()
+        self.outcome.poll_result()
     }
 
     /// What arrived, `complete: false`; without any part, `why` (or the last malformed
     /// datagram's error).
-    fn give_up(&mut self, why: QueryError, now: Instant) -> Result<ServerStatus, QueryError> {
-        let result = if self.candidates.is_empty() {
-            Err(self.malformed.take().map_or(why, QueryError::Malformed))
+    fn give_up(&mut self, why: QueryError, _now: Instant) -> Result<ServerStatus, QueryError> {
+        if let Some(ended) = self.outcome.end() {
+            return ended;
+        }
+        if self.candidates.is_empty() {
+            Err(self.outcome.unanswered(why))
         } else {
             self.status()
-        };
-        self.retry.finish(now);
-        self.finished = true;
-        result
+        }
     }
 }

@@ -44,7 +44,7 @@ use query_specs::quake3::{StatusResponse, GETSTATUS};
 use query_wire::TextEncoding;
 
 use super::StatusSession;
-use crate::engine::{ClientSession, Retry};
+use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::options::Options;
 use crate::status::ServerStatus;
@@ -82,9 +82,7 @@ pub struct Quake3Session {
     first_rtt: Option<Duration>,
     attempt_end: Option<Instant>,
     rest_until: Option<Instant>,
-    malformed: Option<query_wire::Error>,
-    result: Option<Result<ServerStatus, QueryError>>,
-    finished: bool,
+    outcome: Outcome<ServerStatus>,
 }
 
 impl Quake3Session {
@@ -104,16 +102,8 @@ impl Quake3Session {
             first_rtt: None,
             attempt_end: None,
             rest_until: None,
-            malformed: None,
-            result: None,
-            finished: false,
+            outcome: Outcome::new(),
         }
-    }
-
-    fn finish(&mut self, result: Result<ServerStatus, QueryError>, now: Instant) {
-        self.retry.finish(now);
-        self.result = Some(result);
-        self.finished = true;
     }
 
     fn status(&self) -> Result<ServerStatus, QueryError> {
@@ -151,20 +141,17 @@ impl ClientSession for Quake3Session {
     }
 
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        if self.finished {
-            return None;
-        }
-        self.retry.poll_transmit(now)
+        self.outcome.poll_transmit(&mut self.retry, now)
     }
 
     fn on_reply(&mut self, datagram: &[u8], now: Instant) {
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         let has_info = match StatusResponse::decode(datagram, self.encoding) {
             Ok(reply) => reply.info.is_some(),
             Err(error) => {
-                self.malformed = Some(error);
+                self.outcome.note_malformed(error);
                 return;
             }
         };
@@ -189,8 +176,7 @@ impl ClientSession for Quake3Session {
             self.attempt_end = self.retry.poll_timeout();
             self.first_rtt = Some(self.retry.finish(now).unwrap_or_default());
             if datagram.len() < SPLIT_HINT && self.continuations.is_empty() {
-                let status = self.status();
-                self.finish(status, now);
+                self.outcome.finish(self.status());
                 return;
             }
         }
@@ -205,44 +191,38 @@ impl ClientSession for Quake3Session {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        if self.finished {
-            None
-        } else if self.first.is_some() {
-            self.rest_until
+        if self.outcome.is_finished() || self.first.is_none() {
+            self.outcome.poll_timeout(&self.retry)
         } else {
-            self.retry.poll_timeout()
+            self.rest_until
         }
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         if self.first.is_none() {
-            if let Err(timeout) = self.retry.handle_timeout(now) {
-                let error = self.malformed.take().map_or(timeout, QueryError::Malformed);
-                self.finish(Err(error), now);
-            }
+            self.outcome.handle_timeout(&mut self.retry, now);
         } else if self.rest_until.is_some_and(|until| now >= until) {
-            let status = self.status();
-            self.finish(status, now);
+            self.outcome.finish(self.status());
         }
     }
 
     fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.result.take()
+        self.outcome.poll_result()
     }
 
     /// What arrived; without the datagram holding the settings, `why` (or the last malformed
     /// datagram's error).
-    fn give_up(&mut self, why: QueryError, now: Instant) -> Result<ServerStatus, QueryError> {
-        let result = if self.first.is_none() {
-            Err(self.malformed.take().map_or(why, QueryError::Malformed))
+    fn give_up(&mut self, why: QueryError, _now: Instant) -> Result<ServerStatus, QueryError> {
+        if let Some(ended) = self.outcome.end() {
+            return ended;
+        }
+        if self.first.is_none() {
+            Err(self.outcome.unanswered(why))
         } else {
             self.status()
-        };
-        self.retry.finish(now);
-        self.finished = true;
-        result
+        }
     }
 }

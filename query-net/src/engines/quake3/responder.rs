@@ -20,7 +20,6 @@
 use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::ops::Range;
-use std::sync::Arc;
 
 use query_specs::quake3::{write, Info, Player, Request, INFO_HEADER, MAX_DATAGRAM, STATUS_HEADER};
 use query_wire::kv::{FromKeyValues, KvSink, ToKeyValues};
@@ -30,6 +29,7 @@ use super::DEFAULT_ENCODING;
 use crate::clock::Now;
 use crate::engine::{DropReason, ReplySink, Responder, Verdict};
 use crate::engines::fit;
+use crate::snapshot::SnapshotCache;
 use crate::state::{RuleValue, ServerState, SharedState};
 
 /// Names are cut to this many bytes (Quake 3 allows 36).
@@ -83,7 +83,7 @@ impl Default for Quake3Config {
 pub struct Quake3Responder {
     state: SharedState,
     config: Quake3Config,
-    sections: Option<Sections>,
+    sections: SnapshotCache<Sections>,
 }
 
 impl Quake3Responder {
@@ -92,23 +92,13 @@ impl Quake3Responder {
         Quake3Responder {
             state,
             config,
-            sections: None,
+            sections: SnapshotCache::new(),
         }
     }
 
     /// The configuration.
     pub fn config(&self) -> &Quake3Config {
         &self.config
-    }
-
-    fn refresh(&mut self) -> Result<(), query_wire::Error> {
-        let current = self.state.load();
-        if matches!(&self.sections, Some(s) if Arc::ptr_eq(&s.snapshot, &current)) {
-            return Ok(());
-        }
-        let reuse = self.sections.take().map(|s| (s.bytes, s.line_ends));
-        self.sections = Some(Sections::build(Arc::clone(&current), &self.config, reuse)?);
-        Ok(())
     }
 }
 
@@ -127,10 +117,11 @@ impl Responder for Quake3Responder {
         if challenge.is_some_and(|c| c.contains(&b'\\')) {
             return Verdict::Dropped(DropReason::Malformed);
         }
-        if self.refresh().is_err() {
-            return Verdict::Dropped(DropReason::Unsupported);
-        }
-        let Some(sections) = &self.sections else {
+        let config = &self.config;
+        let built = self.sections.get(&self.state, (), |state, stale| {
+            Sections::build(state, config, stale.map(|s| (s.bytes, s.line_ends)))
+        });
+        let Ok((_, sections)) = built else {
             return Verdict::Dropped(DropReason::Unsupported);
         };
         let max = self.config.max_datagram.min(replies.max_datagram());
@@ -154,8 +145,6 @@ impl Responder for Quake3Responder {
 /// The encoded pairs and player lines of one state snapshot.
 #[derive(Debug)]
 struct Sections {
-    /// Held so that the pointer compared against stays this snapshot's.
-    snapshot: Arc<ServerState>,
     bytes: Vec<u8>,
     /// The pairs of `statusResponse`, without header or newline.
     status_pairs: Range<usize>,
@@ -168,14 +157,13 @@ struct Sections {
 
 impl Sections {
     fn build(
-        snapshot: Arc<ServerState>,
+        state: &ServerState,
         config: &Quake3Config,
         reuse: Option<(Vec<u8>, Vec<usize>)>,
     ) -> Result<Self, query_wire::Error> {
         let (mut bytes, mut line_ends) = reuse.unwrap_or_default();
         bytes.clear();
         line_ends.clear();
-        let state = &*snapshot;
         let encoding = config.encoding;
         let text = |s| pair_text(s, encoding);
         let non_empty = |s| (!str::is_empty(s)).then(|| pair_text(s, encoding));
@@ -246,7 +234,6 @@ impl Sections {
         }
         let players = start..bytes.len();
         Ok(Sections {
-            snapshot,
             bytes,
             status_pairs,
             info_pairs,
