@@ -13,7 +13,8 @@ use query_net::{Options, Protocol};
 use query_wire::TextEncoding;
 
 use crate::address::{parse_listen, HostPort, DEFAULT_PORTS_HELP};
-use crate::exit::{BadValue, Category, EXIT_CODES_HELP};
+use crate::exit::{exit_codes_help, BadValue, Category, Failure};
+use crate::protocols;
 
 const MAIN_EXAMPLES: &str = "\
 Examples:
@@ -25,14 +26,14 @@ Examples:
   gsq decode sqp --hex reply.hex            decode a captured packet
   gsq exporter --listen 127.0.0.1:9339      Prometheus metrics of game servers";
 
-/// Game-server queries: Unity/Multiplay SQP, Hytale OneQuery, SA:MP / open.mp and GameSpy v1.
+/// `gsq`: its headline names every protocol ([`protocols::headline`]).
 #[derive(Debug, Parser)]
 #[command(
     name = "gsq",
     version,
-    about,
+    about = protocols::headline(),
     propagate_version = true,
-    after_help = format!("{MAIN_EXAMPLES}\n\n{EXIT_CODES_HELP}")
+    after_help = format!("{MAIN_EXAMPLES}\n\n{}", exit_codes_help())
 )]
 pub struct Cli {
     /// More log output on stderr (-v: debug, -vv: trace). `GSQ_LOG` takes a tracing filter.
@@ -64,6 +65,10 @@ pub enum Command {
     Exporter(ExporterArgs),
     /// List the games gsq can query, with their protocol and ports.
     Games(GamesArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(CompletionsArgs),
+    /// Print gsq's manual page (roff), or write one per command into a directory.
+    Manpage(ManpageArgs),
 }
 
 const GAMES_HELP: &str = "\
@@ -99,6 +104,37 @@ pub struct GamesArgs {
     pub markdown: bool,
 }
 
+/// `gsq completions`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Install (each shell's usual place):
+  gsq completions bash > ~/.local/share/bash-completion/completions/gsq
+  gsq completions zsh > ~/.zfunc/_gsq          (with fpath+=~/.zfunc before compinit)
+  gsq completions fish > ~/.config/fish/completions/gsq.fish
+  gsq completions powershell >> $PROFILE
+
+Exit codes: 0 printed, 2 unknown shell (all codes: 'gsq --help').")]
+pub struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `gsq manpage`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  gsq manpage > ~/.local/share/man/man1/gsq.1          then: man gsq
+  gsq manpage --dir ~/.local/share/man/man1            gsq.1, gsq-query.1, gsq-bulk.1, ...
+
+Exit codes: 0 written, 2 the directory cannot be written (all codes: 'gsq --help').")]
+pub struct ManpageArgs {
+    /// Write gsq.1 and a page per command (gsq-query.1, ...) into this directory instead of
+    /// printing gsq.1.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
 const QUERY_HELP: &str = "\
 A game's HOST:PORT is the port players connect to: gsq queries the game's query port derived
 from it and, where the two can differ, the port as given too; the first answer wins.
@@ -126,7 +162,7 @@ Examples:
   gsq query onequery hytale.example.org --token \"$ONEQUERY_TOKEN\"
   gsq query samp 203.0.113.5 --rcon-password secret --rcon players
   gsq query sqp 203.0.113.5 --fetch none --timeout 500ms --retries 0
-  gsq query sqp 203.0.113.5 --chunks info,teams   exactly these chunks\n\nExit codes: 0 answered, 2 bad arguments, 3 unknown protocol, 4 malformed address,\n5 port out of range, 6 host does not resolve, 7 network error, 8 no reply,\n9 malformed reply, 11 authentication refused (all codes: 'gsq --help').";
+  gsq query sqp 203.0.113.5 --chunks info,teams   exactly these chunks\n\nExit codes: 0 answered, 2 bad arguments, 3 unknown protocol, 4 malformed address,\n5 port out of range, 6 host does not resolve, 7 network error, 8 no reply,\n9 malformed reply, 11 authentication refused, 12 nothing listens at the port\n(all codes: 'gsq --help').";
 
 /// `gsq query`.
 #[derive(Debug, Args)]
@@ -204,14 +240,20 @@ pub struct ClientArgs {
     #[arg(short, long, value_parser = parse_encoding)]
     pub encoding: Option<TextEncoding>,
 
-    /// OneQuery auth token, for servers that are not public.
-    #[arg(long, env = "GSQ_ONEQUERY_TOKEN", hide_env_values = true)]
+    /// OneQuery only: the auth token, for servers that are not public. The environment
+    /// variable GSQ_ONEQUERY_TOKEN, if set, is used when this is not given (and, unlike the
+    /// option, is not refused for other protocols).
+    #[arg(long)]
     pub token: Option<String>,
 
-    /// The GameSpy v1 request to send, e.g. `\info\` or `\status\xserverquery`.
-    #[arg(long, default_value = "\\status\\", value_name = "REQUEST", value_parser = parse_gamespy_request)]
-    pub gamespy_request: String,
+    /// GameSpy v1 only: the request to send, e.g. `\info\` or `\status\xserverquery`
+    /// (default `\status\`).
+    #[arg(long, value_name = "REQUEST", value_parser = parse_gamespy_request)]
+    pub gamespy_request: Option<String>,
 }
+
+/// The environment variable that holds the OneQuery auth token.
+const TOKEN_VARIABLE: &str = "GSQ_ONEQUERY_TOKEN";
 
 /// Parts of a status a query can fetch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -231,9 +273,16 @@ pub enum Fetch {
 }
 
 impl ClientArgs {
-    /// The query-net options.
-    pub fn options(&self) -> Options {
+    /// The query-net options; a `--fetch` list that contradicts itself (`none,players`) is a
+    /// usage error.
+    pub fn options(&self) -> Result<Options, Failure> {
         use query_specs::sqp::ChunkSet;
+        if self.fetch.contains(&Fetch::None) && self.fetch.len() > 1 {
+            return Err(Failure::usage(
+                "--fetch none means the server info alone and cannot be combined with other parts",
+            )
+            .hint("write --fetch none, or list the parts to fetch"));
+        }
         let wants = |part: Fetch| {
             self.fetch.contains(&Fetch::All)
                 || (self.fetch.contains(&part) && !self.fetch.contains(&Fetch::None))
@@ -243,18 +292,46 @@ impl ClientArgs {
         sqp_chunks.set(ChunkSet::PLAYER_INFO, wants(Fetch::Players));
         sqp_chunks.set(ChunkSet::TEAM_INFO, wants(Fetch::Teams));
         sqp_chunks.set(ChunkSet::METRICS, wants(Fetch::Metrics));
-        Options {
+        let defaults = Options::default();
+        Ok(Options {
             timeout: self.timeout,
             retries: self.retries,
             players: wants(Fetch::Players),
             rules: wants(Fetch::Rules),
             sqp_chunks,
             encoding: self.encoding,
-            auth_token: self.token.clone(),
-            gamespy_request: self.gamespy_request.clone(),
+            auth_token: self
+                .token
+                .clone()
+                .or_else(|| std::env::var(TOKEN_VARIABLE).ok()),
+            gamespy_request: self
+                .gamespy_request
+                .clone()
+                .unwrap_or(defaults.gamespy_request),
             deadline: self.deadline,
             max_reply_bytes: self.max_reply_bytes,
+        })
+    }
+
+    /// Refuses an option given for a protocol it does not apply to, as `--chunks` is refused
+    /// for anything but SQP: silently ignoring it would hide a mistake.
+    pub fn check_applies_to(&self, protocol: Protocol) -> Result<(), Failure> {
+        let given = [
+            ("--token", Protocol::OneQuery, self.token.is_some()),
+            (
+                "--gamespy-request",
+                Protocol::GameSpy1,
+                self.gamespy_request.is_some(),
+            ),
+        ];
+        for (option, owner, is_given) in given {
+            if is_given && protocol != owner {
+                return Err(Failure::usage(format!(
+                    "{option} is a {owner} option, not available with {protocol}"
+                )));
+            }
         }
+        Ok(())
     }
 }
 
@@ -287,8 +364,9 @@ answer is its result.
 Output: one JSON object per line (NDJSON), in completion order. An answer is the ServerStatus
 object of `gsq query --json` (with game, game_name, query_port) plus `target` (as written in
 the input) and `line`; a failure is
-{\"target\", \"line\", \"protocol\", \"address\", \"error\", \"error_kind\"}, error_kind being one of
-timeout, resolve, network, malformed, auth, unknown_protocol, bad_address,
+{\"target\", \"line\", \"protocol\", \"address\", \"error\", \"error_kind\"} (target and
+protocol as the line writes them, an unknown protocol too), error_kind being one of
+timeout, unreachable, resolve, network, malformed, auth, unknown_protocol, bad_address,
 port_out_of_range, usage, internal. A progress bar (when stderr is a
 terminal) and a summary go to stderr. The exit code is 0 once every target has its line,
 whatever the servers answered.
@@ -327,11 +405,22 @@ pub struct BulkArgs {
 }
 
 const SERVE_HELP: &str = "\
-The state file is TOML (.toml) or JSON (.json): name, map, game_type, version, language,
-motd, max_players, players [{name, score, ping, id, uuid, team}], player_count, teams
-[{name, score}], rules {key = value}, password, port, host, is_network, protocol_version,
-protocol_hash. Unknown keys are errors. The file is reloaded when it changes; if the new
-content is invalid, the old state keeps being served and one log line says why.
+The state file is TOML (.toml) or JSON (.json). Every key is optional; unknown keys are errors:
+  name, map, game_type, version,   text
+    language, motd, protocol_hash
+  host                             text, the address OneQuery advertises
+  max_players, port,               whole numbers
+    protocol_version
+  player_count                     whole number, reported instead of the players' count
+  password, is_network             true or false
+  players                          list of {name: text, score: integer, ping: whole
+                                   number, id: whole number, uuid: UUID text, team: a
+                                   number or a name}
+  teams                            list of {name: text, score: integer}
+  rules                            table of key = text, number, or true/false
+  metrics                          list of up to 25 numbers (SQP's Metrics chunk)
+The file is reloaded when it changes; if the new content is invalid, the old state keeps
+being served and one log line says why.
 
 On startup one line per protocol goes to stdout, `<protocol> <bound address>`, so port 0
 (any free port) works in scripts. Logs go to stderr. Ctrl-C (or SIGTERM) stops cleanly.
@@ -417,8 +506,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub minecraft: Option<SocketAddr>,
 
-    /// Answer every protocol (SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3, GameSpy 2,
-    /// GameSpy 3/4) on this one address.
+    /// Answer SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3, GameSpy 2 and GameSpy 3/4 on
+    /// this one address (--minecraft answers as a Minecraft server, on a port of its own).
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub all: Option<SocketAddr>,
 
@@ -573,10 +662,12 @@ that answer it (their echo of the request written in, as a server echoes it). Mi
 datagrams give what the client gives on a lossy network: a status with complete: false, or
 the error. Its address is 0.0.0.0 for files, the server's for a capture.
 
-A pcap or pcapng file (tcpdump -w; Ethernet, loopback, raw IP or Linux cooked link types, IPv4
-and IPv6) is read as the UDP datagrams to and from the protocol's port (--port to choose): each
-is decoded, or with --status, the replies of each server to each client make one status, one
-JSON line each.
+A pcap or pcapng file (tcpdump -w; Ethernet, loopback, raw IP or Linux cooked v1 and v2 link
+types, as `tcpdump -i any` writes, IPv4 and IPv6) is read as the UDP datagrams to and from the
+protocol's port (--port to choose): each is decoded (the split parts of an A2S reply joined),
+or with --status, the replies of each server to each client make one status, one JSON line
+each. A capture cut inside a packet (a tcpdump killed while writing) gives the packets before
+it, and a note says where it ends.
 
 Examples:
   gsq decode sqp --hex reply.hex
@@ -623,7 +714,7 @@ pub struct DecodeArgs {
 
     /// In a capture file: the server's port, whose datagrams are decoded (default: the
     /// protocol's port).
-    #[arg(long)]
+    #[arg(long, value_parser = parse_port)]
     pub port: Option<u16>,
 
     /// Indented JSON (the default when stdout is a terminal).
@@ -651,9 +742,9 @@ impl PacketKind {
 }
 
 const DEMO_HELP: &str = "\
-Starts an SQP, OneQuery, SA:MP, GameSpy v1 and A2S responder on 127.0.0.1 (free ports), with
-a sample server state (players with accented names, rules), queries each with the real
-client, and prints what came back. Nothing leaves the machine.
+Starts a responder of every protocol on 127.0.0.1 (free ports), with a sample server state
+(players with accented names, rules, teams), queries each with the real client, and prints
+what came back. Nothing leaves the machine.
 
 Examples:
   gsq demo
@@ -661,7 +752,7 @@ Examples:
 
 /// `gsq demo`.
 #[derive(Debug, Args)]
-#[command(after_help = DEMO_HELP)]
+#[command(after_help = format!("Protocols: {}.\n\n{DEMO_HELP}", protocols::titles()))]
 pub struct DemoArgs {
     #[command(flatten)]
     pub output: OutputArgs,
@@ -745,6 +836,25 @@ fn parse_protocol(text: &str) -> Result<Protocol, BadValue> {
 fn parse_host_port(text: &str) -> Result<HostPort, BadValue> {
     text.parse::<HostPort>()
         .map_err(|e| BadValue::new(crate::address::category(&e), e.reason()))
+}
+
+/// A port number, 1-65535; anything else numeric is [`Category::PortOutOfRange`] (exit 5)
+/// as in addresses.
+fn parse_port(text: &str) -> Result<u16, BadValue> {
+    let text = text.trim();
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(BadValue::new(
+            Category::Usage,
+            format!("{text:?} is not a port number"),
+        ));
+    }
+    match text.parse::<u16>() {
+        Ok(port) if port != 0 => Ok(port),
+        _ => Err(BadValue::new(
+            Category::PortOutOfRange,
+            format!("port {text} is out of range (1-65535)"),
+        )),
+    }
 }
 
 fn parse_listen_arg(text: &str) -> Result<SocketAddr, BadValue> {
@@ -848,6 +958,33 @@ mod tests {
     }
 
     #[test]
+    fn serve_help_names_every_state_file_key() {
+        use query_net::state::{PlayerState, ServerState, TeamState};
+        let keys = |value: serde_json::Value| -> Vec<String> {
+            value.as_object().unwrap().keys().cloned().collect()
+        };
+        let state = ServerState {
+            players: vec![PlayerState::default()],
+            teams: vec![TeamState::default()],
+            ..ServerState::default()
+        };
+        let mut all = keys(serde_json::to_value(&state).unwrap());
+        all.extend(keys(serde_json::to_value(PlayerState::default()).unwrap()));
+        all.extend(keys(serde_json::to_value(TeamState::default()).unwrap()));
+        let readme = include_str!("../../README.md");
+        for key in all {
+            assert!(
+                SERVE_HELP.contains(&key),
+                "{key} missing from gsq serve --help"
+            );
+            assert!(
+                readme.contains(&format!("`{key}`")) || readme.contains(&format!("{key}, ")),
+                "{key} missing from the README's state file table"
+            );
+        }
+    }
+
+    #[test]
     fn durations() {
         assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
@@ -921,7 +1058,7 @@ mod tests {
         let Command::Query(args) = cli.command else {
             panic!("not a query")
         };
-        let o = args.client.options();
+        let o = args.client.options().unwrap();
         assert!(o.players && !o.rules);
         assert_eq!(
             o.sqp_chunks,
@@ -931,7 +1068,7 @@ mod tests {
         let Command::Query(args) = cli.command else {
             panic!("not a query")
         };
-        let o = args.client.options();
+        let o = args.client.options().unwrap();
         assert!(!o.players && !o.rules);
         assert_eq!(o.sqp_chunks, ChunkSet::SERVER_INFO);
         assert_eq!(o.encoding, None);

@@ -18,7 +18,7 @@ pub enum Category {
     /// 2: bad arguments (an unknown option or command, a bad option value), or an unreadable
     /// input file.
     Usage,
-    /// 3: a protocol name that is not one of sqp, onequery, samp, gamespy1, a2s, quake3, gamespy2 (or auto).
+    /// 3: a protocol name that is none of [`query_net::Protocol::ALL`] (nor auto).
     UnknownProtocol,
     /// 4: an address that is not host, host:port, an IP or \[IPv6\]:port.
     BadAddress,
@@ -36,6 +36,8 @@ pub enum Category {
     StateFile,
     /// 11: the server wants authentication (OneQuery token, RCON password).
     Auth,
+    /// 12: nothing listens at the address (every request refused with ICMP port unreachable).
+    Unreachable,
     /// 130: stopped by Ctrl-C before finishing (bulk).
     Interrupted,
 }
@@ -43,7 +45,7 @@ pub enum Category {
 impl Category {
     /// Every category, in exit-code order.
     #[cfg(test)]
-    pub const ALL: [Category; 12] = [
+    pub const ALL: [Category; 13] = [
         Category::Internal,
         Category::Usage,
         Category::UnknownProtocol,
@@ -55,6 +57,7 @@ impl Category {
         Category::Malformed,
         Category::StateFile,
         Category::Auth,
+        Category::Unreachable,
         Category::Interrupted,
     ];
 
@@ -72,6 +75,7 @@ impl Category {
             Category::Malformed => 9,
             Category::StateFile => 10,
             Category::Auth => 11,
+            Category::Unreachable => 12,
             Category::Interrupted => 130,
         }
     }
@@ -90,6 +94,7 @@ impl Category {
             Category::Malformed => "malformed",
             Category::StateFile => "state_file",
             Category::Auth => "auth",
+            Category::Unreachable => "unreachable",
             Category::Interrupted => "interrupted",
         }
     }
@@ -108,12 +113,14 @@ impl Category {
 }
 
 /// The exit-code table shown at the end of `gsq --help`.
-pub const EXIT_CODES_HELP: &str = "\
+pub fn exit_codes_help() -> String {
+    format!(
+        "\
 Exit codes:
     0  success
     1  internal error (a bug), or the output could not be written
     2  usage: an unknown option or command, a bad option value, an unreadable input file
-    3  unknown protocol: not one of sqp, onequery, samp, gamespy1, a2s, quake3, gamespy2 (or auto)
+    3  unknown protocol: not one of {} (or auto)
     4  malformed address: not host, host:port, an IP address or [IPv6]:port
     5  port out of range: not 1-65535 (0-65535 to listen on)
     6  host does not resolve: the name has no address
@@ -122,7 +129,11 @@ Exit codes:
     9  malformed reply or input: it does not decode, or breaks the protocol
    10  state file missing, unreadable, or not a valid server state
    11  authentication refused: OneQuery token or SA:MP RCON password
-  130  interrupted by Ctrl-C (bulk writes the results it has first)";
+   12  nothing listens: every request was refused (ICMP port unreachable)
+  130  interrupted by Ctrl-C (bulk writes the results it has first)",
+        query_net::Protocol::names()
+    )
+}
 
 /// A command-line value that was refused, as a value parser returns it to clap: the
 /// message clap shows, and the category that picks the exit code. `main` finds it again as
@@ -226,6 +237,14 @@ pub fn classify(error: &QueryError) -> (Category, Option<&'static str>) {
             Category::Timeout,
             Some("check that the server is up and the port is its query port, or raise --timeout"),
         ),
+        QueryError::Deadline { .. } => (
+            Category::Timeout,
+            Some("the server answers, but too slowly for one query: raise --deadline"),
+        ),
+        QueryError::NothingListens { .. } => (
+            Category::Unreachable,
+            Some("the host is up but that port is closed: check the port (the query port often differs from the game port)"),
+        ),
         QueryError::AuthRequired(_) => (
             Category::Auth,
             Some("pass the server's secret with --token (OneQuery) or --rcon-password (SA:MP)"),
@@ -287,13 +306,14 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), all.len());
+        let help = exit_codes_help();
         for c in all {
             assert!(
-                EXIT_CODES_HELP.contains(&format!("  {}  ", c.code())),
+                help.contains(&format!("  {}  ", c.code())),
                 "{c:?} missing from the help"
             );
         }
-        let listed = EXIT_CODES_HELP
+        let listed = help
             .lines()
             .filter(|line| line.trim_start().starts_with(|c: char| c.is_ascii_digit()))
             .count();

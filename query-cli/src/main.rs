@@ -15,9 +15,11 @@ mod exit;
 mod logging;
 mod output;
 mod pcap;
+mod protocols;
 mod responders;
 mod state_file;
 mod target;
+mod target_line;
 
 use std::process::ExitCode;
 
@@ -68,6 +70,8 @@ fn run(cli: Cli) -> Outcome {
             Command::Demo(args) => commands::demo::run(&args).await,
             Command::Exporter(args) => commands::exporter::run(args).await,
             Command::Games(args) => commands::games::run(&args),
+            Command::Completions(args) => commands::completions::completions(&args),
+            Command::Manpage(args) => commands::completions::manpage(&args),
         }
     })
 }
@@ -212,6 +216,18 @@ mod tests {
                 Category::UnknownProtocol,
             ),
             (&["gsq", "query", "sqp", "h:x"][..], Category::BadAddress),
+            (
+                &["gsq", "query", "sqp", "::1:7779"][..],
+                Category::BadAddress,
+            ),
+            (
+                &["gsq", "decode", "a2s", "c.pcap", "--port", "99999"][..],
+                Category::PortOutOfRange,
+            ),
+            (
+                &["gsq", "decode", "a2s", "c.pcap", "--port", "x"][..],
+                Category::Usage,
+            ),
             (
                 &["gsq", "query", "sqp", "h:70000"][..],
                 Category::PortOutOfRange,

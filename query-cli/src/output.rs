@@ -152,7 +152,27 @@ fn new_table() -> Table {
         .load_preset(UTF8_FULL_CONDENSED)
         .apply_modifier(UTF8_ROUND_CORNERS)
         .set_content_arrangement(ContentArrangement::Dynamic);
+    let columns = std::env::var("COLUMNS").ok();
+    let width = table_width(table.width(), columns.as_deref());
+    table.set_width(width);
     table
+}
+
+/// The width tables are fitted to when the terminal's own is unknown.
+const FALLBACK_WIDTH: u16 = 80;
+
+/// The width to fit tables to: the terminal's, else `$COLUMNS`, else 80 columns. A terminal
+/// that reports a width of 0 (a pseudo-terminal under `script`, some CI runners) reports
+/// none: fitting to it would wrap every cell one character a line.
+fn table_width(reported: Option<u16>, columns: Option<&str>) -> u16 {
+    reported
+        .filter(|&width| width > 0)
+        .or_else(|| {
+            columns
+                .and_then(|c| c.trim().parse::<u16>().ok())
+                .filter(|&width| width > 0)
+        })
+        .unwrap_or(FALLBACK_WIDTH)
 }
 
 fn or_dash(value: Option<&str>) -> String {
@@ -328,6 +348,16 @@ fn union_of_keys<'a>(maps: impl Iterator<Item = &'a IndexMap<String, String>>) -
 mod tests {
     use super::*;
     use query_net::Protocol;
+
+    #[test]
+    fn tables_fit_80_columns_when_the_terminal_reports_no_width() {
+        assert_eq!(table_width(Some(120), Some("100")), 120);
+        assert_eq!(table_width(Some(0), None), 80);
+        assert_eq!(table_width(None, None), 80);
+        assert_eq!(table_width(Some(0), Some("132")), 132);
+        assert_eq!(table_width(None, Some("0")), 80);
+        assert_eq!(table_width(None, Some("wide")), 80);
+    }
 
     fn status() -> ServerStatus {
         let mut rules = IndexMap::new();

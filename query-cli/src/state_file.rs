@@ -61,10 +61,18 @@ pub fn parse(text: &str, format: StateFormat) -> Result<ServerState, String> {
     if text.trim().is_empty() {
         return Err("the file is empty".to_owned());
     }
-    match format {
-        StateFormat::Toml => toml::from_str(text).map_err(|e| one_line(&e.to_string())),
-        StateFormat::Json => serde_json::from_str(text).map_err(|e| e.to_string()),
+    let state: ServerState = match format {
+        StateFormat::Toml => toml::from_str(text).map_err(|e| one_line(&e.to_string()))?,
+        StateFormat::Json => serde_json::from_str(text).map_err(|e| e.to_string())?,
+    };
+    let max = query_specs::sqp::MAX_METRICS;
+    if state.metrics.len() > max {
+        return Err(format!(
+            "metrics: {} values, more than the {max} SQP's Metrics chunk holds",
+            state.metrics.len()
+        ));
     }
+    Ok(state)
 }
 
 /// toml's errors draw the offending line over several lines; a log line needs one.
@@ -86,6 +94,28 @@ fn one_line(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn teams_are_numbers_or_names_and_metrics_are_bounded() {
+        let state = parse(
+            "metrics = [1, 2.5]\n[[players]]\nname = \"a\"\nteam = 3\n[[players]]\nname = \"b\"\nteam = \"red\"\n",
+            StateFormat::Toml,
+        )
+        .unwrap();
+        assert_eq!(state.metrics, [1.0, 2.5]);
+        assert_eq!(state.players[0].team.as_deref(), Some("3"));
+        assert_eq!(state.players[1].team.as_deref(), Some("red"));
+        let json = parse(
+            r#"{"players": [{"name": "c", "team": 0}]}"#,
+            StateFormat::Json,
+        )
+        .unwrap();
+        assert_eq!(json.players[0].team.as_deref(), Some("0"));
+        let too_many = format!("metrics = [{}]", vec!["1"; 26].join(","));
+        let why = parse(&too_many, StateFormat::Toml).unwrap_err();
+        assert!(why.contains("26 values"), "{why}");
+        assert!(parse("[[players]]\nteam = true\n", StateFormat::Toml).is_err());
+    }
 
     #[test]
     fn toml_and_json_load_the_same_state() {

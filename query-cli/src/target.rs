@@ -295,8 +295,9 @@ pub fn summarize(failures: &[Unanswered]) -> (Category, String) {
         Category::Auth => 0,
         Category::Malformed => 1,
         Category::Network => 2,
-        Category::Timeout => 3,
-        _ => 4,
+        Category::Unreachable => 3,
+        Category::Timeout => 4,
+        _ => 5,
     };
     let category = failures
         .iter()

@@ -78,3 +78,41 @@ fn demo_json_is_one_status_per_protocol() {
             .starts_with("127.0.0.1:"));
     }
 }
+
+/// Under `script` (a pseudo-terminal of no size, as on some CI runners) the terminal reports a
+/// width of 0: tables fall back to 80 columns instead of one character a line.
+#[test]
+fn tables_on_a_terminal_without_a_width_are_80_columns_wide() {
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "script (util-linux) is needed under CI"
+        );
+        eprintln!("skipped: no script command");
+        return;
+    }
+    let command = format!("{} demo --table", cli_support::gsq_path());
+    let output = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env_remove("COLUMNS")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{out}");
+    let widest = out
+        .lines()
+        .filter(|line| line.starts_with('│') || line.starts_with('╭'))
+        .map(|line| line.trim_end().chars().count())
+        .max()
+        .unwrap();
+    assert!(
+        (40..=80).contains(&widest),
+        "widest table line {widest}:\n{out}"
+    );
+    assert!(out.contains("gsq demo — Café Ünïcode"), "{out}");
+}

@@ -28,6 +28,7 @@ fn top_level_help_lists_commands_examples_and_every_exit_code() {
         ("9", "malformed reply"),
         ("10", "state file"),
         ("11", "authentication"),
+        ("12", "nothing listens"),
         ("130", "interrupted"),
     ] {
         let documented = help.lines().any(|line| {

@@ -318,7 +318,8 @@ fn metrics_show_the_latest_result_of_every_polled_target() {
     std::fs::write(
         &list,
         format!(
-            "# game servers\nsamp {}\nsqp {}\nsamp {}\n",
+            // Two bad lines among the good ones: logged, counted and skipped.
+            "# game servers\nsamp {}\nquake9 127.0.0.1\nsqp {}\nsqp ::1:7779\nsamp {}\n",
             server.addr("samp"),
             server.addr("sqp"),
             silent.local_addr().unwrap()
@@ -363,6 +364,10 @@ fn metrics_show_the_latest_result_of_every_polled_target() {
     );
     assert!(
         body.contains("gsq_exporter_errors_total{kind=\"timeout\"}"),
+        "{body}"
+    );
+    assert!(
+        body.contains("gsq_exporter_skipped_target_lines_total 2"),
         "{body}"
     );
 }

@@ -154,6 +154,16 @@ impl FromStr for HostPort {
         }
         // A bare IPv6 address has several colons and no port.
         if text.matches(':').count() > 1 {
+            if let Some((address, port)) = looks_like_address_and_port(text) {
+                let itself = match text.parse::<Ipv6Addr>() {
+                    Ok(_) => format!(", or [{text}] for the address {text} itself"),
+                    Err(_) => String::new(),
+                };
+                return Err(bad(format!(
+                    "IPv6 with a port needs brackets: write [{address}]:{port} for port {port} \
+                     of {address}{itself}"
+                )));
+            }
             let ip: Ipv6Addr = text.parse().map_err(|_| {
                 bad("not an IPv6 address; write IPv6 with a port as [addr]:port".into())
             })?;
@@ -171,6 +181,16 @@ impl FromStr for HostPort {
             port,
         })
     }
+}
+
+/// An unbracketed IPv6 address that reads as well as an address and a port (`::1:7779`:
+/// `::1` port 7779, or the address `::1:7779`): its last group is a decimal number that
+/// could be a port, and what comes before it is an IPv6 address of its own. Such a text is
+/// refused rather than guessed, since either reading may be meant; brackets settle it.
+fn looks_like_address_and_port(text: &str) -> Option<(&str, &str)> {
+    let (address, port) = text.rsplit_once(':')?;
+    let decimal = !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit());
+    (decimal && address.parse::<Ipv6Addr>().is_ok()).then_some((address, port))
 }
 
 fn parse_port(text: &str) -> Result<u16, PortProblem> {
@@ -282,6 +302,19 @@ mod tests {
         assert!(err("a b:1").contains("not a host name"));
         assert!(err("1:2:3").contains("IPv6"));
         assert!(err("[::1]x").contains("after ']'"));
+    }
+
+    #[test]
+    fn ipv6_without_brackets_that_could_end_in_a_port_is_refused_with_both_spellings() {
+        let why = err("::1:7779");
+        assert!(why.contains("[::1]:7779"), "{why}");
+        assert!(why.contains("[::1:7779]"), "{why}");
+        assert!(err("2001:db8::5:27015").contains("[2001:db8::5]:27015"));
+        // Unambiguous bare addresses are still read as addresses, bracketed ones always.
+        assert_eq!(ok("::1").with_port(7779), "[::1]:7779");
+        assert_eq!(ok("2001:db8::1").with_port(7779), "[2001:db8::1]:7779");
+        assert_eq!(ok("fe80::a:beef").with_port(1), "[fe80::a:beef]:1");
+        assert_eq!(ok("[::1:7779]").with_port(1), "[::1:7779]:1");
     }
 
     #[tokio::test]

@@ -2,7 +2,9 @@
 //!
 //! - [`query`] resolves a host, picks the protocol's engine and runs it; [`query_blocking`] does
 //!   the same for code without an async runtime. [`query_sqp`], [`query_onequery`],
-//!   [`query_samp`], [`query_gamespy1`] and [`query_a2s`] do it for one protocol each.
+//!   [`query_samp`], [`query_gamespy1`], [`query_a2s`], [`query_quake3`], [`query_gamespy2`],
+//!   [`query_gamespy3`] and [`query_minecraft`] do it for one protocol each, one for every
+//!   [`Protocol`].
 //! - [`run_session`] runs any [`ClientSession`] on a socket you provide.
 //! - [`serve`] answers requests with a [`Service`] until told to stop.
 
@@ -17,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::address::HostPort;
 use crate::clock::Clock;
-use crate::engine::{Bounded, ClientSession, DropReason, Responder, Verdict};
+use crate::engine::{same_endpoint, Bounded, ClientSession, DropReason, Responder, Verdict};
 use crate::engines;
 use crate::engines::a2s::A2sClient;
 use crate::engines::gamespy1::GameSpy1Session;
@@ -162,19 +164,55 @@ pub async fn bind_for(target: SocketAddr) -> io::Result<UdpSocket> {
 ///
 /// Datagrams from other sources are handed to the session, which ignores them; the socket may
 /// therefore be shared with nothing else that expects to read it meanwhile.
+///
+/// On a socket [connected](UdpSocket::connect) to the target (as [`query_session`] makes),
+/// the system reports an ICMP "port unreachable" answer to a request. The session then
+/// resends at once instead of at its timeout, and when its attempts run out with every
+/// request refused, the query fails with [`QueryError::NothingListens`]: a closed port fails
+/// in a few round trips, not after every timeout. A refusal is believed only for every
+/// attempt: at least as many refusals as the unanswered step's attempts, and no datagram ever
+/// from the target. A reply to any request still answers the query, so a forged ICMP message
+/// (which must name this socket's port, chosen at random) costs one resend, not the query.
+/// With `retries` 0 there is a single attempt, so one refusal ends it.
 pub async fn run_session<S: ClientSession>(
     socket: &UdpSocket,
     mut session: S,
 ) -> Result<S::Output, QueryError> {
     let target = session.target();
     let mut buf = vec![0u8; RECV_BUFFER];
+    let mut sent: u32 = 0;
+    let mut refused: u32 = 0;
+    let mut heard_from_target = false;
     loop {
         let now = Instant::now();
         while let Some(datagram) = session.poll_transmit(now) {
-            socket.send_to(datagram, target).await?;
+            // A send reports (and clears) the refusal of an earlier one, and is itself not
+            // made: count the refusal and send again.
+            let mut attempt = 0;
+            loop {
+                match socket.send_to(datagram, target).await {
+                    Ok(_) => break,
+                    Err(e) if is_icmp_echo(&e) && attempt == 0 => {
+                        refused = refused.saturating_add(1);
+                        attempt += 1;
+                    }
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            sent = sent.saturating_add(1);
         }
         if let Some(result) = session.poll_result() {
-            return result;
+            return match result {
+                Err(QueryError::Timeout { attempts, .. })
+                    if !heard_from_target && refused >= attempts.max(1) =>
+                {
+                    Err(QueryError::NothingListens {
+                        target,
+                        attempts: sent,
+                    })
+                }
+                other => other,
+            };
         }
         let Some(deadline) = session.poll_timeout() else {
             return Err(QueryError::protocol(
@@ -183,10 +221,16 @@ pub async fn run_session<S: ClientSession>(
         };
         tokio::select! {
             received = socket.recv_from(&mut buf) => match received {
-                Ok((len, from)) => session.handle_datagram(from, &buf[..len], Instant::now()),
-                // Some systems report an ICMP "port unreachable" for an earlier send this way;
-                // the timeout will tell the user, with the attempts made.
-                Err(e) if is_icmp_echo(&e) => {}
+                Ok((len, from)) => {
+                    heard_from_target |= same_endpoint(from, target);
+                    session.handle_datagram(from, &buf[..len], Instant::now());
+                }
+                // An ICMP "port unreachable" for an earlier send: the attempt is over, so the
+                // session moves on (resends, or gives up) as at its timeout, now.
+                Err(e) if is_icmp_echo(&e) => {
+                    refused = refused.saturating_add(1);
+                    session.handle_timeout(deadline);
+                }
                 Err(e) => return Err(e.into()),
             },
             () = tokio::time::sleep_until(deadline.into()) => session.handle_timeout(Instant::now()),
@@ -203,8 +247,13 @@ fn is_icmp_echo(error: &io::Error) -> bool {
 
 /// Runs `session` on a socket of its own. The session is run as given: wrap it in a
 /// [`Bounded`] for an overall deadline and byte cap (the other query functions do).
+///
+/// The socket is connected to the target, so an ICMP "port unreachable" ends a query of a
+/// closed port early, with [`QueryError::NothingListens`] (see [`run_session`]).
 pub async fn query_session<S: ClientSession>(session: S) -> Result<S::Output, QueryError> {
-    let socket = bind_for(session.target()).await?;
+    let target = session.target();
+    let socket = bind_for(target).await?;
+    socket.connect(target).await?;
     run_session(&socket, session).await
 }
 
@@ -372,6 +421,82 @@ pub async fn query_a2s(
         options,
     ))
     .await
+}
+
+/// Queries a Quake 3 engine server (port 27960 unless `target` names one; Call of Duty
+/// servers listen on 28960) with `getstatus`: the info, the rules and the players in one reply.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_quake3("203.0.113.5:28960", &Options::default()).await?;
+/// println!("{} on {:?}", status.name, status.map);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_quake3(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    query(Protocol::Quake3, target, options).await
+}
+
+/// Queries a GameSpy 2 server (port 2302 unless `target` names one): the details, players
+/// and teams in one request, or asked apart from a server that answers only the details.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_gamespy2("halo.example.org", &Options::default()).await?;
+/// println!("{}: {} teams", status.name, status.teams.len());
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_gamespy2(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    query(Protocol::GameSpy2, target, options).await
+}
+
+/// Queries a GameSpy 3 or 4 server (port 29900 unless `target` names one), with the
+/// challenge the server asks for.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_gamespy3("bf2142.example.org", &Options::default()).await?;
+/// println!("{}: {}/{}", status.name, status.num_players, status.max_players);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_gamespy3(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    query(Protocol::GameSpy3, target, options).await
+}
+
+/// Queries a Minecraft server's "Query" port (`enable-query`; port 25565 unless `target`
+/// names one): GameSpy 4 with the game's own session ids.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_minecraft("mc.example.org", &Options::default()).await?;
+/// println!("{} ({:?})", status.name, status.version);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_minecraft(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    query(Protocol::Minecraft, target, options).await
 }
 
 /// [`query`] for code without an async runtime: runs one on the current thread.
@@ -728,6 +853,26 @@ mod tests {
         }
     }
 
+    /// Every protocol's own function: the `match` has no catch-all, so a new protocol does
+    /// not compile until it has one.
+    async fn typed_query(
+        protocol: Protocol,
+        target: SocketAddr,
+        options: &Options,
+    ) -> Result<ServerStatus, QueryError> {
+        match protocol {
+            Protocol::Sqp => query_sqp(target, options).await,
+            Protocol::OneQuery => query_onequery(target, options).await,
+            Protocol::Samp => query_samp(target, options).await,
+            Protocol::GameSpy1 => query_gamespy1(target, options).await,
+            Protocol::A2s => query_a2s(target, options).await,
+            Protocol::Quake3 => query_quake3(target, options).await,
+            Protocol::GameSpy2 => query_gamespy2(target, options).await,
+            Protocol::GameSpy3 => query_gamespy3(target, options).await,
+            Protocol::Minecraft => query_minecraft(target, options).await,
+        }
+    }
+
     #[tokio::test]
     async fn each_protocols_call_runs_its_engine() {
         let silent = UdpSocket::bind("127.0.0.1:0").await.unwrap();
@@ -741,16 +886,17 @@ mod tests {
             Err(QueryError::Timeout { waiting_for, .. }) => waiting_for,
             other => panic!("{other:?}"),
         };
+        for protocol in Protocol::ALL {
+            // The typed function asks what the generic one asks, first of all.
+            let typed = waiting_for(typed_query(protocol, target, &options).await);
+            let generic = waiting_for(query(protocol, target, &options).await);
+            assert_eq!(typed, generic, "{protocol}");
+            assert!(typed.ends_with("request"), "{protocol}: {typed}");
+        }
         assert_eq!(
             waiting_for(query_sqp(target, &options).await),
             "challenge request"
         );
-        assert_eq!(
-            waiting_for(query_onequery(target, &options).await),
-            "challenge request"
-        );
-        assert!(!waiting_for(query_samp(target, &options).await).is_empty());
-        assert!(!waiting_for(query_gamespy1(target, &options).await).is_empty());
         assert_eq!(
             waiting_for(query_a2s(target, &options).await),
             "info request"

@@ -71,6 +71,12 @@ pub trait ClientSession {
     /// The outcome, once: `Some` exactly one time, then `None`.
     fn poll_result(&mut self) -> Option<Result<Self::Output, QueryError>>;
 
+    /// The request whose reply (or the rest of it) the session is waiting for, as a timeout
+    /// names it (`players request`): what [`Bounded`] reports when the deadline passes.
+    fn waiting_for(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The query's [`Bounded`] limits ran out (its deadline passed, or the server sent more
     /// bytes than one query may hold): end now with what arrived. `why` says which limit.
     ///
@@ -110,10 +116,10 @@ impl<S: ClientSession + ?Sized> ClientSession for Box<S> {
     fn give_up(&mut self, why: QueryError, now: Instant) -> Result<Self::Output, QueryError> {
         (**self).give_up(why, now)
     }
+    fn waiting_for(&self) -> Option<&'static str> {
+        (**self).waiting_for()
+    }
 }
-
-/// What [`Bounded`] reports as `waiting_for` when a query's deadline passes.
-pub const DEADLINE_PASSED: &str = "whole reply before the query's deadline";
 
 /// A session held to the overall limits of one query, whatever the server does: a deadline
 /// from its first send, and a cap on the bytes of the datagrams it accepts from the target.
@@ -122,8 +128,8 @@ pub const DEADLINE_PASSED: &str = "whole reply before the query's deadline";
 /// OneQuery pages, or answers each A2S step just before its timeout, keeps a session going for
 /// many timeouts, and one that sends many large parts makes it hold them all. When a limit is
 /// reached the wrapped session's [`give_up`](ClientSession::give_up) ends it with what arrived
-/// (`complete: false`) or an error: a [`QueryError::Timeout`] waiting for [`DEADLINE_PASSED`],
-/// or a [`QueryError::Protocol`] naming the byte cap. The datagram that would pass the cap is
+/// (`complete: false`) or an error: a [`QueryError::Deadline`] naming the request that was
+/// waiting ([`ClientSession::waiting_for`]), or a [`QueryError::Protocol`] naming the byte cap. The datagram that would pass the cap is
 /// not handed on. Every session made by [`engines::new_session`](crate::engines::new_session)
 /// and the [`driver`](crate::driver) is wrapped in one, with [`Options::deadline`] and
 /// [`Options::max_reply_bytes`].
@@ -213,8 +219,8 @@ impl<S: ClientSession> Bounded<S> {
     }
 
     fn deadline_error(&self, now: Instant) -> QueryError {
-        QueryError::Timeout {
-            waiting_for: DEADLINE_PASSED,
+        QueryError::Deadline {
+            waiting_for: self.inner.waiting_for().unwrap_or("request"),
             attempts: self.sends,
             after: self
                 .started
@@ -309,6 +315,10 @@ impl<S: ClientSession> ClientSession for Bounded<S> {
     fn give_up(&mut self, why: QueryError, now: Instant) -> Result<Self::Output, QueryError> {
         self.done = true;
         self.inner.give_up(why, now)
+    }
+
+    fn waiting_for(&self) -> Option<&'static str> {
+        self.inner.waiting_for()
     }
 }
 
@@ -456,6 +466,11 @@ impl Retry {
         self.send_due = false;
         self.last_sent
             .map(|sent| now.saturating_duration_since(sent))
+    }
+
+    /// The request of the latest step that was sent, as [`start`](Retry::start) named it.
+    pub fn waiting_for(&self) -> Option<&'static str> {
+        self.first_sent.map(|_| self.waiting_for)
     }
 
     /// Whether a step is in progress (started, neither finished nor given up).
@@ -807,11 +822,14 @@ mod tests {
         fn poll_result(&mut self) -> Option<Result<u32, QueryError>> {
             self.result.take()
         }
+        fn waiting_for(&self) -> Option<&'static str> {
+            self.retry.waiting_for()
+        }
     }
 
     fn one_shot() -> OneShot {
         let mut retry = Retry::new(Duration::from_secs(1), 10);
-        retry.start("request", b"?");
+        retry.start("status request", b"?");
         OneShot {
             retry,
             result: None,
@@ -841,13 +859,20 @@ mod tests {
         };
         assert_eq!(now - t0, Duration::from_millis(2500));
         match result {
-            Err(QueryError::Timeout {
-                waiting_for,
-                attempts: 3,
-                after,
-            }) => {
-                assert_eq!(waiting_for, DEADLINE_PASSED);
+            Err(
+                error @ QueryError::Deadline {
+                    waiting_for,
+                    attempts: 3,
+                    after,
+                },
+            ) => {
+                assert_eq!(waiting_for, "status request");
                 assert_eq!(after, Duration::from_millis(2500));
+                assert_eq!(
+                    error.to_string(),
+                    "no whole reply to the status request before the query's deadline \
+                     (2.5s after the first send, 3 datagram(s) sent)"
+                );
             }
             other => panic!("{other:?}"),
         }

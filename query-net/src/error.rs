@@ -22,6 +22,30 @@ pub enum QueryError {
         /// How long we waited in total for it.
         after: Duration,
     },
+    /// The query's overall deadline ([`Options::deadline`](crate::Options::deadline)) passed
+    /// before the reply was whole: the server answered too slowly, dripped parts or pages, or
+    /// answered each step just before its timeout.
+    #[error("no whole reply to the {waiting_for} before the query's deadline ({after:.1?} after the first send, {attempts} datagram(s) sent)")]
+    Deadline {
+        /// The request that was waiting for (the rest of) its reply when the deadline passed
+        /// (`players request`, ...), or `request` when none was.
+        waiting_for: &'static str,
+        /// How many datagrams the query had sent.
+        attempts: u32,
+        /// How long after its first send the query ended.
+        after: Duration,
+    },
+    /// Nothing listens at the address: every request the query sent was answered by an ICMP
+    /// "port unreachable" (the host is up, the port is closed). Reported only when every
+    /// attempt was refused, so one forged ICMP message cannot end a query that the server then
+    /// answers; see [`driver::query_session`](crate::driver::query_session).
+    #[error("nothing listens at {target}: each of the {attempts} request(s) was refused (ICMP port unreachable)")]
+    NothingListens {
+        /// The address queried.
+        target: std::net::SocketAddr,
+        /// How many requests were sent, each refused.
+        attempts: u32,
+    },
     /// The server answers only with a valid auth token (OneQuery), or refused the RCON password.
     #[error("the server requires authentication: {0}")]
     AuthRequired(Cow<'static, str>),
@@ -73,7 +97,13 @@ impl QueryError {
     /// Whether trying again later could succeed (timeouts and network errors), as opposed to an
     /// answer that will stay wrong.
     pub fn is_transient(&self) -> bool {
-        matches!(self, QueryError::Timeout { .. } | QueryError::Io(_))
+        matches!(
+            self,
+            QueryError::Timeout { .. }
+                | QueryError::Deadline { .. }
+                | QueryError::NothingListens { .. }
+                | QueryError::Io(_)
+        )
     }
 }
 

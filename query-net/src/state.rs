@@ -51,6 +51,9 @@ pub struct ServerState {
     pub player_count: Option<u32>,
     /// Teams (SQP TeamInfo, GameSpy `teamname_N`).
     pub teams: Vec<TeamState>,
+    /// Numbers whose meaning the game defines (SQP's Metrics chunk, at most
+    /// [`MAX_METRICS`](query_specs::sqp::MAX_METRICS) of them; more are not sent).
+    pub metrics: Vec<f32>,
     /// Server rules in the order they are sent.
     pub rules: IndexMap<String, RuleValue>,
     /// Whether joining needs a password.
@@ -90,8 +93,28 @@ pub struct PlayerState {
     pub id: Option<u32>,
     /// Account id (OneQuery PLAYER_LIST).
     pub uuid: Option<Uuid>,
-    /// Team name.
+    /// The player's team: a name (`"red"`, one of [`ServerState::teams`]) or, as protocols
+    /// that number teams send it, a number (`team = 1` in a state file, kept as its text).
+    #[serde(deserialize_with = "team_name_or_number")]
     pub team: Option<String>,
+}
+
+/// A team as a state file writes it: a name, or a number kept as its decimal text.
+fn team_name_or_number<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Team {
+        Name(String),
+        Number(i64),
+    }
+    Ok(
+        Option::<Team>::deserialize(deserializer)?.map(|team| match team {
+            Team::Name(name) => name,
+            Team::Number(number) => number.to_string(),
+        }),
+    )
 }
 
 /// One team as a responder reports it.

@@ -28,6 +28,7 @@ use crate::cli::BulkArgs;
 use crate::commands::query::resolve;
 use crate::exit::{Category, Failure, Outcome};
 use crate::target::{at, bulk_first, summarize, Answer, BulkTarget};
+use crate::target_line::{self, is_target_line};
 
 /// The longest a result waits in the output buffer before it is written.
 const OUTPUT_DELAY: Duration = Duration::from_millis(20);
@@ -47,6 +48,8 @@ struct Entry {
     target: String,
     /// The protocol of the line (a game's), if it names one.
     protocol: Option<Protocol>,
+    /// The protocol as the line writes it, when it is none of ours (`quake9`).
+    protocol_as_written: Option<String>,
     /// The first address to query.
     address: Option<SocketAddr>,
     /// What the line asks for, and where.
@@ -84,7 +87,7 @@ pub async fn run(args: BulkArgs, quiet: bool) -> Outcome {
 
     let read_error: Arc<Mutex<Option<io::Error>>> = Arc::default();
     let entries = entries(reader, args.protocol, Arc::clone(&read_error));
-    let options: Options = args.client.options();
+    let options: Options = args.client.options()?;
     let config = BulkConfig {
         sockets: usize::try_from(args.sockets).unwrap_or(4),
         concurrency: usize::try_from(args.concurrency).unwrap_or(256),
@@ -264,11 +267,6 @@ fn progress_bar(total: Option<u64>, visible: bool) -> ProgressBar {
     bar
 }
 
-fn is_target_line(line: &str) -> bool {
-    let line = line.trim();
-    !line.is_empty() && !line.starts_with('#')
-}
-
 /// The input's target lines, parsed and resolved, in input order. Lines are read one at a
 /// time as the consumer asks; a read error ends the stream and is kept in `read_error`.
 fn entries(
@@ -352,18 +350,18 @@ fn parse_entry(
     default_protocol: Option<Choice>,
     problem: Option<Failure>,
 ) -> impl std::future::Future<Output = Entry> + Send + 'static {
-    let fields: Vec<&str> = text.split_whitespace().collect();
-    let bad = |target: &str, choice: Option<Choice>, failure: Failure| Entry {
+    let bad = |target: &str, written: Option<String>, failure: Failure| Entry {
         line,
         target: target.to_owned(),
-        protocol: choice.and_then(Choice::protocol),
+        protocol: None,
+        protocol_as_written: written,
         address: None,
-        choice,
+        choice: None,
         attempts: Vec::new(),
         problem: Some(failure),
     };
-    let parsed: Result<(Choice, HostPort, String), Entry> = match (problem, fields.as_slice()) {
-        (Some(problem), _) => Err(bad(
+    let parsed: Result<(Choice, HostPort, String), Entry> = match problem {
+        Some(problem) => Err(bad(
             &format!(
                 "{}...",
                 text.trim_start().chars().take(40).collect::<String>()
@@ -371,37 +369,9 @@ fn parse_entry(
             None,
             problem,
         )),
-        (None, fields) => match fields {
-            [address] => match default_protocol {
-                Some(choice) => parse_address(address)
-                    .map(|a| (choice, a, (*address).to_owned()))
-                    .map_err(|f| bad(address, Some(choice), f)),
-                None => Err(bad(
-                    address,
-                    None,
-                    Failure::usage(
-                        "no protocol: write '<game|protocol|auto> <host[:port]>', or pass --protocol",
-                    ),
-                )),
-            },
-            [choice, address] => match choice.parse::<Choice>() {
-                Ok(choice) => parse_address(address)
-                    .map(|a| (choice, a, (*address).to_owned()))
-                    .map_err(|f| bad(address, Some(choice), f)),
-                Err(e) => Err(bad(
-                    address,
-                    None,
-                    Failure::new(Category::UnknownProtocol, e.to_string()),
-                )),
-            },
-            _ => Err(bad(
-                text.trim(),
-                None,
-                Failure::usage(
-                    "expected '<game|protocol|auto> <host[:port]>' or '<host[:port]>'",
-                ),
-            )),
-        },
+        None => target_line::parse(text, default_protocol)
+            .map(|parsed| (parsed.choice, parsed.address, parsed.target))
+            .map_err(|bad_line| bad(&bad_line.target, bad_line.protocol, bad_line.failure)),
     };
     async move {
         let (choice, address, target) = match parsed {
@@ -412,6 +382,7 @@ fn parse_entry(
             line,
             target,
             protocol: choice.protocol(),
+            protocol_as_written: None,
             address: None,
             choice: Some(choice),
             attempts: Vec::new(),
@@ -440,11 +411,6 @@ fn parse_entry(
     }
 }
 
-fn parse_address(text: &str) -> Result<HostPort, Failure> {
-    text.parse::<HostPort>()
-        .map_err(|e| Failure::new(crate::address::category(&e), e.to_string()))
-}
-
 /// An answer: the status's fields (with the game and the port that answered), then the
 /// input's target and line.
 #[derive(Debug, Serialize)]
@@ -460,7 +426,8 @@ struct Answered<'a> {
 struct Failed<'a> {
     target: &'a str,
     line: u64,
-    protocol: Option<Protocol>,
+    /// The line's protocol, as written when it is not one of ours.
+    protocol: Option<&'a str>,
     address: Option<SocketAddr>,
     error: &'a str,
     error_kind: &'static str,
@@ -478,7 +445,10 @@ fn failure_record(entry: &Entry, category: Category, message: &str) -> serde_jso
     serde_json::to_string(&Failed {
         target: &entry.target,
         line: entry.line,
-        protocol: entry.protocol,
+        protocol: entry
+            .protocol
+            .map(Protocol::name)
+            .or(entry.protocol_as_written.as_deref()),
         address: entry.address,
         error: message,
         error_kind: category.name(),
@@ -607,6 +577,7 @@ mod tests {
             line: 7,
             target: "127.0.0.1:9".into(),
             protocol: Some(Protocol::Sqp),
+            protocol_as_written: None,
             address: Some("127.0.0.1:9".parse().unwrap()),
             choice: Some(Choice::Protocol(Protocol::Sqp)),
             attempts: Vec::new(),

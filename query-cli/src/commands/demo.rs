@@ -119,10 +119,11 @@ pub async fn run(args: &DemoArgs) -> Outcome {
     shutdown.cancel();
 
     if format == Format::Table {
-        print_line(
-            "gsq demo: SQP, OneQuery, SA:MP, GameSpy v1 and A2S responders on 127.0.0.1 serve one \
-             sample state; the real client queried each:",
-        )?;
+        print_line(&format!(
+            "gsq demo: {} responders on 127.0.0.1 serve one sample state; the real client \
+             queried each:",
+            crate::protocols::titles()
+        ))?;
     }
     let mut failures = Vec::new();
     for (protocol, result) in results {

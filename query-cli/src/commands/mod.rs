@@ -1,6 +1,7 @@
 //! One module per command.
 
 pub mod bulk;
+pub mod completions;
 pub mod decode;
 pub mod demo;
 pub mod exporter;

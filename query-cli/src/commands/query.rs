@@ -26,6 +26,9 @@ pub async fn run(args: QueryArgs) -> Outcome {
         return Err(Failure::usage("--rcon needs a protocol, not auto")
             .hint("use 'gsq query samp ...' for RCON"));
     }
+    if let Some(protocol) = protocol {
+        args.client.check_applies_to(protocol)?;
+    }
     let rcon = match protocol {
         Some(protocol) => rcon_command(&args, protocol)?,
         None => None,
@@ -43,7 +46,7 @@ pub async fn run(args: QueryArgs) -> Outcome {
         .first()
         .ok_or_else(|| Failure::internal("no attempt was planned"))?;
     let ip = resolve(&args.address, first.port).await?.ip();
-    let options = args.client.options();
+    let options = args.client.options()?;
     if let Some(rcon) = rcon {
         return run_rcon(SocketAddr::new(ip, first.port), &rcon, &options, format).await;
     }
@@ -136,6 +139,19 @@ async fn run_rcon(
     let lines = driver::query_session(Bounded::from_options(session, options))
         .await
         .map_err(|e| Failure::from_query(&what, &e))?;
+    if lines.is_empty() {
+        // The server answered the probe query but printed nothing for the command within the
+        // timeout: RCON is off there (SA:MP ignores RCON without an rcon_password), or this
+        // command prints nothing. An empty list with exit 0 would read as success.
+        return Err(Failure::new(
+            Category::Timeout,
+            format!(
+                "{what}: the server answers queries but sent no RCON output for {:?}",
+                rcon.command
+            ),
+        )
+        .hint("RCON is off on that server (no rcon_password), or the command prints nothing"));
+    }
     let text = match format {
         Format::Table => lines
             .iter()
@@ -152,9 +168,6 @@ async fn run_rcon(
             format == Format::PrettyJson,
         )?,
     };
-    if text.is_empty() {
-        return Ok(());
-    }
     print_line(&text)
 }
 
@@ -193,10 +206,10 @@ fn none_answered(choice: Choice, address: &HostPort, failures: Vec<Unanswered>) 
     }
     let (category, reasons) = summarize(&failures);
     let hint = match (choice, category) {
-        (Choice::Auto, Category::Timeout) => {
+        (Choice::Auto, Category::Timeout | Category::Unreachable) => {
             "check the address and port; with auto and no port each protocol uses its default port"
         }
-        (_, Category::Timeout) => {
+        (_, Category::Timeout | Category::Unreachable) => {
             "check the address and port; a game's HOST:PORT is the port players connect to (--query-port gives the query port)"
         }
         _ => "try the protocol that answered oddly on its own, with -v for details",

@@ -335,3 +335,65 @@ pub fn fixture(relative: &str) -> String {
         .expect("utf-8 path")
         .to_owned()
 }
+
+/// tcpdump writing the UDP traffic of `port` on `interface` (`lo`, or `any` for Linux cooked
+/// frames) to `file`, until finished or dropped.
+pub struct Tcpdump(std::process::Child);
+
+impl Tcpdump {
+    /// Started and listening, or `None` (said, and a failure under CI=true) when tcpdump is
+    /// missing or may not capture here.
+    pub fn start(file: &Path, interface: &str, extra: &[&str], port: u16) -> Option<Tcpdump> {
+        let in_ci = std::env::var("CI").as_deref() == Ok("true");
+        let child = Command::new("tcpdump")
+            .args(["-i", interface, "--immediate-mode", "-U"])
+            .args(extra)
+            .arg("-w")
+            .arg(file)
+            .args(["udp", "port", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn();
+        let mut child = match child {
+            Ok(child) => child,
+            Err(e) if !in_ci => {
+                eprintln!("SKIPPED: cannot run tcpdump ({e}); the capture test did not run");
+                return None;
+            }
+            Err(e) => panic!("tcpdump is missing under CI=true ({e}): .ci/run installs it"),
+        };
+        // It says "listening on <interface>" once the capture has begun.
+        let stderr = child.stderr.take().unwrap();
+        let mut line = String::new();
+        let _ = BufReader::new(stderr).read_line(&mut line);
+        if !line.contains("listening on") {
+            let _ = child.kill();
+            assert!(
+                !in_ci,
+                "tcpdump cannot capture on {interface} under CI=true: {line}"
+            );
+            eprintln!(
+                "SKIPPED: tcpdump cannot capture here ({}); the capture test did not run",
+                line.trim()
+            );
+            return None;
+        }
+        Some(Tcpdump(child))
+    }
+
+    /// Stops it as Ctrl-C does, so it writes out what it captured.
+    pub fn finish(mut self) {
+        std::thread::sleep(Duration::from_millis(300));
+        let _ = Command::new("kill")
+            .args(["-INT", &self.0.id().to_string()])
+            .status();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Tcpdump {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

@@ -6,7 +6,12 @@ use std::io::{self, Read};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use super::{decode_datagrams, print_document, print_status, replayed_status, Body, Datagram};
+use query_net::Protocol;
+use query_specs::a2s;
+
+use super::{
+    decode_datagrams, print_document, print_status, replay_failure, replayed_status, Body, Datagram,
+};
 use crate::cli::{DecodeArgs, PacketKind};
 use crate::exit::{Category, Failure, Outcome};
 use crate::pcap;
@@ -66,35 +71,56 @@ pub(super) fn decode_capture(args: &DecodeArgs, path: &Path, bytes: &[u8], quiet
         )
         .hint("--port names the server's port"));
     }
+    if let Some(cut) = &capture.cut {
+        if !quiet {
+            eprintln!(
+                "gsq: note: {}: {cut}; the packets before it are read",
+                path.display()
+            );
+        }
+    }
     if args.status {
         return capture_statuses(args, &datagrams);
     }
     let mut readings = Vec::with_capacity(datagrams.len());
     let mut notes = Vec::new();
     let mut first_failure = None;
-    for captured in datagrams {
+    for group in reply_groups(args.protocol, port, &datagrams) {
+        let [captured, ..] = group.as_slice() else {
+            continue;
+        };
         // The direction says what it is: from the server's port, a reply.
         let kind = if captured.source.port() == port {
             PacketKind::Reply
         } else {
             PacketKind::Request
         };
-        let datagram = Datagram {
-            source: PathBuf::from(format!(
-                "{}#{} {} > {}",
-                path.display(),
-                captured.number,
-                captured.source,
-                captured.destination
-            )),
-            bytes: captured.payload.clone(),
-        };
+        let numbers: Vec<String> = group.iter().map(|d| d.number.to_string()).collect();
+        let name = format!(
+            "{}#{} {} > {}",
+            path.display(),
+            numbers.join("+"),
+            captured.source,
+            captured.destination
+        );
+        // Notes and errors name a lone datagram as the reading does, a part by its number.
+        let parts: Vec<Datagram> = group
+            .iter()
+            .map(|d| Datagram {
+                source: PathBuf::from(if group.len() == 1 {
+                    name.clone()
+                } else {
+                    format!("{}#{}", path.display(), d.number)
+                }),
+                bytes: d.payload.clone(),
+            })
+            .collect();
         let one = DecodeArgs {
             as_kind: Some(kind),
             ..args.clone()
         };
         // One port may answer several protocols: a datagram of another is a note, not the end.
-        let (body, more) = match decode_datagrams(&one, std::slice::from_ref(&datagram)) {
+        let (body, more) = match decode_datagrams(&one, &parts) {
             Ok(decoded) => decoded,
             Err(failure) => {
                 notes.push(failure.to_string());
@@ -105,7 +131,7 @@ pub(super) fn decode_capture(args: &DecodeArgs, path: &Path, bytes: &[u8], quiet
         notes.extend(more);
         match body {
             Body::One(mut reading) => {
-                reading.file = Some(datagram.name());
+                reading.file = Some(name);
                 readings.push(reading);
             }
             Body::Many { datagrams } => readings.extend(datagrams),
@@ -124,6 +150,49 @@ pub(super) fn decode_capture(args: &DecodeArgs, path: &Path, bytes: &[u8], quiet
         &notes,
         quiet,
     )
+}
+
+/// The datagrams of a capture in the groups decoded together, in capture order (a group where
+/// its first datagram is): the split parts of one A2S reply (same server, client and reply
+/// id) make one group, as the client joins them; every other datagram is a group of its own.
+/// A reply whose parts are not all in the capture is still one group, whose decode says which
+/// parts are missing.
+fn reply_groups<'a>(
+    protocol: Protocol,
+    port: u16,
+    datagrams: &[&'a pcap::Captured],
+) -> Vec<Vec<&'a pcap::Captured>> {
+    let mut groups: Vec<Vec<&pcap::Captured>> = Vec::new();
+    // Each split reply's (server, client, id) and the index of its group.
+    let mut split: Vec<(SplitReply, usize)> = Vec::new();
+    for &datagram in datagrams {
+        let key = (protocol == Protocol::A2s && datagram.source.port() == port)
+            .then(|| a2s_split_id(&datagram.payload))
+            .flatten()
+            .map(|id| (datagram.source, datagram.destination, id));
+        match key {
+            Some(key) => match split.iter().find(|(k, _)| *k == key) {
+                Some(&(_, group)) => groups[group].push(datagram),
+                None => {
+                    split.push((key, groups.len()));
+                    groups.push(vec![datagram]);
+                }
+            },
+            None => groups.push(vec![datagram]),
+        }
+    }
+    groups
+}
+
+/// An A2S split reply: the server, the client and the reply id.
+type SplitReply = (SocketAddr, SocketAddr, [u8; 4]);
+
+/// The reply id of an A2S split part (`FE FF FF FF`, then the id), `None` for anything else.
+fn a2s_split_id(payload: &[u8]) -> Option<[u8; 4]> {
+    if !payload.starts_with(a2s::SPLIT_BYTES) {
+        return None;
+    }
+    payload.get(4..8)?.try_into().ok()
 }
 
 /// A server's address and the address of a client of it.
@@ -179,7 +248,7 @@ fn capture_statuses(args: &DecodeArgs, datagrams: &[&pcap::Captured]) -> Outcome
             Ok(status) => print_status(&status, args.pretty)?,
             Err(e) => {
                 let failure =
-                    Failure::from_query(&format!("{} {server} to {client}", args.protocol), &e);
+                    replay_failure(&format!("{} {server} to {client}", args.protocol), &e);
                 eprintln!("gsq: error: {failure}");
                 failed.push(failure);
             }

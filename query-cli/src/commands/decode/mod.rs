@@ -51,7 +51,7 @@ pub fn run(args: &DecodeArgs, quiet: bool) -> Outcome {
         let target = SocketAddr::new(IpAddr::from([0, 0, 0, 0]), args.protocol.default_port());
         let replies: Vec<Vec<u8>> = datagrams.into_iter().map(|d| d.bytes).collect();
         let status = replayed_status(args, target, &replies)
-            .map_err(|e| Failure::from_query(&format!("{} replies", args.protocol), &e))?;
+            .map_err(|e| replay_failure(&format!("{} replies", args.protocol), &e))?;
         return print_status(&status, args.pretty);
     }
     let (body, notes) = decode_datagrams(args, &datagrams)?;
@@ -109,6 +109,28 @@ fn replayed_status(
         ..Options::default()
     };
     replay::status_from_replies(args.protocol, target, replies, &options)
+}
+
+/// Why replayed replies made no status. A request that nothing answered is a datagram missing
+/// from the input, not a server to wait longer for: the message names the request whose
+/// reply is missing (the challenge, a page, ...), in place of a network timeout's advice.
+fn replay_failure(what: &str, error: &query_net::QueryError) -> Failure {
+    use query_net::QueryError;
+    match error {
+        QueryError::Timeout { waiting_for, .. } | QueryError::Deadline { waiting_for, .. } => {
+            Failure::new(
+                Category::Timeout,
+                format!(
+                    "{what}: no datagram answers the {waiting_for}: the reply to it is missing"
+                ),
+            )
+            .hint(format!(
+                "add the datagram that answers the {waiting_for} (a capture must hold the whole \
+                 exchange from the first request)"
+            ))
+        }
+        other => Failure::from_query(what, other),
+    }
 }
 
 fn print_status(status: &ServerStatus, pretty: bool) -> Outcome {

@@ -234,7 +234,7 @@ impl Verdict {
     pub fn of(result: &Result<ServerStatus, QueryError>) -> Self {
         match result {
             Ok(_) => Verdict::Success,
-            Err(QueryError::Timeout { .. }) => Verdict::Timeout,
+            Err(QueryError::Timeout { .. } | QueryError::Deadline { .. }) => Verdict::Timeout,
             Err(_) => Verdict::Error,
         }
     }
@@ -257,6 +257,7 @@ pub struct ExporterMetrics {
     refused: Family<Labels, Counter>,
     in_flight: Gauge,
     poll_rounds: Counter,
+    skipped_lines: Counter,
 }
 
 impl ExporterMetrics {
@@ -293,7 +294,18 @@ impl ExporterMetrics {
             "Completed polls of the whole target list",
             metrics.poll_rounds.clone(),
         );
+        registry.register(
+            "gsq_exporter_skipped_target_lines",
+            "Lines of the --targets file skipped as naming no usable target (each is logged)",
+            metrics.skipped_lines.clone(),
+        );
         metrics
+    }
+
+    /// Counts the target-list lines that were skipped.
+    pub fn skipped_lines(&self, lines: usize) {
+        self.skipped_lines
+            .inc_by(u64::try_from(lines).unwrap_or(u64::MAX));
     }
 
     /// Counts a finished probe (`polled` false) or poll, by `protocol`: the one that answered,

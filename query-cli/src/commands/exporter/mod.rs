@@ -61,15 +61,17 @@ struct App {
 
 /// Runs `gsq exporter` until interrupted.
 pub async fn run(args: ExporterArgs) -> Outcome {
-    let targets = match &args.targets {
+    let options = args.client.options()?;
+    let (targets, skipped) = match &args.targets {
         Some(path) => poll::read_targets(path)?,
-        None => Vec::new(),
+        None => (Vec::new(), 0),
     };
     let mut own = Registry::default();
     let metrics = ExporterMetrics::register(&mut own);
+    metrics.skipped_lines(skipped);
     let polled = Arc::new(Mutex::new(poll::Latest::for_targets(&targets)));
     let app = Arc::new(App {
-        options: args.client.options(),
+        options,
         allow: args.allow,
         probe_timeout: args.probe_timeout,
         slots: Semaphore::new(args.max_probes as usize),

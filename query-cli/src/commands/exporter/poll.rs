@@ -19,6 +19,7 @@ use super::App;
 use crate::address::HostPort;
 use crate::exit::{Failure, Outcome as CommandOutcome};
 use crate::target::{at, bulk_first, summarize, Answer, BulkTarget};
+use crate::target_line::{self, BadLine};
 
 /// A line of the target list.
 #[derive(Debug, Clone)]
@@ -58,44 +59,45 @@ impl Latest {
     }
 }
 
-/// Reads a target list in `gsq bulk`'s format: `<protocol> <host[:port]>` per line, blank
-/// lines and `#` comments skipped. A line that does not parse is an error naming it: the list
-/// is configuration, and a typo must not silently drop a server from the graphs.
-pub fn read_targets(path: &Path) -> CommandOutcome<Vec<Target>> {
+/// Reads a target list in `gsq bulk`'s format and with its tolerance: `<protocol>
+/// <host[:port]>` per line, blank lines and `#` comments skipped; a line that does not parse
+/// is logged with its number and reason, and skipped (the count is returned, for the
+/// `gsq_exporter_skipped_target_lines` metric), so one typo does not take every other
+/// server off the graphs. Only a file that cannot be read stops the exporter.
+pub fn read_targets(path: &Path) -> CommandOutcome<(Vec<Target>, usize)> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         Failure::usage(format!("cannot read {}: {e}", path.display())).hint("check the file name")
     })?;
-    parse_targets(&text).map_err(|(line, why)| {
-        Failure::usage(format!("{}:{line}: {why}", path.display()))
-            .hint("write '<protocol> <host[:port]>' per line, as gsq bulk reads them")
-    })
+    let (targets, bad) = parse_targets(&text);
+    for (line, bad) in &bad {
+        tracing::warn!(
+            "{}:{line}: skipped {:?}: {}",
+            path.display(),
+            bad.target,
+            bad.failure
+        );
+    }
+    Ok((targets, bad.len()))
 }
 
-fn parse_targets(text: &str) -> Result<Vec<Target>, (usize, String)> {
+/// The targets of a list, and its bad lines with their numbers.
+fn parse_targets(text: &str) -> (Vec<Target>, Vec<(usize, BadLine)>) {
     let mut targets = Vec::new();
+    let mut bad = Vec::new();
     for (index, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
+        if !target_line::is_target_line(line) {
             continue;
         }
-        let fail = |why: String| (index + 1, why);
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        let [choice, address] = fields.as_slice() else {
-            return Err(fail(format!(
-                "expected '<game|protocol|auto> <host[:port]>', got '{line}'"
-            )));
-        };
-        let choice: Choice = choice.parse().map_err(|e| fail(format!("{e}")))?;
-        let parsed: HostPort = address
-            .parse()
-            .map_err(|e: crate::address::BadAddress| fail(e.reason().to_owned()))?;
-        targets.push(Target {
-            choice,
-            text: (*address).to_owned(),
-            address: parsed,
-        });
+        match target_line::parse(line, None) {
+            Ok(parsed) => targets.push(Target {
+                choice: parsed.choice,
+                text: parsed.target,
+                address: parsed.address,
+            }),
+            Err(why) => bad.push((index + 1, why)),
+        }
     }
-    Ok(targets)
+    (targets, bad)
 }
 
 /// Polls `targets` forever, a round at a time, `interval` apart.
@@ -186,21 +188,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_list_is_bulk_format_and_a_bad_line_is_named() {
-        let targets =
-            parse_targets("# servers\n\nsqp 127.0.0.1:7779\n samp example.org\n").unwrap();
+    fn the_list_is_bulk_format_and_a_bad_line_is_skipped_with_its_number() {
+        let (targets, bad) = parse_targets("# servers\n\nsqp 127.0.0.1:7779\n samp example.org\n");
         assert_eq!(targets.len(), 2);
+        assert!(bad.is_empty());
         assert_eq!(
             targets[1].choice,
             Choice::Protocol(query_net::Protocol::Samp)
         );
         assert_eq!(targets[1].text, "example.org");
-        let (line, why) = parse_targets("sqp 127.0.0.1\nquake9 x\n").unwrap_err();
-        assert_eq!(line, 2);
-        assert!(why.contains("quake9"), "{why}");
-        let (line, _) = parse_targets("127.0.0.1:1\n").unwrap_err();
-        assert_eq!(line, 1);
-        let targets = parse_targets("auto 127.0.0.1\nrust 127.0.0.1:28015\n").unwrap();
+        let (targets, bad) = parse_targets("sqp 127.0.0.1\nquake9 x\n127.0.0.1:1\nsamp h\n");
+        assert_eq!(targets.len(), 2, "the good lines around bad ones are kept");
+        assert_eq!(bad.len(), 2);
+        assert_eq!(bad[0].0, 2);
+        assert!(bad[0].1.failure.to_string().contains("quake9"));
+        assert_eq!(bad[1].0, 3);
+        let (targets, bad) = parse_targets("auto 127.0.0.1\nrust 127.0.0.1:28015\n");
+        assert!(bad.is_empty());
         assert_eq!(targets[0].choice, Choice::Auto);
         assert_eq!(targets[1].choice.game().unwrap().id, "rust");
     }

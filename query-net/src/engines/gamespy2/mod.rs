@@ -117,9 +117,9 @@ impl GameSpy2Session {
         self.request = Request::new(id, requested);
         self.step = step;
         let waiting_for = match step {
-            Step::Combined => "status reply",
-            Step::Details => "details reply",
-            Step::Tables => "player and team tables",
+            Step::Combined => "status request",
+            Step::Details => "details request",
+            Step::Tables => "player and team tables request",
         };
         // One attempt for everything at once: its silence is a reason to fall back, not to
         // resend.
@@ -176,6 +176,10 @@ impl ClientSession for GameSpy2Session {
 
     fn target(&self) -> SocketAddr {
         self.target
+    }
+
+    fn waiting_for(&self) -> Option<&'static str> {
+        self.retry.waiting_for()
     }
 
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {

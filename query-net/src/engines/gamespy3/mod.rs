@@ -198,13 +198,13 @@ impl GameSpy3Session {
             padding: None,
         });
         self.step = Step::Challenge;
-        self.start("challenge reply", &request);
+        self.start("challenge request", &request);
     }
 
     fn query(&mut self, challenge: Option<i32>, step: Step) {
         let request = Request::Query(QueryRequest::new(self.session_id, challenge, FLAGS_SPLIT));
         self.step = step;
-        self.start("query reply", &request);
+        self.start("query request", &request);
     }
 
     fn start(&mut self, waiting_for: &'static str, request: &Request) {
@@ -271,6 +271,10 @@ impl ClientSession for GameSpy3Session {
 
     fn target(&self) -> SocketAddr {
         self.target
+    }
+
+    fn waiting_for(&self) -> Option<&'static str> {
+        self.retry.waiting_for()
     }
 
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {

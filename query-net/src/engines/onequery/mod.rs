@@ -348,6 +348,10 @@ impl ClientSession for OneQueryClient {
         self.target
     }
 
+    fn waiting_for(&self) -> Option<&'static str> {
+        self.retry.waiting_for()
+    }
+
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
         self.outcome.poll_transmit(&mut self.retry, now)
     }

@@ -86,7 +86,7 @@ impl Quake3Session {
     /// A query of `target` with `options` (timeout, retries, encoding, byte cap).
     pub fn new(target: SocketAddr, options: &Options) -> Self {
         let mut retry = Retry::from_options(options);
-        retry.start("status reply", GETSTATUS);
+        retry.start("status request", GETSTATUS);
         Quake3Session {
             target,
             encoding: options.encoding_or(DEFAULT_ENCODING),
@@ -129,6 +129,10 @@ impl ClientSession for Quake3Session {
 
     fn target(&self) -> SocketAddr {
         self.target
+    }
+
+    fn waiting_for(&self) -> Option<&'static str> {
+        self.retry.waiting_for()
     }
 
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {

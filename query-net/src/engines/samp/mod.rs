@@ -619,6 +619,13 @@ impl ClientSession for SampSession {
         self.target
     }
 
+    fn waiting_for(&self) -> Option<&'static str> {
+        self.steps()
+            .into_iter()
+            .find(|step| step.is_waiting())
+            .map(|step| step.what)
+    }
+
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
         if self.outcome.is_finished() {
             return None;

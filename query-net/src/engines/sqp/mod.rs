@@ -261,6 +261,10 @@ impl ClientSession for SqpClient {
         self.target
     }
 
+    fn waiting_for(&self) -> Option<&'static str> {
+        self.retry.waiting_for()
+    }
+
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
         let sent = self.outcome.poll_transmit(&mut self.retry, now);
         if sent.is_some() {

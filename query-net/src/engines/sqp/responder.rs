@@ -53,8 +53,8 @@ impl Default for SqpResponderConfig {
 ///   u32::MAX, text when negative), a float as f32, text as a string. The player table has the
 ///   columns `name` (string), `score` (u32, or string when a score is negative or too large),
 ///   `ping` (u16, saturating) and `team` (string, only when some player has a team); the team
-///   table has `name` and `score`. A requested Metrics chunk is sent empty: the state has no
-///   metrics.
+///   table has `name` and `score`. A requested Metrics chunk carries the state's `metrics`
+///   (the first [`MAX_METRICS`](query_specs::sqp::MAX_METRICS)).
 /// - A reply never exceeds the [`ReplySink`]'s datagram size: rules and table rows that do not
 ///   fit are left out (players past the cut are still counted in ServerInfo), keeping room for
 ///   every requested chunk. How many fit is worked out once per state snapshot and chunk set,
@@ -178,6 +178,15 @@ impl Responder for SqpResponder {
 /// A table view with no rows, the shape every table has before its rows are counted in.
 type EmptyTable<'a> = TableView<&'a [FieldHeader<'a>], &'a [Value<'a>]>;
 
+/// The Metrics chunk of `state`: its first [`MAX_METRICS`](query_specs::sqp::MAX_METRICS)
+/// values (an allocation only when the state has metrics and a client asks for them).
+fn metrics(state: &ServerState) -> Metrics {
+    let count = state.metrics.len().min(query_specs::sqp::MAX_METRICS);
+    Metrics {
+        values: state.metrics[..count].to_vec(),
+    }
+}
+
 fn empty_table<'a>() -> EmptyTable<'a> {
     TableView {
         fields: None,
@@ -196,7 +205,7 @@ fn fit(state: &ServerState, numbers: &NumberTexts, chunks: ChunkSet, datagram: u
             server_rules: wants(ChunkSet::SERVER_RULES).then_some(&[] as &[RuleView<'_>]),
             player_info: wants(ChunkSet::PLAYER_INFO).then(empty_table),
             team_info: wants(ChunkSet::TEAM_INFO).then(empty_table),
-            metrics: wants(ChunkSet::METRICS).then(Metrics::default),
+            metrics: wants(ChunkSet::METRICS).then(|| metrics(state)),
         },
     );
     let header = query_reply(
@@ -266,7 +275,7 @@ fn encode_query_response(
             }),
             player_info: wants(ChunkSet::PLAYER_INFO).then(|| players.view(fit.player_rows)),
             team_info: wants(ChunkSet::TEAM_INFO).then(|| teams.view(fit.team_rows)),
-            metrics: wants(ChunkSet::METRICS).then(Metrics::default),
+            metrics: wants(ChunkSet::METRICS).then(|| metrics(state)),
         },
     );
     response.encode_into_with(buf, chunks)
