@@ -880,6 +880,18 @@ fn len_options(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<LenAt
             LenKey::Includes => {
                 content.parse::<Token![=]>()?;
                 let value: Expr = content.parse()?;
+                let count = match &value {
+                    Expr::Lit(lit) => matches!(lit.lit, syn::Lit::Int(_)),
+                    Expr::Path(_) => true,
+                    _ => false,
+                };
+                if !count {
+                    errors.spanning(
+                        &value,
+                        "`includes` is the number of bytes the length counts besides the \
+                         value: an integer such as `1`, or a `usize` constant",
+                    );
+                }
                 set(&mut includes, &option, value, errors);
             }
         }

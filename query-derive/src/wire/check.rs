@@ -88,8 +88,9 @@ fn check_enum_keys(container: &Container, errors: &mut Errors) {
         if len.value.size().is_none() {
             errors.at(
                 len.span,
-                "a TLV enum's length is written after its body, so it must be fixed-width: \
-                 `len = u8|u16|u32|u64` (a field's `len(prefix = varint)` is not)",
+                "a TLV enum's length is filled in after its body is written, so it must be \
+                 fixed-width (`len = u8|u16|u32|u64`); a field's `len(prefix = varint)` can \
+                 frame the enum instead",
             );
         }
     }
