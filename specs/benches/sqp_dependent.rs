@@ -23,6 +23,8 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use query_specs::sqp::{ChunkSet, Response};
 use query_wire::Decode;
 
+// Only its decoder is compared here.
+#[allow(dead_code)]
 mod handwritten;
 
 const REQUESTED: ChunkSet = ChunkSet::SERVER_INFO;
