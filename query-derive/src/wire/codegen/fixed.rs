@@ -30,11 +30,12 @@ pub fn fixed_len(container: &Container) -> TokenStream {
                 quote!(#fixed_len(&[#(#parts),*]))
             });
             let fixed_same = names::private("fixed_same");
-            let tag = size(if data.tag_on_wire {
-                data.tag_ty.size()
-            } else {
-                0
-            });
+            // A variable-width (VarInt) tag has no fixed width, so neither has the enum.
+            let tag = match (data.tag_on_wire, data.tag_ty.size()) {
+                (false, _) => size(0),
+                (true, Some(tag)) => size(tag),
+                (true, None) => return names::none(),
+            };
             let parts = magic_part(container)
                 .into_iter()
                 .chain([quote!(#some(#tag)), quote!(#fixed_same(&[#(#variants),*]))]);
@@ -57,7 +58,11 @@ pub fn tag_range(container: &Container) -> TokenStream {
     }
     let fixed_range = names::private("fixed_range");
     let magic = magic_part(container).into_iter();
-    let tag = size(data.tag_ty.size());
+    // A variable-width (VarInt) tag has no fixed place for what follows it.
+    let Some(tag) = data.tag_ty.size() else {
+        return TokenStream::new();
+    };
+    let tag = size(tag);
     quote! {
         /// Where the tag sits in every encoding of this type (derived from the declaration).
         pub const TAG_RANGE: ::core::ops::Range<::core::primitive::usize> =
@@ -215,6 +220,10 @@ fn width(field: &Field) -> TokenStream {
             let encode = names::encode_trait();
             quote!(<#ty as #encode>::FIXED_LEN)
         }
-        Body::Str { .. } | Body::Bytes { .. } | Body::Dec { .. } | Body::Repeat(_) => none,
+        Body::Str { .. }
+        | Body::Bytes { .. }
+        | Body::Dec { .. }
+        | Body::Repeat(_)
+        | Body::VarInt { .. } => none,
     }
 }
