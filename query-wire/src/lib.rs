@@ -22,6 +22,7 @@ mod int;
 pub mod items;
 pub mod kv;
 mod reader;
+mod terminator;
 mod text;
 mod writer;
 
@@ -31,6 +32,7 @@ pub use fill::{Padding, Reserved};
 pub use int::{Endian, Integer, Number};
 pub use items::Items;
 pub use reader::Reader;
+pub use terminator::Terminator;
 pub use text::{Text, TextEncoding};
 pub use writer::{LengthSlot, Writer};
 
