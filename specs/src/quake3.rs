@@ -5,16 +5,20 @@
 //!   `FF FF FF FF getinfo\n` (a smaller summary). Both may carry a challenge after a space,
 //!   which the server echoes as `\challenge\` (CoD: MW2 sends an empty one).
 //! - [`StatusResponse`]: `FF FF FF FF statusResponse\n`, one line of `\key\value` pairs
-//!   ([`Info`], a `#[derive(KeyValues)]` type), then one line per player, [`Player`]:
-//!   `score ping "name"`, and whatever some games add after the name (kept in
-//!   [`Player::extra`]).
+//!   ([`Info`], a `#[derive(KeyValues)]` type read as a [`KvLine`]), then one line per
+//!   player, each framed by [`Line`] and read as a [`Player`]: `score ping "name"`, the
+//!   numbers some engines add before the name (kept in [`Player::more`]), and whatever some
+//!   games add after it (kept in [`Player::extra`]).
 //! - [`InfoResponse`]: `FF FF FF FF infoResponse\n` and one line of pairs.
 //!
 //! Where this follows the captures rather than the notes:
 //! - Lenient: empty lines among or after the player lines (CoD: MW2 ends with `\n\n`) are
-//!   skipped, and the last line may lack its newline.
-//! - Strict: a player line that is not `score ping "name"` is an error at its offset, not a
-//!   skipped player, since a reply that says otherwise is not one this client understands.
+//!   skipped, the last line may lack its newline, and any count of numbers may come before
+//!   a name.
+//! - Strict or lenient by the caller's choice: a player line that is not two numbers or more
+//!   and a quoted name is an error at its offset in [`StatusResponse::decode`];
+//!   [`StatusResponse::decode_lenient`] leaves it out and returns its error beside the lines
+//!   it read, so that a client can keep them and say the reply is incomplete.
 //! - Text is Latin-1 / Windows-1252 ([`ENCODING`]) on most servers: names are kept as the raw
 //!   bytes ([`Text`]) and decoded by the caller in the encoding it chooses.
 //! - Names carry colour codes, `^` and one character (`^1`, and `^^00` in Call of Duty, whose
