@@ -272,8 +272,8 @@ pub struct InfoResponse<'a> {
     /// The pair line.
     #[wire(ctx = encoding)]
     pub info: InfoLine<'a>,
-    /// Blank lines some servers end with; none is written.
-    #[wire(until_end, max_count = 4)]
+    /// Blank lines some servers end with; a responder writes none.
+    #[wire(until_end)]
     #[serde(skip)]
     pub blank: Vec<BlankLine>,
 }
@@ -316,7 +316,7 @@ impl<'a> StatusResponse<'a> {
         Ok((reply, unreadable))
     }
 
-    /// The header, the pair line when the body starts with a `\\` (a continuation starts
+    /// The header, the pair line when the body starts with a backslash (a continuation starts
     /// with a player line's first digit), then each line framed by [`Line`] and decoded as a
     /// [`Player`] from exactly its bytes; `bad_line` decides what a line that fails costs.
     fn decode_with(
@@ -419,6 +419,29 @@ mod tests {
         let err = StatusResponse::decode(bytes, ENCODING).unwrap_err();
         assert_eq!(err.offset(), bytes.len() - 6);
         assert_eq!(err.path_string(), "players[0].ping");
+    }
+
+    #[test]
+    fn lenient_decoding_keeps_the_lines_around_a_bad_one() {
+        let bytes = b"\xff\xff\xff\xffstatusResponse\n\\a\\b\n1 2 3 \"x\"\n9 y \"bad\"\n4 5 \"z\" t\n6 7 \"cu";
+        let err = StatusResponse::decode(bytes, ENCODING).unwrap_err();
+        assert_eq!(err.path_string(), "players[1].ping");
+        let (reply, unreadable) = StatusResponse::decode_lenient(bytes, ENCODING).unwrap();
+        assert_eq!(reply.players.len(), 2);
+        assert_eq!(reply.players[0].more, [3]);
+        assert_eq!(reply.players[1].extra.as_bytes(), b" t");
+        let paths: Vec<String> = unreadable.iter().map(Error::path_string).collect();
+        assert_eq!(paths, ["players[1].ping", "players[3].name"]);
+        // The header and the pair line stay strict.
+        assert!(StatusResponse::decode_lenient(b"\xff\xff\xff\xffstatusRespons", ENCODING).is_err());
+    }
+
+    #[test]
+    fn an_info_reply_is_its_pair_line_and_blank_lines() {
+        let bytes = b"\xff\xff\xff\xffinfoResponse\n\\hostname\\x\\clients\\3\n\n\n";
+        let reply = InfoResponse::decode(bytes, ENCODING).unwrap();
+        assert_eq!(reply.info.0.clients, Some(3));
+        assert!(InfoResponse::decode(b"\xff\xff\xff\xffinfoResponse\n\\a\\b\nx", ENCODING).is_err());
     }
 
     #[test]
