@@ -246,7 +246,8 @@ fn real_two_number_lines_and_three_number_lines_both_decode() {
     let t0 = Instant::now();
     let mut s = session(t0);
     // ioquake3 / OpenArena: `score ping "name"`; some engines add a team before the name.
-    let reply = datagram(b"\\sv_hostname\\x\n12 48 \"ioq3\"\n7 30 2 \"teamed\"\n0 999 1 4 \"four\"\n");
+    let reply =
+        datagram(b"\\sv_hostname\\x\n12 48 \"ioq3\"\n7 30 2 \"teamed\"\n0 999 1 4 \"four\"\n");
     s.handle_datagram(target(), &reply, t0 + ms(1));
     let status = s.poll_result().unwrap().unwrap();
     assert!(status.complete, "{}", status.raw);

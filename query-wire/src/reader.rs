@@ -418,7 +418,10 @@ impl<'a> Reader<'a> {
     #[inline]
     fn until_position<E: Terminator>(&self, end: E, max: Option<usize>) -> Result<usize> {
         let Some(len) = end.find_in(self.rest) else {
-            let kind = ErrorKind::UnexpectedEnd { need: end.end_len(), have: 0 };
+            let kind = ErrorKind::UnexpectedEnd {
+                need: end.end_len(),
+                have: 0,
+            };
             return Err(Error::new(kind, self.end));
         };
         match max {

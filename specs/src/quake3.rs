@@ -433,7 +433,9 @@ mod tests {
         let paths: Vec<String> = unreadable.iter().map(Error::path_string).collect();
         assert_eq!(paths, ["players[1].ping", "players[3].name"]);
         // The header and the pair line stay strict.
-        assert!(StatusResponse::decode_lenient(b"\xff\xff\xff\xffstatusRespons", ENCODING).is_err());
+        assert!(
+            StatusResponse::decode_lenient(b"\xff\xff\xff\xffstatusRespons", ENCODING).is_err()
+        );
     }
 
     #[test]
@@ -441,7 +443,9 @@ mod tests {
         let bytes = b"\xff\xff\xff\xffinfoResponse\n\\hostname\\x\\clients\\3\n\n\n";
         let reply = InfoResponse::decode(bytes, ENCODING).unwrap();
         assert_eq!(reply.info.0.clients, Some(3));
-        assert!(InfoResponse::decode(b"\xff\xff\xff\xffinfoResponse\n\\a\\b\nx", ENCODING).is_err());
+        assert!(
+            InfoResponse::decode(b"\xff\xff\xff\xffinfoResponse\n\\a\\b\nx", ENCODING).is_err()
+        );
     }
 
     #[test]

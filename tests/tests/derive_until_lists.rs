@@ -59,7 +59,10 @@ fn or_end_lets_the_end_of_the_input_end_a_list_or_a_text() {
     assert_eq!(decoded.rest.as_bytes(), b"last line");
     // Without `or_end`, a list ended `before` a byte that never comes is cut.
     let err = decode(b"1 2 ").unwrap_err();
-    assert!(matches!(err.kind(), ErrorKind::UnexpectedEnd { .. }), "{err}");
+    assert!(
+        matches!(err.kind(), ErrorKind::UnexpectedEnd { .. }),
+        "{err}"
+    );
     assert_eq!(err.path_string(), "numbers");
 }
 

@@ -153,9 +153,8 @@ impl Quake3Session {
             ));
         }
         if cut {
-            dropped.push(
-                "the query ended while waiting for more datagrams of the reply".to_owned(),
-            );
+            dropped
+                .push("the query ended while waiting for more datagrams of the reply".to_owned());
         }
         Ok(status::from_datagrams(
             self.target,
