@@ -57,6 +57,54 @@ printf '\x01\\sv_hostname\\s\\pad\\%01100d\n0 1 "a"\n' 0 >corpus/quake3/long_fir
 { printf '\x01\\sv_hostname\\s\n'; for i in $(seq 1 40); do printf '\x01%d 5 "p%d"\n' "$i" "$i"; done; } \
   >corpus/quake3/many_parts
 printf '\x01\xff\xff\xff\xffgetinfo challenge\n' >corpus/quake3/getinfo_request
+# Hostile shapes (the clients' regression tests on loopback, as seeds): GameSpy 3 count bytes
+# past the values held and a missing middle part, A2S copies of part 0 beside other ids and a
+# compressed reply with a bad CRC32 resent, and, through the replay, the GameSpy ones again
+# and a GameSpy v1 reply missing a part.
+mkdir -p corpus/gamespy3 corpus/a2s corpus/replay
+python3 - <<'PY'
+import bz2, struct, zlib
+
+def write(path, data):
+    open(path, "wb").write(data)
+
+def cut_byte(parts):
+    return next(b for b in range(1, 256) if all(bytes([b]) not in p for p in parts))
+
+def gs3_part(number, body, sid=b"\x00\x00\x00\x05"):
+    return b"\x00" + sid + b"splitnum\x00" + bytes([number]) + body
+
+padding = gs3_part(0x80, b"\x00hostname\x00Evil\x00\x00\x01player_\x00\x00Ann\x00\x00"
+                   + b"".join(b"c%d_\x00\xffv\x00\x00" % i for i in range(64)) + b"\x00")
+middle = [gs3_part(0, b"\x00hostname\x00Fort\x00\x00\x01player_\x00\x00Ann\x00"),
+          gs3_part(0x82, b"\x01player_\x00\x02Cy\x00\x00\x00")]
+for name, parts in [("hostile_padding", [padding]), ("hostile_missing_middle", middle)]:
+    cut = cut_byte(parts)
+    write(f"corpus/gamespy3/{name}", bytes([cut]) + bytes([cut]).join(parts))
+
+def a2s_part(reply_id, total, number, payload):
+    return struct.pack("<IBBH", reply_id, total, number, 1248) + payload
+
+players = b"\xff\xff\xff\xffD\x02" + b"".join(
+    bytes([i]) + name + b"\x00" + struct.pack("<if", 7, 1.5) for i, name in enumerate([b"Ann", b"Bob"]))
+copies = [a2s_part(77, 2, 0, players[:12])] * 70 + [
+    a2s_part(1000 + i, 2, 0, players[:12]) for i in range(12)] + [a2s_part(77, 2, 1, players[12:])]
+whole = players + bytes((i // 97) % 256 for i in range(4096))
+compressed = struct.pack("<II", len(whole), zlib.crc32(whole) ^ 1) + bz2.compress(whole)
+bad_crc = [a2s_part(0x80000005, 1, 0, compressed)] * 3
+for name, parts in [("hostile_copies", copies), ("hostile_bad_crc", bad_crc)]:
+    # The target cuts at its first byte, and reads The Ship when it is odd.
+    cut = next(b for b in range(2, 256, 2) if all(bytes([b]) not in p for p in parts))
+    write(f"corpus/a2s/{name}", bytes([cut]) + bytes([cut]).join(parts))
+
+# The replay: protocol index (GameSpy v1 3, GameSpy 3 7), gap 0, a 2 s deadline, the default
+# byte cap; then the replies cut at 0xff, which they must not hold.
+write("corpus/replay/gamespy1_missing_part",
+      b"\x03\x00\xc8\xff\\hostname\\Gap\\queryid\\4.1\xff\\player_1\\Bo\\queryid\\4.3\\final\\")
+for name, parts in [("gamespy3_padding", [padding.replace(b"\xff", b"\xfe")]),
+                    ("gamespy3_missing_middle", middle)]:
+    write(f"corpus/replay/{name}", b"\x07\x00\xc8\xff" + b"\xff".join(parts))
+PY
 
 if [ -d "$vectors" ]; then
   for f in "$vectors"/sqp-reference/*response*; do

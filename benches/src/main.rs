@@ -237,9 +237,10 @@ fn run_reflection(args: &ReflectionArgs) -> Result {
     let mut rows = Vec::new();
     for attack in reflection::attacks() {
         eprintln!("{}", attack.label);
+        let first = reflection::first_request(&attack)?;
         let before = reflection::flood(&attack, Setup::Before, config)?;
         let after = reflection::flood(&attack, Setup::After, config)?;
-        rows.push((before, after));
+        rows.push((first, before, after));
     }
     println!(
         "{} sources in 127.0.5.0/24, {} requests/s each, {} s per flood\n",

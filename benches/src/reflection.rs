@@ -80,7 +80,26 @@ pub fn attacks() -> Vec<Attack> {
             "GameSpy 2 everything",
             b"\xfe\xfd\x00CORY\xff\xff\xff",
         ),
+        // Without a challenge this gets only the challenge back.
+        attack(
+            Protocol::GameSpy3,
+            "GameSpy 3 query",
+            b"\xfe\xfd\x00\x01\x02\x03\x04\xff\xff\xff\x01",
+        ),
     ]
+}
+
+/// What the first request from an unknown source draws: one request from one source of a
+/// netblock the server has not seen, with the defaults (the netblock's burst lets the whole
+/// reply out), every datagram of the reply counted.
+pub fn first_request(attack: &Attack) -> io::Result<Reflection> {
+    let config = FloodConfig {
+        sources: 1,
+        per_source: 1,
+        duration: Duration::from_millis(1),
+        poll_every: Duration::ZERO,
+    };
+    flood(attack, Setup::After, config)
 }
 
 /// 100 players with 255-byte names and 300 rules with 255-byte names and values.
@@ -311,18 +330,23 @@ fn poll(protocol: Protocol, server: SocketAddr, duration: Duration, every: Durat
     })
 }
 
-/// The markdown table of before/after pairs.
-pub fn table(rows: &[(Reflection, Reflection)]) -> String {
+/// The markdown table: per request, what the first request from an unknown source draws, then
+/// a sustained flood before and after byte budgets.
+pub fn table(rows: &[(Reflection, Reflection, Reflection)]) -> String {
     let mut out = String::from(
-        "| Request | Bytes in | Before: largest datagram | Before: bytes/s to the /24 | \
-         Before: out ÷ in | After: largest datagram | After: bytes/s to the /24 | \
-         After: out ÷ in |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
+        "| Request (bytes) | First request: reply | First: out ÷ in | \
+         Before: largest datagram | Before: bytes/s to the /24 | Before: out ÷ in | \
+         After: largest datagram | After: bytes/s to the /24 | After: out ÷ in |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
-    for (before, after) in rows {
+    for (first, before, after) in rows {
         out.push_str(&format!(
-            "| {} | {} | {} | {:.0} | {:.1}× | {} | {:.0} | {:.1}× |\n",
-            before.label.replace('`', "").replace('\\', "\\\\"),
+            "| {} ({}) | {} B, {} datagram(s) | {:.1}× | {} | {:.0} | {:.1}× | {} | {:.0} | {:.1}× |\n",
+            before.label,
             before.request_bytes,
+            first.bytes_out,
+            first.replies,
+            first.amplification,
             before.largest_datagram,
             before.out_per_second,
             before.amplification,

@@ -1,7 +1,8 @@
 //! GameSpy 3/4 on arbitrary bytes: requests, challenge replies, reply parts, Just Cause 2's
 //! reply, and the reassembly of parts cut at a byte (the first input byte). Whatever decodes
-//! must encode, and the encoding must decode again; joining never panics, and a complete
-//! reply reports no missing part.
+//! must encode, and the encoding must decode again; the part byte's bit fields (last-part
+//! bit, number) and the session id sit where the derived ranges say; joining never panics,
+//! and a complete reply reports no missing part.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -32,6 +33,9 @@ fuzz_target!(|data: &[u8]| {
             Part::from_bytes(&encoded).expect("re-encoded part decodes"),
             part
         );
+        let byte = data[Part::NUMBER_RANGE][0];
+        assert_eq!((byte & 0x80 != 0, byte & 0x7f), (part.last, part.number));
+        assert_eq!(data[Part::SESSION_ID_RANGE], part.session_id.to_be_bytes());
     }
     if let Ok(reply) = Jc2mpReply::from_bytes(data) {
         let encoded = reply.to_vec().expect("decoded reply re-encodes");

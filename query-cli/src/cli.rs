@@ -62,17 +62,59 @@ pub enum Command {
     Demo(DemoArgs),
     /// Serve Prometheus metrics: probe a server per scrape (/probe), or poll a target list.
     Exporter(ExporterArgs),
+    /// List the games gsq can query, with their protocol and ports.
+    Games(GamesArgs),
+}
+
+const GAMES_HELP: &str = "\
+Each word of TEXT must be in a game's id, a former id or its name (any letter case); a
+protocol name lists that protocol's games. The ports: the game port players connect to, and
+the query port (a number of its own, or the game port plus an offset). `gsq query ID HOST:PORT`
+takes the game port and queries the query port.
+
+Output: a table, or with --json one array of {id, aliases, name, protocol, port, query_port
+(null where derived), query_port_offset (null where fixed), notes}; --markdown writes the
+list of every game in the repository (GAMES.md).
+
+Examples:
+  gsq games                                 every game
+  gsq games counter strike
+  gsq games gamespy2
+  gsq games --json | jq -r '.[].id'\n\nExit codes: 0 listed (even none), 2 bad arguments (all codes: 'gsq --help').";
+
+/// `gsq games`.
+#[derive(Debug, Args)]
+#[command(after_help = GAMES_HELP)]
+pub struct GamesArgs {
+    /// Words to look for in the ids and names, or a protocol name.
+    pub text: Vec<String>,
+
+    /// One JSON array.
+    #[arg(long, conflicts_with = "markdown")]
+    pub json: bool,
+
+    /// Every game as a Markdown document (the repository's GAMES.md), with the games whose
+    /// protocols gsq does not speak yet.
+    #[arg(long, conflicts_with = "text")]
+    pub markdown: bool,
 }
 
 const QUERY_HELP: &str = "\
-With `auto`, every protocol is tried at once (each on its default port unless a port is
-given) and the first to answer is shown.
+A game's HOST:PORT is the port players connect to: gsq queries the game's query port derived
+from it and, where the two can differ, the port as given too; the first answer wins.
+--query-port names the query port exactly. 'gsq games TEXT' lists the games and their ports.
+
+With `auto`, the protocols of the games that use the port are tried first, then every
+protocol (each on its default port when no port is given); the first to answer is shown, with
+the game its answer names.
 
 Output: a table when stdout is a terminal, one JSON object otherwise (or with --json). The JSON
 fields: protocol, address, name, map, game_type, version, num_players, max_players, password,
-players, teams (when any), rules, ping_ms, complete, raw.
+players, teams (when any), rules, ping_ms, complete, raw, game and game_name (the game's id and
+name, null when none is named), query_port (the port that answered).
 
 Examples:
+  gsq query rust 203.0.113.5:28015          a game, by the port players connect to
   gsq query sqp 203.0.113.5                 SQP on port 7779
   gsq query samp 203.0.113.5:7777 --json --pretty
   gsq query a2s 203.0.113.5:27016           Valve A2S (Source, GoldSrc, most Steam games)
@@ -92,14 +134,20 @@ Examples:
     "Default ports, used when the address has none:\n  {DEFAULT_PORTS_HELP}.\n{QUERY_HELP}"
 ))]
 pub struct QueryArgs {
-    /// Protocol: sqp, onequery, samp, gamespy1, a2s, quake3, gamespy2, gamespy3, minecraft, or
-    /// auto (try them all at once).
-    #[arg(value_parser = parse_protocol_choice)]
-    pub protocol: ProtocolChoice,
+    /// A game (`rust`, `csgo`; 'gsq games' lists them), a protocol (sqp, onequery, samp,
+    /// gamespy1, a2s, quake3, gamespy2, gamespy3, minecraft), or auto (find out).
+    #[arg(value_name = "GAME|PROTOCOL", value_parser = crate::target::parse_choice)]
+    pub protocol: query_games::plan::Choice,
 
-    /// The server: host, host:port, IPv4, or [IPv6]:port. The port defaults per protocol.
+    /// The server: host, host:port, IPv4, or [IPv6]:port. For a game, the port players
+    /// connect to (its query port follows from it); for a protocol, the query port. The port
+    /// defaults per game or protocol.
     #[arg(value_parser = parse_host_port)]
     pub address: HostPort,
+
+    /// Query exactly this port, not the ones a game's port leads to.
+    #[arg(long, value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
+    pub query_port: Option<u16>,
 
     #[command(flatten)]
     pub client: ClientArgs,
@@ -227,14 +275,18 @@ pub struct OutputArgs {
 }
 
 const BULK_HELP: &str = "\
-Input: one target per line, `<protocol> <host[:port]>`, or `<host[:port]>` with --protocol.
-Blank lines and lines starting with `#` are skipped; a line that does not parse becomes an
-error object in the output and the run goes on. Hosts without a port use the protocol's
-default port (sqp 7779, onequery 5520, samp 7777, gamespy1 23000, a2s 27015, quake3 27960,
-gamespy2 2302, gamespy3 29900, minecraft 25565).
+Input: one target per line, `<game|protocol|auto> <host[:port]>` (a game as in `gsq query`:
+its port is the game port, its query port derived; auto tries the games of the port, then
+every protocol), or `<host[:port]>` with --protocol. Blank lines and lines starting with `#`
+are skipped; a line that does not parse becomes an error object in the output and the run goes
+on. Hosts without a port use the game's or the protocol's default port (sqp 7779, onequery
+5520, samp 7777, gamespy1 23000, a2s 27015, quake3 27960, gamespy2 2302, gamespy3 29900,
+minecraft 25565). A line's attempts (a game's ports, auto's protocols) run at once; the first
+answer is its result.
 
 Output: one JSON object per line (NDJSON), in completion order. An answer is the ServerStatus
-object of `gsq query --json` plus `target` (as written in the input) and `line`; a failure is
+object of `gsq query --json` (with game, game_name, query_port) plus `target` (as written in
+the input) and `line`; a failure is
 {\"target\", \"line\", \"protocol\", \"address\", \"error\", \"error_kind\"}, error_kind being one of
 timeout, resolve, network, malformed, auth, unknown_protocol, bad_address,
 port_out_of_range, usage, internal. A progress bar (when stderr is a
@@ -243,7 +295,7 @@ whatever the servers answered.
 
 Examples:
   gsq bulk servers.txt > results.ndjson
-  printf 'sqp 203.0.113.5:7779\\nsamp 203.0.113.6\\n' | gsq bulk
+  printf 'sqp 203.0.113.5:7779\\nrust 203.0.113.6:28015\\nauto 203.0.113.7\\n' | gsq bulk
   gsq bulk --protocol samp hosts.txt --concurrency 1000 --rate 5000
   gsq bulk servers.txt | jq -r 'select(.error == null) | \"\\(.name)\\t\\(.num_players)\"'\n\nExit codes: 0 every target got its line, 2 unreadable list or bad arguments,\n3 unknown --protocol, 130 interrupted (all codes: 'gsq --help').";
 
@@ -254,9 +306,9 @@ pub struct BulkArgs {
     /// The target list; `-` or nothing reads stdin.
     pub input: Option<PathBuf>,
 
-    /// The protocol of lines that name none.
-    #[arg(short, long, value_parser = parse_protocol)]
-    pub protocol: Option<Protocol>,
+    /// The game, protocol or auto of lines that name none.
+    #[arg(short, long, value_name = "GAME|PROTOCOL", value_parser = crate::target::parse_choice)]
+    pub protocol: Option<query_games::plan::Choice>,
 
     #[command(flatten)]
     pub client: ClientArgs,
@@ -288,17 +340,23 @@ A2S answers PLAYER and RULES only to a client that proved its address with a cha
 INFO too unless --a2s-no-info-challenge: a forged request gets 9 bytes back, never more than
 it sent. game_type is sent as the game's name unless --a2s-game gives one.
 
-Amplification: SA:MP and GameSpy v1 have no handshake, so any datagram, forged or not, gets
-the full reply (up to 43 KB for an 8-byte GameSpy v1 `\\status\\`). Besides the requests per
+Amplification: SA:MP, GameSpy v1, GameSpy 2 and Quake 3 have no handshake, so any datagram,
+forged or not, gets the full reply. Measured (query-bench reflection; 100 players and 300
+rules of 255-byte strings) for the first request from an unknown address: GameSpy v1
+`\\status\\` 41,963 B for 8 (5,245x), Quake 3 `getstatus` 8,234 B for 14 (588x), SA:MP `d`
+1,338 B for 11 (122x), GameSpy 2 1,225 B for 10 (122x); SQP, OneQuery, A2S and GameSpy 3
+answer it with a challenge (at most 5x). Sustained, from one netblock at the request limit,
+the defaults hold every protocol to 8.6-16.4x (about 40 KB/s). Besides the requests per
 address (--rate-limit, --burst), the bytes sent to sources that have not proved their address
-(every SA:MP and GameSpy v1 client; SQP, OneQuery and A2S clients until they echo a
-challenge) are counted per netblock (--ipv4-prefix, --ipv6-prefix): a netblock gets
---netblock-bytes per second plus --netblock-burst, and all of them together --total-bytes
-plus --total-burst. With the defaults, no netblock receives more than 64 KiB/s over two
-seconds or more, and a client polling every few seconds is never refused. Each reply
-datagram is at most --max-datagram bytes (split where the protocol splits, lists cut where it
-cannot), so replies are not fragmented. The counts of what was answered, what was dropped and
-why are logged every --stats-interval and on exit.
+(every SA:MP, GameSpy v1, GameSpy 2 and Quake 3 client; SQP, OneQuery, A2S and GameSpy 3
+clients until they echo a challenge) are counted per netblock (--ipv4-prefix,
+--ipv6-prefix): a netblock gets --netblock-bytes per second plus --netblock-burst, and all of
+them together --total-bytes plus --total-burst. With the defaults, no netblock receives more
+than 64 KiB/s over two seconds or more, and a client polling every few seconds is never
+refused. Each reply datagram is at most --max-datagram bytes (split where the protocol
+splits, lists cut where it cannot), so replies are not fragmented. The counts of what was
+answered, what was dropped and why are logged every --stats-interval (0s: only on exit) and
+on exit.
 
 Example state.toml:
   name = \"My Server\"
@@ -364,6 +422,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub all: Option<SocketAddr>,
 
+    /// Answer as this game's servers do (`--game rust 0.0.0.0:28016`; 'gsq games' lists the
+    /// ids): its protocol on ADDR, its A2S app id, folder and name, its `gamename` and text
+    /// encoding, unless the options of those say otherwise.
+    #[arg(long, num_args = 2, value_names = ["ID", "ADDR"])]
+    pub game: Vec<String>,
+
     /// Requests per second each source address may send.
     #[arg(long, default_value_t = 10, value_name = "PER_SECOND", value_parser = clap::value_parser!(u32).range(1..))]
     pub rate_limit: u32,
@@ -420,7 +484,7 @@ pub struct ServeArgs {
 
     /// Log the counters (answered, bytes, drops by reason) once per this interval when a
     /// request came in it; 0s logs them only on exit.
-    #[arg(long, default_value = "60s", value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(long, default_value = "60s", value_parser = parse_duration_or_zero, value_name = "DURATION")]
     pub stats_interval: Duration,
 
     /// Text encoding of SA:MP and GameSpy replies (A2S is always UTF-8).
@@ -605,7 +669,9 @@ pub struct DemoArgs {
 
 const EXPORTER_HELP: &str = "\
 Endpoints:
-  /probe?protocol=P&target=HOST[:PORT]   query one server now; its metrics (blackbox style)
+  /probe?protocol=P&target=HOST[:PORT]   query one server now; its metrics (blackbox style);
+                                         P is a protocol, a game id or auto; or game=ID
+                                         (HOST:PORT then the game port), query_port=N
   /metrics                               the exporter's own metrics, and with --targets the
                                          latest result of every listed target
 
@@ -637,8 +703,8 @@ pub struct ExporterArgs {
     #[arg(long, default_value = "127.0.0.1:9339", value_parser = parse_listen)]
     pub listen: SocketAddr,
 
-    /// Targets to poll in the background, in `gsq bulk`'s format ("<protocol> <host[:port]>"
-    /// per line); their latest results are on /metrics.
+    /// Targets to poll in the background, in `gsq bulk`'s format ("<game|protocol|auto>
+    /// <host[:port]>" per line); their latest results are on /metrics.
     #[arg(long, value_name = "FILE")]
     pub targets: Option<PathBuf>,
 
@@ -670,36 +736,9 @@ fn parse_allowed(text: &str) -> Result<ipnet::IpNet, String> {
         .map_err(|_| format!("'{text}' is neither an IP address nor a network like 10.0.0.0/8"))
 }
 
-/// A protocol, or `auto` to try them all.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProtocolChoice {
-    /// Try every protocol, report the first answer.
-    Auto,
-    /// This protocol.
-    One(Protocol),
-}
-
 /// A protocol name; an unknown one is [`Category::UnknownProtocol`] (exit code 3).
 fn parse_protocol(text: &str) -> Result<Protocol, BadValue> {
     Protocol::from_str(text).map_err(|e| BadValue::new(Category::UnknownProtocol, e.to_string()))
-}
-
-/// A protocol name or `auto`; an unknown one is [`Category::UnknownProtocol`].
-fn parse_protocol_choice(text: &str) -> Result<ProtocolChoice, BadValue> {
-    if text.trim().eq_ignore_ascii_case("auto") {
-        return Ok(ProtocolChoice::Auto);
-    }
-    Protocol::from_str(text)
-        .map(ProtocolChoice::One)
-        .map_err(|_| {
-            BadValue::new(
-                Category::UnknownProtocol,
-                format!(
-                    "unknown protocol {text:?}: expected one of {}, auto",
-                    Protocol::names()
-                ),
-            )
-        })
 }
 
 /// A server address; [`Category::PortOutOfRange`] or [`Category::BadAddress`] when refused.
@@ -743,6 +782,14 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         return Err("the duration must be more than zero".into());
     }
     Ok(duration)
+}
+
+/// As [`parse_duration`], but `0` (or `0s`) is allowed: an interval that never elapses.
+pub fn parse_duration_or_zero(text: &str) -> Result<Duration, String> {
+    match text.trim().trim_end_matches('s').parse::<f64>() {
+        Ok(0.0) => Ok(Duration::ZERO),
+        _ => parse_duration(text),
+    }
 }
 
 /// The chunks `gsq query sqp --chunks` asks for: as [`parse_chunks`], but at least one.
@@ -810,6 +857,10 @@ mod tests {
         assert!(parse_duration("-1").is_err());
         assert!(parse_duration("soon").unwrap_err().contains("1.5s"));
         assert!(parse_duration("inf").is_err());
+        assert_eq!(parse_duration_or_zero("0s"), Ok(Duration::ZERO));
+        assert_eq!(parse_duration_or_zero("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_duration_or_zero("2s"), Ok(Duration::from_secs(2)));
+        assert!(parse_duration_or_zero("-1").is_err());
     }
 
     #[test]
@@ -888,12 +939,12 @@ mod tests {
 
     #[test]
     fn protocol_choice() {
-        assert_eq!(parse_protocol_choice("AUTO"), Ok(ProtocolChoice::Auto));
-        assert_eq!(
-            parse_protocol_choice("samp"),
-            Ok(ProtocolChoice::One(Protocol::Samp))
-        );
-        let err = parse_protocol_choice("quake9").unwrap_err();
+        use crate::target::parse_choice;
+        use query_games::plan::Choice;
+        assert_eq!(parse_choice("AUTO"), Ok(Choice::Auto));
+        assert_eq!(parse_choice("samp"), Ok(Choice::Protocol(Protocol::Samp)));
+        assert_eq!(parse_choice("rust").unwrap().to_string(), "rust");
+        let err = parse_choice("quake9").unwrap_err();
         assert!(err.message.contains("auto"), "{err}");
         assert_eq!(err.category, Category::UnknownProtocol);
         assert_eq!(

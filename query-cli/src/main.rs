@@ -17,6 +17,7 @@ mod output;
 mod pcap;
 mod responders;
 mod state_file;
+mod target;
 
 use std::process::ExitCode;
 
@@ -66,6 +67,7 @@ fn run(cli: Cli) -> Outcome {
             Command::Decode(args) => commands::decode::run(&args, quiet),
             Command::Demo(args) => commands::demo::run(&args).await,
             Command::Exporter(args) => commands::exporter::run(args).await,
+            Command::Games(args) => commands::games::run(&args),
         }
     })
 }
@@ -243,7 +245,7 @@ mod tests {
         let line = one_line(&error.render().to_string(), None);
         assert!(
             line.starts_with(
-                "the following required arguments were not provided: <PROTOCOL>, <ADDRESS>;"
+                "the following required arguments were not provided: <GAME|PROTOCOL>, <ADDRESS>;"
             ),
             "{line}"
         );

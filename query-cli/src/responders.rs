@@ -52,6 +52,9 @@ pub struct Settings {
     pub samp_rcon_password: Option<String>,
     /// GameSpy v1 `gamename` (`ut`, `bfield1942`...); not sent when empty.
     pub gamespy1_game_name: String,
+    /// Quake 3, GameSpy 2 and GameSpy 3 `gamename` (a game's, `gsq serve --game`); not sent
+    /// when empty.
+    pub game_name: String,
     /// How A2S presents the server and whether INFO needs a challenge.
     pub a2s: A2sConfig,
 }
@@ -65,6 +68,7 @@ impl fmt::Debug for Settings {
             .field("onequery_secrets", &self.onequery_secrets.len())
             .field("samp_rcon", &self.samp_rcon_password.is_some())
             .field("gamespy1_game_name", &self.gamespy1_game_name)
+            .field("game_name", &self.game_name)
             .field("a2s", &self.a2s)
             .finish()
     }
@@ -79,6 +83,7 @@ impl Default for Settings {
             onequery_secrets: Vec::new(),
             samp_rcon_password: None,
             gamespy1_game_name: String::new(),
+            game_name: String::new(),
             a2s: A2sConfig::default(),
         }
     }
@@ -148,6 +153,7 @@ fn gamespy2(state: &SharedState, settings: &Settings) -> GameSpy2Responder {
     GameSpy2Responder::new(
         state.clone(),
         GameSpy2Config {
+            game_name: settings.game_name.clone(),
             encoding: settings.encoding,
             ..GameSpy2Config::default()
         },
@@ -158,6 +164,7 @@ fn quake3(state: &SharedState, settings: &Settings) -> Quake3Responder {
     Quake3Responder::new(
         state.clone(),
         Quake3Config {
+            game_name: settings.game_name.clone(),
             encoding: settings.encoding,
             ..Quake3Config::default()
         },
@@ -179,7 +186,7 @@ fn gamespy3(state: &SharedState, settings: &Settings, minecraft: bool) -> GameSp
             game_name: if minecraft {
                 "MINECRAFT".to_owned()
             } else {
-                String::new()
+                settings.game_name.clone()
             },
             encoding,
             ..GameSpy3Config::default()

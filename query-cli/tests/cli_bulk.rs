@@ -126,7 +126,7 @@ fn a_mixed_list_gives_one_line_per_target_and_a_summary() {
     assert_failure(
         &results[&11],
         "usage",
-        "expected '<protocol> <host[:port]>'",
+        "expected '<game|protocol|auto> <host[:port]>'",
     );
 
     let summary = ran.stderr.trim();

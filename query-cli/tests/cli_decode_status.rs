@@ -74,6 +74,8 @@ fn decode_status(protocol: &str, files: &[PathBuf]) -> cli_support::Ran {
 fn comparable(mut status: Value) -> Value {
     status["ping_ms"] = Value::Null;
     status["address"] = Value::Null;
+    // The port that answered: a file's replies come from no port.
+    status["query_port"] = Value::Null;
     // GameSpy v1's query id counts the server's replies.
     if status["raw"].get("query_id").is_some() {
         status["raw"]["query_id"] = Value::Null;

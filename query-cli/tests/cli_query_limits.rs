@@ -115,10 +115,12 @@ fn a_server_dripping_parts_is_left_at_the_deadline_with_what_arrived() {
     assert_eq!(status["complete"], false, "{status:#}");
     assert_eq!(status["name"], "drip");
     let parts = status["raw"]["parts_received"].as_u64().unwrap();
-    assert!((20..=34).contains(&parts), "{parts}");
-    // The process's own start-up and exit come on top of the 1 s.
+    // At most one part each 30 ms; a busy machine may deliver fewer.
+    assert!((1..=34).contains(&parts), "{parts}");
+    // The process's own start-up and exit come on top of the 1 s; the upper bound only
+    // catches a query that ignored its deadline.
     assert!(
-        took >= Duration::from_secs(1) && took < Duration::from_secs(3),
+        took >= Duration::from_secs(1) && took < Duration::from_secs(10),
         "{took:?}"
     );
 
@@ -131,7 +133,7 @@ fn a_server_dripping_parts_is_left_at_the_deadline_with_what_arrived() {
     let took = started.elapsed();
     let lines = ran.json_lines();
     assert_eq!(lines[0]["complete"], false, "{:#}", lines[0]);
-    assert!(took < Duration::from_secs(3), "{took:?}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
 }
 
 #[test]

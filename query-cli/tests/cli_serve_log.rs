@@ -35,3 +35,22 @@ fn a_ten_kilobyte_server_name_makes_a_short_log_line() {
     );
     assert!(reloaded.len() < 400, "{} bytes", reloaded.len());
 }
+
+#[test]
+fn a_zero_stats_interval_logs_the_counters_only_on_exit() {
+    let server = Server::start(
+        StateDir::new("toml", SAMPLE_STATE),
+        &["--samp", "127.0.0.1:0", "--stats-interval", "0s"],
+        &["samp"],
+    );
+    let client = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    client.send_to(b"not a query", server.addr("samp")).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let (status, log) = server.stop_with("INT");
+    assert!(status.success(), "{status:?} {log:?}");
+    let stopped = log
+        .iter()
+        .find(|l| l.contains("stopped:"))
+        .expect("a closing line");
+    assert!(stopped.contains("1 request"), "{stopped}");
+}

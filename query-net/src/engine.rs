@@ -18,6 +18,8 @@ use crate::clock::Now;
 use crate::error::QueryError;
 use crate::options::Options;
 
+pub use crate::outcome::Outcome;
+
 /// One query of one server, as a state machine.
 ///
 /// A driver repeats: send everything [`poll_transmit`] yields, collect [`poll_result`], then wait

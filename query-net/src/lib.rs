@@ -17,17 +17,21 @@
 pub mod address;
 pub mod batch;
 pub mod bulk;
+pub mod challenge;
 pub mod clock;
 pub mod driver;
 pub mod engine;
 pub mod engines;
 mod error;
+pub mod learned;
 pub mod limit;
-pub mod onequery_token;
 mod options;
+mod outcome;
+pub mod part_wait;
 pub mod protocol;
 pub mod replay;
 pub mod service;
+pub mod snapshot;
 pub mod state;
 mod status;
 

@@ -28,6 +28,7 @@ use query_specs::a2s;
 use query_specs::gamespy2;
 use query_specs::gamespy3;
 use query_specs::onequery::{self, ReplyBody};
+use query_specs::samp;
 use query_specs::sqp;
 use query_wire::Decode;
 
@@ -42,18 +43,8 @@ use crate::status::ServerStatus;
 /// bounds a session that never would.
 const MAX_STEPS: usize = 10_000;
 
-/// SA:MP replies start with the request's `SAMP`, address, port and opcode.
-const SAMP_HEADER: usize = 11;
-/// SA:MP's opcode byte.
-const SAMP_OPCODE: usize = SAMP_HEADER - 1;
-/// SQP's challenge sits in bytes 1..5 of a query and of its reply.
-const SQP_CHALLENGE: std::ops::Range<usize> = 1..5;
-/// A GameSpy 2 reply's request id, after its `00`.
-const GAMESPY2_REPLY_ID: std::ops::Range<usize> = 1..5;
-/// A GameSpy 3 reply's session id, after the type byte.
-const GAMESPY3_SESSION: std::ops::Range<usize> = 1..5;
-/// A OneQuery query reply's request id: after the magic (8), the type (1) and the flags (2).
-const ONEQUERY_REPLY_ID: std::ops::Range<usize> = 11..15;
+/// SA:MP replies start with the request's header: `SAMP`, address, port and opcode.
+const SAMP_HEADER: std::ops::Range<usize> = 0..samp::HEADER_LEN;
 
 /// The status the client session of `protocol` returns when its requests to `target` are
 /// answered with `replies` (one datagram each, in any order).
@@ -201,7 +192,7 @@ impl<'a> Answering<'a> {
             self.replies
                 .iter()
                 .filter(|r| gamespy2::Reply::from_bytes_with(r, requested).is_ok())
-                .map(|r| with_echo(r, GAMESPY2_REPLY_ID, &id))
+                .map(|r| with_echo(r, gamespy2::Reply::REQUEST_ID_RANGE, &id))
                 .collect()
         };
         let answers = answering(request.requested());
@@ -263,10 +254,14 @@ impl<'a> Answering<'a> {
             Err(_) => return Vec::new(),
         };
         let id = session_id.to_be_bytes();
+        let session = match kind {
+            gamespy3::KIND_CHALLENGE => gamespy3::ChallengeReply::SESSION_ID_RANGE,
+            _ => gamespy3::Part::SESSION_ID_RANGE,
+        };
         self.replies
             .iter()
-            .filter(|r| r.first() == Some(&kind) && r.len() >= GAMESPY3_SESSION.end)
-            .map(|r| with_echo(r, GAMESPY3_SESSION, &id))
+            .filter(|r| r.first() == Some(&kind) && r.len() >= session.end)
+            .map(|r| with_echo(r, session.clone(), &id))
             .collect()
     }
 
@@ -278,31 +273,34 @@ impl<'a> Answering<'a> {
                 .filter(|r| r.first() == Some(&0))
                 .cloned()
                 .collect(),
-            Ok(sqp::Request::Query(_)) => self
-                .replies
-                .iter()
-                .filter(|r| r.first() == Some(&1) && r.len() >= SQP_CHALLENGE.end)
-                .map(|r| with_echo(r, SQP_CHALLENGE, &request[SQP_CHALLENGE]))
-                .collect(),
+            Ok(sqp::Request::Query(query)) => {
+                let challenge = sqp::QueryResponseHead::CHALLENGE_RANGE;
+                self.replies
+                    .iter()
+                    .filter(|r| r.first() == Some(&1) && r.len() >= challenge.end)
+                    .map(|r| with_echo(r, challenge.clone(), &query.challenge.to_be_bytes()))
+                    .collect()
+            }
             Err(_) => Vec::new(),
         }
     }
 
     fn samp(&self, request: &[u8]) -> Vec<Vec<u8>> {
-        let Some(&opcode) = request.get(SAMP_OPCODE) else {
+        let opcode_at = samp::Header::OPCODE_RANGE.start;
+        let Some(&opcode) = request.get(opcode_at) else {
             return Vec::new();
         };
         self.replies
             .iter()
             .filter(|r| {
-                r.len() >= SAMP_HEADER && r.starts_with(b"SAMP") && r[SAMP_OPCODE] == opcode
+                r.len() >= SAMP_HEADER.end && r.starts_with(samp::MAGIC) && r[opcode_at] == opcode
             })
             .map(|r| {
                 if opcode == b'p' {
                     // A ping is answered by echoing the request whole.
                     request.to_vec()
                 } else {
-                    with_echo(r, 0..SAMP_HEADER, &request[..SAMP_HEADER])
+                    with_echo(r, SAMP_HEADER, &request[SAMP_HEADER])
                 }
             })
             .collect()
@@ -352,7 +350,7 @@ impl<'a> Answering<'a> {
                 }
                 _ => false,
             })
-            .map(|r| with_echo(r, ONEQUERY_REPLY_ID, &id))
+            .map(|r| with_echo(r, onequery::QUERY_REPLY_ID_RANGE, &id))
             .collect()
     }
 }
@@ -364,11 +362,12 @@ fn a2s_kind(datagram: &[u8], all: &[Vec<u8>]) -> Option<u8> {
     if datagram.starts_with(a2s::SINGLE_BYTES) {
         return datagram.get(kind_at).copied();
     }
-    let id = datagram.get(4..8)?;
+    let id_at = a2s::SourcePart::ID_RANGE;
+    let id = datagram.get(id_at.clone())?;
     let mut parts = a2s::Reassembly::new();
     for part in all
         .iter()
-        .filter(|d| d.starts_with(a2s::SPLIT_BYTES) && d.get(4..8) == Some(id))
+        .filter(|d| d.starts_with(a2s::SPLIT_BYTES) && d.get(id_at.clone()) == Some(id))
     {
         if let Ok(Some(whole)) = parts.push(part) {
             return whole.get(kind_at).copied();

@@ -55,10 +55,23 @@ pub struct ServerStatus {
 }
 
 impl ServerStatus {
+    /// For an incomplete multi-part reply: names, in `raw.parts_error`, the latest datagram that
+    /// was refused as a part (over a cap, contradicting the others, not decoding), since it may
+    /// be why parts are missing.
+    pub(crate) fn note_refused_part(&mut self, refused: Option<&crate::QueryError>) {
+        let (Some(refused), false) = (refused, self.complete) else {
+            return;
+        };
+        if let serde_json::Value::Object(raw) = &mut self.raw {
+            let why = format!("the latest datagram refused as a part: {refused}");
+            raw.entry("parts_error").or_insert(why.into());
+        }
+    }
+
     /// For a status whose player list was received: when it lists fewer players than
     /// `num_players` counts (a server that cut its list to fit one datagram, as SA:MP and SQP
     /// responders must), marks it incomplete and says how many are missing in
-    /// `raw.players_missing`. Lenient the other way: a list longer than the count is kept.
+    /// `raw.players_missing`, and why in `raw.players_error` (unless a reason is there). Lenient the other way: a list longer than the count is kept.
     pub fn note_cut_player_list(&mut self) {
         let listed = u32::try_from(self.players.len()).unwrap_or(u32::MAX);
         if listed < self.num_players {
@@ -68,6 +81,13 @@ impl ServerStatus {
                     "players_missing".to_owned(),
                     (self.num_players - listed).into(),
                 );
+                raw.entry("players_error").or_insert_with(|| {
+                    format!(
+                        "the player list holds {listed} of the {} players the server counts",
+                        self.num_players
+                    )
+                    .into()
+                });
             }
         }
     }

@@ -10,10 +10,10 @@ use query_net::clock::Now;
 use query_net::engine::{ReplySink, Responder, Verdict};
 use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::all::AllProtocols;
+use query_net::engines::onequery::token::TokenKey;
 use query_net::engines::onequery::OneQueryResponder;
 use query_net::engines::quake3::{Quake3Config, Quake3Responder};
 use query_net::engines::sqp::SqpResponder;
-use query_net::onequery_token::TokenKey;
 use query_net::state::{PlayerState, RuleValue, ServerState, SharedState, TeamState};
 use query_specs::a2s::{
     Challenge, InfoRequest, Reply as A2sReply, Request as A2sRequest, INFO_PAYLOAD,

@@ -391,8 +391,9 @@ impl Flood {
         let wait_for_server = |sent: usize, in_flight: u64| {
             let waiting = Instant::now();
             while sent as u64 > self.server.received.load(Ordering::Relaxed) - base + in_flight {
+                // A hang, not a busy machine: reading 64 datagrams takes microseconds.
                 assert!(
-                    waiting.elapsed() < Duration::from_secs(5),
+                    waiting.elapsed() < Duration::from_secs(60),
                     "the server stopped reading"
                 );
                 std::thread::sleep(Duration::from_micros(20));

@@ -152,9 +152,11 @@ fn a_missing_part_gives_what_arrived_marked_incomplete() {
     s.handle_datagram(target(), &c, t0 + ms(11));
     // No resend: a new request would get a new query id.
     assert!(s.poll_transmit(t0 + ms(11)).is_none());
-    assert_eq!(s.poll_timeout(), Some(t0 + TIMEOUT));
-    s.handle_timeout(t0 + TIMEOUT);
-    assert!(s.poll_transmit(t0 + TIMEOUT).is_none());
+    // The rest is waited for 50 ms (four round trips, at least 50 ms) after the latest part,
+    // not until the attempt's timeout.
+    assert_eq!(s.poll_timeout(), Some(t0 + ms(61)));
+    s.handle_timeout(t0 + ms(61));
+    assert!(s.poll_transmit(t0 + ms(61)).is_none());
     let status = s.poll_result().unwrap().unwrap();
     assert!(!status.complete);
     assert_eq!(status.raw["missing_parts"], serde_json::json!([2]));
@@ -182,19 +184,35 @@ fn a_final_part_that_never_comes_leaves_the_total_unknown() {
 }
 
 #[test]
-fn parts_still_arriving_after_the_timeout_are_waited_for_a_little() {
+fn paced_parts_are_waited_for_twice_the_longest_pause() {
     let t0 = Instant::now();
     let mut s = session(&options(), t0);
     let [a, b, c] = ut_parts();
     s.handle_datagram(target(), &a, t0 + ms(10));
-    assert_eq!(s.poll_timeout(), Some(t0 + TIMEOUT));
-    s.handle_datagram(target(), &b, t0 + ms(95));
     // Four round trips, at least 50 ms, after the latest part.
-    assert_eq!(s.poll_timeout(), Some(t0 + ms(145)));
-    s.handle_timeout(t0 + TIMEOUT);
+    assert_eq!(s.poll_timeout(), Some(t0 + ms(60)));
+    s.handle_datagram(target(), &b, t0 + ms(45));
+    // A 35 ms pause between parts: the gap grows to two of them.
+    assert_eq!(s.poll_timeout(), Some(t0 + ms(115)));
+    s.handle_timeout(t0 + ms(100));
     assert!(s.poll_result().is_none());
-    s.handle_datagram(target(), &c, t0 + ms(140));
+    s.handle_datagram(target(), &c, t0 + ms(110));
     assert!(s.poll_result().unwrap().unwrap().complete);
+}
+
+#[test]
+fn a_silent_server_ends_the_wait_a_gap_after_its_latest_part() {
+    let t0 = Instant::now();
+    let mut s = session(&options(), t0);
+    let [a, b, _] = ut_parts();
+    s.handle_datagram(target(), &a, t0 + ms(10));
+    s.handle_datagram(target(), &b, t0 + ms(11));
+    let wake = s.poll_timeout().unwrap();
+    assert_eq!(wake, t0 + ms(61));
+    s.handle_timeout(wake);
+    let status = s.poll_result().unwrap().unwrap();
+    assert!(!status.complete);
+    assert!(status.raw["total_parts"].is_null());
 }
 
 #[test]

@@ -147,6 +147,12 @@ async fn a_state_too_big_for_one_datagram_comes_back_cut_and_incomplete() {
         status.raw["players_missing"],
         300 - status.players.len() as u64
     );
+    // The reason is named, not only implied by `complete`.
+    let why = status.raw["players_error"].as_str().unwrap();
+    assert!(
+        why.contains("of the 300 players the server counts"),
+        "{why}"
+    );
 }
 
 /// Text sent in `--encoding`'s encoding comes back whole to a client reading that encoding;

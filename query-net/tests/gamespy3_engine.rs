@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 use query_net::driver;
 use query_net::engine::ClientSession;
+use query_net::engines;
 use query_net::engines::gamespy3::{GameSpy3Config, GameSpy3Responder, GameSpy3Session};
+use query_net::learned::{Learned, ServerMemory};
 use query_net::service::Service;
 use query_net::state::{PlayerState, ServerState, SharedState, TeamState};
 use query_net::{Options, Protocol, ServerStatus};
@@ -131,7 +133,12 @@ fn a_part_that_never_comes_leaves_the_status_incomplete() {
     let status = run_out(&mut s, t0);
     assert!(!status.complete);
     assert_eq!(status.raw["missing_parts"], serde_json::json!([0]));
-    assert!(!status.players.is_empty());
+    // The later parts' rows continue rows that never came: they are left out and named,
+    // never padded with empty rows.
+    assert!(status.players.is_empty());
+    let gaps = status.raw["column_gaps"].as_array().unwrap();
+    assert!(!gaps.is_empty());
+    assert!(gaps[0].as_str().unwrap().contains("player_"), "{gaps:?}");
 }
 
 #[test]
@@ -308,27 +315,71 @@ async fn loopback_every_field_comes_back_through_the_challenge() {
     }
 }
 
-#[test]
-fn a_target_that_needed_a_challenge_is_asked_for_it_first_next_time() {
-    let t0 = Instant::now();
-    let remembered: SocketAddr = "127.0.0.1:29911".parse().unwrap();
-    let mut first = GameSpy3Session::new(remembered, &options());
-    let query = sent(&mut first, t0).unwrap();
-    assert_eq!(query.len(), 11, "the query alone first");
-    let id = first.session_id();
-    let reply = ChallengeReply {
-        session_id: id,
+/// A challenge reply to `session`'s query.
+fn challenge_for(session: &GameSpy3Session) -> Vec<u8> {
+    ChallengeReply {
+        session_id: session.session_id(),
         digits: "42",
     }
     .to_vec()
-    .unwrap();
-    first.on_reply(&reply, t0);
+    .unwrap()
+}
+
+#[test]
+fn a_target_that_needed_a_challenge_is_asked_for_it_first_by_the_next_session_that_learns_of_it() {
+    let t0 = Instant::now();
+    let memory = ServerMemory::new();
+    let remembered: SocketAddr = "127.0.0.1:29911".parse().unwrap();
+    let mut first = GameSpy3Session::learning(remembered, &options(), memory.of(remembered));
+    let query = sent(&mut first, t0).unwrap();
+    assert_eq!(query.len(), 11, "the query alone first");
+    first.on_reply(&challenge_for(&first), t0);
     assert_eq!(sent(&mut first, t0).unwrap().len(), 15);
-    // The next query of the same target starts with the challenge request.
-    let mut second = GameSpy3Session::new(remembered, &options());
+    // The next query of the same target with the same memory starts with the challenge request.
+    let mut second = GameSpy3Session::learning(remembered, &options(), memory.of(remembered));
     assert_eq!(sent(&mut second, t0).unwrap()[..3], *b"\xfe\xfd\x09");
     // Another target does not.
     let other: SocketAddr = "127.0.0.1:29912".parse().unwrap();
-    let mut third = GameSpy3Session::new(other, &options());
+    let mut third = GameSpy3Session::learning(other, &options(), memory.of(other));
     assert_eq!(sent(&mut third, t0).unwrap().len(), 11);
+}
+
+#[test]
+fn two_sessions_of_one_target_in_one_process_do_not_influence_each_other() {
+    let t0 = Instant::now();
+    let server: SocketAddr = "127.0.0.1:29913".parse().unwrap();
+    // Two callers of the same target, each with what it learned; they run side by side.
+    let (mine, theirs) = (Learned::new(), Learned::new());
+    let mut a = GameSpy3Session::learning(server, &options(), mine.clone());
+    let mut b = GameSpy3Session::learning(server, &options(), theirs.clone());
+    assert_eq!(sent(&mut a, t0).unwrap().len(), 11);
+    assert_eq!(sent(&mut b, t0).unwrap().len(), 11);
+    a.on_reply(&challenge_for(&a), t0);
+    assert!(mine.wants_challenge());
+    assert!(!theirs.wants_challenge(), "b learned nothing from a");
+    // b's answer comes without a challenge, and b's next query goes out the same way.
+    for part in parts(b.session_id(), 1) {
+        b.on_reply(&part, t0);
+    }
+    assert!(b.poll_result().unwrap().is_ok());
+    let mut b_again = GameSpy3Session::learning(server, &options(), theirs);
+    assert_eq!(sent(&mut b_again, t0).unwrap().len(), 11);
+    // A's next query asks for the challenge first; a one-off query and the generic
+    // constructor know nothing of either.
+    let mut a_again = GameSpy3Session::learning(server, &options(), mine);
+    assert_eq!(sent(&mut a_again, t0).unwrap()[..3], *b"\xfe\xfd\x09");
+    let mut fresh = GameSpy3Session::new(server, &options());
+    assert_eq!(sent(&mut fresh, t0).unwrap().len(), 11);
+    let mut generic = engines::new_session(Protocol::GameSpy3, server, &options()).unwrap();
+    assert_eq!(generic.poll_transmit(t0).unwrap().len(), 11);
+    // Through the generic constructor with the memory, the memory is used.
+    let memory = ServerMemory::new();
+    memory.of(server).note_wants_challenge();
+    let mut remembering =
+        engines::new_session_learning(Protocol::GameSpy3, server, &options(), &memory.of(server))
+            .unwrap();
+    assert_eq!(
+        remembering.poll_transmit(t0).unwrap()[..3],
+        *b"\xfe\xfd\x09"
+    );
 }

@@ -154,7 +154,8 @@ async fn many_targets(batch_receive: bool) {
         10 * 2 + answered_attempts,
         "{stats:?}"
     );
-    assert!(started.elapsed() < Duration::from_secs(5));
+    // Hung, not slow: the timeouts add up to well under a second.
+    assert!(started.elapsed() < Duration::from_secs(30));
     drop(quiet);
 }
 
@@ -277,17 +278,25 @@ async fn the_send_rate_spaces_datagrams_out() {
     }
     let elapsed = started.elapsed();
     assert_eq!(count, 80);
-    // 20 go at once, the other 60 at 2.5 ms intervals: at least 150 ms.
+    // 20 go at once, the other 60 at 2.5 ms intervals: at least 150 ms (a machine cannot send
+    // faster than the rate; a busy one may send slower, so the upper bound only catches a hang).
     assert!(elapsed >= Duration::from_millis(145), "{elapsed:?}");
-    assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
+    assert!(elapsed < Duration::from_secs(30), "{elapsed:?}");
 }
 
 #[tokio::test]
 async fn ipv4_and_ipv6_targets_mix_in_one_run() {
     let v4 = responders(&["127.0.0.1:0"]).await;
-    let Ok(v6_probe) = UdpSocket::bind("[::1]:0").await else {
-        eprintln!("skipping: no IPv6 loopback on this machine");
-        return;
+    let v6_probe = match UdpSocket::bind("[::1]:0").await {
+        Ok(probe) => probe,
+        // CI must prove IPv6 works: there a missing `::1` fails rather than skips.
+        Err(e) if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("CI=true but [::1] is not available: {e}")
+        }
+        Err(e) => {
+            eprintln!("skipping: no IPv6 loopback on this machine ({e})");
+            return;
+        }
     };
     drop(v6_probe);
     let v6 = responders(&["[::1]:0"]).await;

@@ -47,12 +47,12 @@ fn echo(target: SocketAddr, payload: &[u8]) -> EchoSession {
 #[tokio::test]
 async fn client_and_responder_exchange_over_loopback() {
     let server = start_server(EchoResponder::default(), None).await;
-    let reply = driver::query_session(echo(server.addr, b"hello"))
-        .await
-        .unwrap();
+    // A timeout no busy machine's loopback comes near, so one attempt always does.
+    let session = EchoSession::new(server.addr, b"hello", Duration::from_secs(10), 3);
+    let reply = driver::query_session(session).await.unwrap();
     assert_eq!(reply.payload, b"hello");
     assert_eq!(reply.attempts, 1);
-    assert!(reply.rtt < Duration::from_millis(200));
+    assert!(reply.rtt < Duration::from_secs(10));
 
     let stats = server.stats.snapshot();
     assert_eq!(stats.received, 1);
@@ -85,7 +85,8 @@ async fn a_silent_server_times_out_after_every_attempt() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(started.elapsed() < Duration::from_secs(2));
+    // Three timeouts of 60 ms: the upper bound only catches a hang.
+    assert!(started.elapsed() < Duration::from_secs(30));
     // Each attempt really went out.
     let mut buf = [0u8; 64];
     for _ in 0..3 {

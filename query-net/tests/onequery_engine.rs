@@ -8,11 +8,11 @@ use std::time::{Duration, Instant, UNIX_EPOCH};
 use onequery_support::{comparable, expected, players, sample_state};
 use query_net::clock::Now;
 use query_net::engine::{ClientSession, DropReason, ReplySink, Responder, Verdict};
+use query_net::engines::onequery::token::TokenKey;
 use query_net::engines::onequery::{
     Access, AuthSecret, OneQueryClient, OneQueryResponder, Permissions, MAX_PAGES,
     PLAYER_PAGE_BUDGET,
 };
-use query_net::onequery_token::TokenKey;
 use query_net::state::{PlayerState, ServerState, SharedState};
 use query_net::{Options, QueryError, ServerStatus};
 use query_specs::onequery::{

@@ -69,10 +69,11 @@ async fn every_field_served_is_received() {
     let shared = SharedState::new(state.clone());
     let server = serve(OneQueryResponder::new(shared.clone())).await;
     let address = server.addr.to_string();
-    let status = driver::query(Protocol::OneQuery, &address, &options(1000, 0))
+    let status = driver::query(Protocol::OneQuery, &address, &options(10_000, 0))
         .await
         .unwrap();
-    assert!(status.ping_ms > 0.0 && status.ping_ms < 1000.0);
+    // Measured, and within the one attempt's timeout.
+    assert!(status.ping_ms > 0.0 && status.ping_ms < 10_000.0);
     let info = &status.raw["server_info"];
     assert_eq!(info["motd"], state.motd.as_str());
     assert_eq!(info["protocol_version"], state.protocol_version);

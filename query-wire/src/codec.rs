@@ -63,6 +63,11 @@ pub trait Encode {
     /// Context the encoder needs from the enclosing packet.
     type Ctx: Copy;
 
+    /// `Some(n)` when every value encodes to exactly `n` bytes, whatever it holds: derived
+    /// for a struct whose magic and fields all have fixed widths (numbers, bit fields, arrays,
+    /// nested types that have one), `None` otherwise. `#[wire(range)]` counts with it.
+    const FIXED_LEN: Option<usize> = None;
+
     /// The exact number of bytes [`encode`](Encode::encode) writes.
     fn encoded_len(&self, ctx: Self::Ctx) -> usize;
 

@@ -297,6 +297,55 @@ pub fn run_bytes<const AT: usize, const N: usize, const RUN: usize>(run: &[u8; R
     bytes
 }
 
+/// A bit field whose value does not fit its bits, on encode.
+#[cold]
+pub fn bits_out_of_range(w: &Writer<'_>, value: u64) -> Error {
+    w.error(ErrorKind::OutOfRange {
+        value,
+        reason: "the value does not fit the field's bits",
+    })
+}
+
+/// The sum of fixed widths, `None` when one is not fixed: a type's `FIXED_LEN`.
+pub const fn fixed_len(parts: &[Option<usize>]) -> Option<usize> {
+    let mut total = 0;
+    let mut i = 0;
+    while i < parts.len() {
+        match parts[i] {
+            Some(n) => total += n,
+            None => return None,
+        }
+        i += 1;
+    }
+    Some(total)
+}
+
+/// The width every variant shares, `None` when one has none or two differ: an enum's
+/// `FIXED_LEN` without its tag.
+pub const fn fixed_same(variants: &[Option<usize>]) -> Option<usize> {
+    let mut same = None;
+    let mut i = 0;
+    while i < variants.len() {
+        match (variants[i], same) {
+            (None, _) => return None,
+            (Some(n), None) => same = Some(n),
+            (Some(n), Some(m)) if n != m => return None,
+            _ => {}
+        }
+        i += 1;
+    }
+    same
+}
+
+/// The bytes a field of fixed width `own` takes after fields of fixed widths `before`: a
+/// `#[wire(range)]` constant. A width that is not fixed stops the compilation.
+pub const fn fixed_range(before: &[Option<usize>], own: Option<usize>) -> core::ops::Range<usize> {
+    let (Some(start), Some(own)) = (fixed_len(before), own) else {
+        panic!("`range`: this field, or one before it, has no fixed width");
+    };
+    start..start + own
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -56,6 +56,7 @@ impl<'a, const N: usize> Decode<'a> for Reserved<N> {
 
 impl<const N: usize> Encode for Reserved<N> {
     type Ctx = ();
+    const FIXED_LEN: Option<usize> = Some(N);
 
     #[inline]
     fn encoded_len(&self, (): ()) -> usize {
@@ -80,6 +81,7 @@ impl<'a, const N: usize> Decode<'a> for Padding<N> {
 
 impl<const N: usize> Encode for Padding<N> {
     type Ctx = ();
+    const FIXED_LEN: Option<usize> = Some(N);
 
     #[inline]
     fn encoded_len(&self, (): ()) -> usize {

@@ -21,6 +21,7 @@ mod fill;
 mod int;
 pub mod items;
 pub mod kv;
+pub mod parts;
 mod reader;
 mod terminator;
 mod text;

@@ -29,7 +29,9 @@ use serde::Serialize;
 
 mod reassembly;
 
-pub use reassembly::{Reassembly, SplitForm, MAX_DECOMPRESSED, MAX_PARTS};
+pub use reassembly::{
+    Reassembly, SplitForm, MAX_DECOMPRESSED, MAX_DECOMPRESSIONS, MAX_PARTS, MAX_REPLY_IDS,
+};
 
 /// The i32 a whole packet starts with.
 pub const SINGLE: i32 = -1;
@@ -220,25 +222,32 @@ pub struct TheShip {
 }
 
 /// The Extra Data Flag and the fields its bits announce, in wire order.
+///
+/// The flag byte is written from the fields present, so a reply cannot announce a field it
+/// does not carry. Bits no field is known for (`0x02`, `0x04`, `0x08`) are lenient: kept in
+/// [`flags`](Self::flags) as the server sent them and otherwise ignored, since no server is
+/// known to send data for them; any bytes one did add would be left after the block, where
+/// the INFO reply's decode refuses them. They are not written back.
 #[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
 #[wire(endian = "little")]
 pub struct ExtraData<'a> {
-    /// The `EDF_*` bits.
+    /// The `EDF_*` bits as received; on encode, computed from the fields below.
+    #[wire(flags)]
     pub flags: u8,
     /// [`EDF_PORT`]: the game port.
-    #[wire(when = *flags & EDF_PORT != 0)]
+    #[wire(flag(flags, EDF_PORT))]
     pub port: Option<u16>,
     /// [`EDF_STEAM_ID`]: the server's SteamID.
-    #[wire(when = *flags & EDF_STEAM_ID != 0)]
+    #[wire(flag(flags, EDF_STEAM_ID))]
     pub steam_id: Option<u64>,
     /// [`EDF_SPECTATOR`]: the SourceTV port and name.
-    #[wire(when = *flags & EDF_SPECTATOR != 0)]
+    #[wire(flag(flags, EDF_SPECTATOR))]
     pub spectator: Option<Spectator<'a>>,
     /// [`EDF_KEYWORDS`]: tags describing the server.
-    #[wire(when = *flags & EDF_KEYWORDS != 0, str(nul))]
+    #[wire(flag(flags, EDF_KEYWORDS), str(nul))]
     pub keywords: Option<Text<'a>>,
     /// [`EDF_GAME_ID`]: the 64-bit game id, whose low 24 bits are the app id.
-    #[wire(when = *flags & EDF_GAME_ID != 0)]
+    #[wire(flag(flags, EDF_GAME_ID))]
     pub game_id: Option<u64>,
 }
 
@@ -390,6 +399,24 @@ pub struct Rules<'a> {
     pub rules: Vec<Rule<'a>>,
 }
 
+/// The start of a whole `S2A_PLAYER` packet: `FF FF FF FF`, [`KIND_PLAYERS`], the count.
+/// What a client salvages rows after when the reply was cut short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Wire, Serialize)]
+#[wire(endian = "little", magic = b"\xff\xff\xff\xff\x44")]
+pub struct PlayersHead {
+    /// The count as sent.
+    pub count: u8,
+}
+
+/// The start of a whole `S2A_RULES` packet: `FF FF FF FF`, [`KIND_RULES`], the count. What a
+/// client salvages pairs after when the reply was cut short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Wire, Serialize)]
+#[wire(endian = "little", magic = b"\xff\xff\xff\xff\x45")]
+pub struct RulesHead {
+    /// The count as sent.
+    pub count: u16,
+}
+
 /// One server variable.
 #[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
 #[wire(endian = "little")]
@@ -406,7 +433,9 @@ pub struct Rule<'a> {
 #[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
 #[wire(endian = "little", magic = b"\xfe\xff\xff\xff")]
 pub struct SourcePart<'a> {
-    /// The reply's id, the same in every part; [`COMPRESSED_ID`] set when compressed.
+    /// The reply's id, the same in every part; [`COMPRESSED_ID`] set when compressed. Every
+    /// split form keeps it in these bytes.
+    #[wire(range)]
     pub id: u32,
     /// How many parts the reply has.
     pub total: u8,
@@ -451,21 +480,45 @@ pub struct Compression {
 pub struct GoldSrcPart<'a> {
     /// The reply's id.
     pub id: u32,
-    /// The part's number in the upper 4 bits, the total in the lower 4.
-    pub packed: u8,
+    /// This part's number, from 0: the upper 4 bits of the part byte.
+    #[wire(bit_width = 4)]
+    pub number: u8,
+    /// How many parts the reply has: the lower 4 bits.
+    #[wire(bit_width = 4)]
+    pub total: u8,
     /// The part's share of the payload.
     #[wire(bytes(rest))]
     pub payload: &'a [u8],
 }
 
-impl GoldSrcPart<'_> {
-    /// This part's number, from 0.
-    pub fn number(&self) -> u8 {
-        self.packed >> 4
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use query_wire::Encode;
+
+    #[test]
+    fn reply_heads_start_like_whole_packets_of_their_kind() {
+        let players = PlayersHead { count: 3 }.to_vec().unwrap();
+        assert_eq!(players[..4], SINGLE_BYTES[..]);
+        assert_eq!(players[4..], [KIND_PLAYERS, 3]);
+        let rules = RulesHead { count: 0x0102 }.to_vec().unwrap();
+        assert_eq!(rules[..4], SINGLE_BYTES[..]);
+        assert_eq!(rules[4..], [KIND_RULES, 2, 1]);
     }
 
-    /// How many parts the reply has.
-    pub fn total(&self) -> u8 {
-        self.packed & 0x0f
+    #[test]
+    fn split_parts_keep_the_reply_id_in_the_same_bytes() {
+        assert_eq!(SourcePart::ID_RANGE, 4..8);
+        let part = GoldSrcPart {
+            id: 9,
+            number: 2,
+            total: 5,
+            payload: b"",
+        };
+        assert_eq!(
+            part.to_vec().unwrap()[SourcePart::ID_RANGE],
+            9u32.to_le_bytes()
+        );
+        assert_eq!(part.to_vec().unwrap()[8], 0x25);
     }
 }

@@ -27,12 +27,12 @@
 //!   numbers teams from 1 where other games number from 0: [`Reply::team_of`] knows.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
 use std::str::FromStr;
 
 use query_wire::kv::{self, FromKeyValues, Pair, PairSpan, ToKeyValues};
+use query_wire::parts::{Filed, NumberedParts};
 use query_wire::{Error, ErrorKind, KeyValues, Result, TextEncoding, Writer};
 use serde::Serialize;
 
@@ -314,12 +314,20 @@ pub enum Pushed {
 /// assert_eq!(assembled.reply.players[0].name.as_deref(), Some("Ann"));
 /// # Ok::<(), query_wire::Error>(())
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Reassembly {
     query_id: Option<u32>,
-    parts: BTreeMap<u32, HeldPart>,
-    /// The number of the part that carries `\final\`, once seen.
-    total: Option<u32>,
+    /// The parts by number from 0 (the wire's part 1).
+    parts: NumberedParts<HeldPart>,
+}
+
+impl Default for Reassembly {
+    fn default() -> Self {
+        Reassembly {
+            query_id: None,
+            parts: NumberedParts::new(MAX_PARTS, usize::MAX),
+        }
+    }
 }
 
 /// A datagram kept by [`Reassembly`], split into pairs once, when it arrived: where its pairs
@@ -353,9 +361,11 @@ impl Reassembly {
     /// Adds one received datagram.
     ///
     /// A datagram that is not key/value text, or whose `\queryid\` is malformed or numbers a
-    /// part outside `1..=MAX_PARTS`, is an error and changes nothing; so is a first part (or a
-    /// datagram without `\queryid\`) with no pair besides the `queryid` and `final` markers:
-    /// an empty datagram or a lone `\` is no reply.
+    /// part outside `1..=MAX_PARTS`, or past the part with `\final\` (or a `\final\` on a part
+    /// before one held), is an error and changes nothing; so is a first part (or a datagram
+    /// without `\queryid\`) with no pair besides the `queryid` and `final` markers: an empty
+    /// datagram or a lone `\` is no reply. A copy of a part held is dropped before any cap
+    /// counts it.
     pub fn push(&mut self, datagram: &[u8]) -> Result<Pushed> {
         // One pass splits the datagram: the markers are kept for the trailer, the other pairs
         // as spans for `reply`.
@@ -409,21 +419,20 @@ impl Reassembly {
                 return Ok(Pushed::OtherQuery);
             }
         }
-        if self.parts.contains_key(&part) {
+        let total = trailer.is_final.then_some(part);
+        let held = HeldPart {
+            datagram: datagram.to_vec(),
+            pairs: spans,
+        };
+        let filed = self
+            .parts
+            .file(part - 1, total, datagram.len(), || held)
+            .map_err(|e| e.in_field("Reassembly"))?;
+        if filed == Filed::Duplicate {
             return Ok(Pushed::Duplicate);
         }
-        self.parts.insert(
-            part,
-            HeldPart {
-                datagram: datagram.to_vec(),
-                pairs: spans,
-            },
-        );
         if self.query_id.is_none() {
             self.query_id = id;
-        }
-        if trailer.is_final && self.total.is_none() {
-            self.total = Some(part);
         }
         Ok(Pushed::New)
     }
@@ -435,7 +444,7 @@ impl Reassembly {
 
     /// How many parts the reply has, once the part with `\final\` arrived.
     pub fn total_parts(&self) -> Option<u32> {
-        self.total
+        self.parts.total()
     }
 
     /// How many distinct parts are held.
@@ -445,30 +454,20 @@ impl Reassembly {
 
     /// Whether every part up to the one with `\final\` is held.
     pub fn is_complete(&self) -> bool {
-        self.total
-            .is_some_and(|n| (1..=n).all(|p| self.parts.contains_key(&p)))
+        self.parts.is_complete()
     }
 
     /// Part numbers known to be missing: below the final part when it is known, otherwise
     /// below the highest part held (more may be missing after it).
     pub fn missing_parts(&self) -> Vec<u32> {
-        let last = self
-            .total
-            .or_else(|| self.parts.keys().next_back().copied())
-            .unwrap_or(0);
-        (1..=last).filter(|p| !self.parts.contains_key(p)).collect()
+        self.parts.missing().into_iter().map(|n| n + 1).collect()
     }
 
-    /// The pairs of the held parts in part order, without the `queryid` and `final` markers;
-    /// parts numbered after the final part are left out. Offsets count through the held parts
-    /// joined in part order. Each part was split when it was pushed, so this cannot fail.
+    /// The pairs of the held parts in part order, without the `queryid` and `final` markers.
+    /// Offsets count through the held parts joined in part order. Each part was split when it
+    /// was pushed, so this cannot fail.
     pub fn pairs(&self) -> Vec<Pair<'_>> {
-        let held = || {
-            self.parts
-                .iter()
-                .take_while(|(&number, _)| self.total.is_none_or(|n| number <= n))
-                .map(|(_, part)| part)
-        };
+        let held = || self.parts.in_order();
         let mut out = Vec::with_capacity(held().map(|part| part.pairs.len()).sum());
         let mut origin = 0;
         for part in held() {

@@ -129,6 +129,7 @@ impl Requested {
 #[wire(endian = "big", magic = b"\x00", ctx(requested: Requested))]
 pub struct Reply<'a> {
     /// The request's id, echoed.
+    #[wire(range)]
     pub request_id: u32,
     /// The server details, ended on the wire by an empty key.
     #[wire(when = requested.details)]
@@ -305,7 +306,7 @@ mod tests {
 
     #[test]
     fn request_bytes() {
-        let request = Request::new(u32::from_be_bytes(*b"CORY"), Requested::DETAILS);
+        let request = Request::new(0x434f_5259, Requested::DETAILS);
         assert_eq!(request.to_vec().unwrap(), b"\xfe\xfd\x00CORY\xff\x00\x00");
         let decoded = Request::from_bytes(b"\xfe\xfd\x00CORX\x00\xff\xff").unwrap();
         assert_eq!(decoded.requested(), Requested::TABLES);

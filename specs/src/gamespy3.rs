@@ -40,8 +40,9 @@
 //!   refuses them rather than send a reply that reads back differently.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
+use query_wire::parts::{Filed, NumberedParts};
 use query_wire::{Decode, Encode, Error, ErrorKind, Result, Text, TextEncoding, Wire};
 use serde::Serialize;
 
@@ -141,7 +142,9 @@ impl QueryRequest {
 
     /// The challenge the query carries.
     pub fn challenge(&self) -> Option<i32> {
-        self.flags.map(|_| i32::from_be_bytes(self.word))
+        // Big-endian like every number of the request.
+        self.flags
+            .map(|_| <i32 as query_wire::Number>::from_bytes(self.word, query_wire::Endian::Big))
     }
 
     /// The payload bytes ([`FLAGS_SPLIT`], [`FLAGS_JC2MP`]).
@@ -155,6 +158,7 @@ impl QueryRequest {
 #[wire(endian = "big", magic = b"\x09")]
 pub struct ChallengeReply<'a> {
     /// The request's session id (masked on Minecraft).
+    #[wire(range)]
     pub session_id: u32,
     /// The digits, e.g. `9513307` or `-4026`.
     #[wire(str(nul, max = 16))]
@@ -166,13 +170,18 @@ impl<'a> ChallengeReply<'a> {
     /// above `i32::MAX` that fit 32 bits are taken as their bits, as servers write them
     /// unsigned; anything else is [`ErrorKind::Invalid`] at the digits.
     pub fn challenge(&self) -> Result<Option<i32>> {
-        let invalid = || Error::new(ErrorKind::Invalid("challenge is not a 32-bit number"), 5);
+        let digits_at = ChallengeReply::SESSION_ID_RANGE.end;
+        let invalid = || {
+            Error::new(
+                ErrorKind::Invalid("challenge is not a 32-bit number"),
+                digits_at,
+            )
+        };
         let value: i64 = self.digits.trim().parse().map_err(|_| invalid())?;
         let value = match i32::try_from(value) {
             Ok(v) => v,
-            Err(_) => {
-                i32::from_be_bytes(u32::try_from(value).map_err(|_| invalid())?.to_be_bytes())
-            }
+            // The same 32 bits, read as signed.
+            Err(_) => u32::try_from(value).map_err(|_| invalid())? as i32,
         };
         Ok((value != 0).then_some(value))
     }
@@ -188,11 +197,16 @@ pub struct SplitNum;
 #[wire(endian = "big", magic = b"\x00")]
 pub struct Part<'a> {
     /// The query's session id (masked on Minecraft).
+    #[wire(range)]
     pub session_id: u32,
     /// `splitnum\0`.
     pub splitnum: SplitNum,
-    /// The part number in the low 7 bits, [`LAST_PART`] on the last.
-    pub part: u8,
+    /// Whether this is the last part: the top bit of the part byte ([`LAST_PART`]).
+    #[wire(bit_width = 1)]
+    pub last: bool,
+    /// The part number, from 0: the low 7 bits of the part byte.
+    #[wire(bit_width = 7, range)]
+    pub number: u8,
     /// The section the part starts in.
     pub section: u8,
     /// The key/values, when the part starts in section 0.
@@ -272,18 +286,6 @@ pub fn session_matches(sent: u32, echoed: u32) -> bool {
     echoed == sent || echoed == sent & MINECRAFT_SESSION_MASK
 }
 
-impl Part<'_> {
-    /// The part number, from 0.
-    pub fn number(&self) -> u8 {
-        self.part & !LAST_PART
-    }
-
-    /// Whether this is the last part.
-    pub fn is_last(&self) -> bool {
-        self.part & LAST_PART != 0
-    }
-}
-
 /// A table joined from its parts: its kind and its columns, values row by row.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
 pub struct Table<'a> {
@@ -298,7 +300,8 @@ pub struct Table<'a> {
 pub struct JoinedColumn<'a> {
     /// `player_`, `score_`...
     pub name: Text<'a>,
-    /// Every value, row by row. Values a missing part carried are empty.
+    /// Every value, row by row, from the first; values that would follow a gap (a missing part)
+    /// are left out, see [`Assembled::gaps`].
     pub values: Vec<Text<'a>>,
 }
 
@@ -354,6 +357,39 @@ pub struct Assembled<'a> {
     pub complete: bool,
     /// Part numbers known to be missing.
     pub missing_parts: Vec<u8>,
+    /// Columns whose count byte did not follow the values before it: the values after a gap
+    /// are left out (never padded), and the reply is not complete.
+    pub gaps: Vec<ColumnGap>,
+}
+
+/// A column part whose count byte ([`Column::offset`]) disagrees with the values that arrived
+/// before it in the parts held: it says earlier parts carried more values than arrived (a part
+/// is missing, or a server counts values it never sent), or fewer than arrived whole. Its values
+/// are left out rather than padded or shifted, so that no row is invented.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ColumnGap {
+    /// The table's kind ([`SECTION_PLAYERS`]...).
+    pub table: u8,
+    /// The column's name as sent, decoded lossily.
+    pub column: String,
+    /// The part it came in.
+    pub part: u8,
+    /// How many values earlier parts carried, by its count byte.
+    pub offset: u8,
+    /// How many values of the column the parts held before it carried.
+    pub held: usize,
+    /// How many of its values were left out.
+    pub dropped: usize,
+}
+
+impl std::fmt::Display for ColumnGap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "column {:?} of table {} in part {} continues at value {} after {} values arrived; its {} values were left out",
+            self.column, self.table, self.part, self.offset, self.held, self.dropped
+        )
+    }
 }
 
 impl<'a> Assembled<'a> {
@@ -457,12 +493,19 @@ pub enum Pushed {
 /// assert_eq!(names, [b"Ann".as_slice(), b"Bo"]);
 /// # Ok::<(), query_wire::Error>(())
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Reassembly {
     session_id: Option<u32>,
-    parts: BTreeMap<u8, Vec<u8>>,
-    total: Option<u8>,
-    bytes: usize,
+    parts: NumberedParts<Vec<u8>>,
+}
+
+impl Default for Reassembly {
+    fn default() -> Self {
+        Reassembly {
+            session_id: None,
+            parts: NumberedParts::new(MAX_PARTS as u32, MAX_BYTES),
+        }
+    }
 }
 
 impl Reassembly {
@@ -481,8 +524,9 @@ impl Reassembly {
     }
 
     /// Adds one received datagram. A datagram that is not a reply part, or whose part number
-    /// is [`MAX_PARTS`] or more, or that would take the held bytes past [`MAX_BYTES`], is an
-    /// error and changes nothing.
+    /// is [`MAX_PARTS`] or more, or past the part marked last, or that would take the held
+    /// bytes past [`MAX_BYTES`], is an error and changes nothing. A copy of a part held is
+    /// dropped before any cap counts it.
     pub fn push(&mut self, datagram: &[u8]) -> Result<Pushed> {
         let part = Part::from_bytes(datagram)?;
         if let Some(held) = self.session_id {
@@ -490,45 +534,26 @@ impl Reassembly {
                 return Ok(Pushed::OtherSession);
             }
         }
-        let number = part.number();
-        if number >= MAX_PARTS {
-            return Err(Error::new(
-                ErrorKind::OutOfRange {
-                    value: u64::from(number),
-                    reason: "part numbers run below MAX_PARTS",
-                },
-                14,
-            )
-            .in_field("part")
-            .in_field("Part"));
-        }
-        if self.parts.contains_key(&number) {
+        let number = part.number;
+        let total = part.last.then_some(u32::from(number) + 1);
+        let filed = self
+            .parts
+            .file(u32::from(number), total, datagram.len(), || {
+                datagram.to_vec()
+            })
+            .map_err(|e| e.in_field("Reassembly"))?;
+        if filed == Filed::Duplicate {
             return Ok(Pushed::Duplicate);
-        }
-        if self.bytes + datagram.len() > MAX_BYTES {
-            return Err(Error::new(
-                ErrorKind::TooLong {
-                    len: self.bytes + datagram.len(),
-                    max: MAX_BYTES,
-                },
-                0,
-            )
-            .in_field("Reassembly"));
-        }
-        if part.is_last() && self.total.is_none() {
-            self.total = Some(number + 1);
         }
         if self.session_id.is_none() {
             self.session_id = Some(part.session_id);
         }
-        self.bytes += datagram.len();
-        self.parts.insert(number, datagram.to_vec());
         Ok(Pushed::New)
     }
 
     /// How many parts the reply has, once the last arrived.
     pub fn total_parts(&self) -> Option<u8> {
-        self.total
+        self.parts.total().and_then(|n| u8::try_from(n).ok())
     }
 
     /// How many distinct parts are held.
@@ -538,35 +563,32 @@ impl Reassembly {
 
     /// Whether every part up to the last is held.
     pub fn is_complete(&self) -> bool {
-        self.total
-            .is_some_and(|n| (0..n).all(|p| self.parts.contains_key(&p)))
+        self.parts.is_complete()
     }
 
     /// Part numbers known to be missing: before the last part when it arrived, otherwise
     /// before the highest held (more may follow it).
     pub fn missing_parts(&self) -> Vec<u8> {
-        let end = self
-            .total
-            .or_else(|| self.parts.keys().next_back().map(|n| n + 1))
-            .unwrap_or(0);
-        (0..end).filter(|p| !self.parts.contains_key(p)).collect()
+        let missing = self.parts.missing().into_iter();
+        missing.filter_map(|n| u8::try_from(n).ok()).collect()
     }
 
-    /// Joins the parts held, in order (parts after the last are left out).
+    /// Joins the parts held, in order. A column's values continue only where its count byte
+    /// says the values before them end: past a gap they are left out and named in
+    /// [`Assembled::gaps`], and the reply is not complete.
     pub fn reply(&self) -> Result<Assembled<'_>> {
         let mut joined = Joiner::default();
-        for (&number, datagram) in &self.parts {
-            if self.total.is_some_and(|n| number >= n) {
-                break;
-            }
+        for (number, datagram) in self.parts.numbered() {
+            joined.number = u8::try_from(number).unwrap_or(u8::MAX);
             joined.part(Part::from_bytes(datagram)?);
         }
         Ok(Assembled {
             session_id: self.session_id,
             details: joined.details,
             tables: joined.tables,
-            complete: self.is_complete(),
+            complete: self.is_complete() && joined.gaps.is_empty(),
             missing_parts: self.missing_parts(),
+            gaps: joined.gaps,
         })
     }
 }
@@ -576,6 +598,12 @@ impl Reassembly {
 struct Joiner<'a> {
     details: Vec<KeyValue<'a>>,
     tables: Vec<Table<'a>>,
+    gaps: Vec<ColumnGap>,
+    /// The number of the part being joined.
+    number: u8,
+    /// Where each column is, by table kind and name: a part may hold thousands of columns,
+    /// and finding each by a scan would cost their square.
+    positions: HashMap<(u8, Text<'a>), usize>,
 }
 
 impl<'a> Joiner<'a> {
@@ -600,6 +628,7 @@ impl<'a> Joiner<'a> {
         if columns.is_empty() && self.tables.iter().any(|t| t.kind == kind) {
             return;
         }
+        let number = self.number;
         let table = match self.tables.iter().position(|t| t.kind == kind) {
             Some(i) => &mut self.tables[i],
             None => {
@@ -611,21 +640,35 @@ impl<'a> Joiner<'a> {
             }
         };
         for column in columns {
-            let joined = match table.columns.iter().position(|c| c.name == column.name) {
-                Some(i) => &mut table.columns[i],
-                None => {
-                    table.columns.push(JoinedColumn {
-                        name: column.name,
-                        values: Vec::new(),
-                    });
-                    table.columns.last_mut().expect("just pushed")
-                }
-            };
+            let at = *self
+                .positions
+                .entry((kind, column.name.clone()))
+                .or_insert(table.columns.len());
+            if at == table.columns.len() {
+                table.columns.push(JoinedColumn {
+                    name: column.name,
+                    values: Vec::new(),
+                });
+            }
+            let joined = &mut table.columns[at];
             // The count says how many values earlier parts carried whole: a value cut at the
-            // end of the previous part is dropped, values of a missing part stand empty.
-            let offset = usize::from(column.offset);
-            joined.values.resize(offset, Text::default());
-            joined.values.extend(column.values);
+            // end of the previous part (one more than the count) is replaced. A count past the
+            // values held (a part missing, or values never sent) or more than one short of
+            // them is a gap: the values are left out, never padded or shifted.
+            let (offset, held) = (usize::from(column.offset), joined.values.len());
+            if offset == held || offset + 1 == held {
+                joined.values.truncate(offset);
+                joined.values.extend(column.values);
+            } else {
+                self.gaps.push(ColumnGap {
+                    table: kind,
+                    column: String::from_utf8_lossy(joined.name.as_bytes()).into_owned(),
+                    part: number,
+                    offset: column.offset,
+                    held,
+                    dropped: column.values.len(),
+                });
+            }
         }
     }
 }
@@ -720,7 +763,7 @@ pub fn split_reply<'c, 'a>(
         }
     }
     if let Some(last) = splitter.parts.last_mut() {
-        last.part |= LAST_PART;
+        last.last = true;
     }
     Ok(splitter.parts)
 }
@@ -752,7 +795,8 @@ impl<'c> Splitter<'c> {
         self.parts.push(Part {
             session_id: self.session_id,
             splitnum: SplitNum,
-            part: number,
+            last: false,
+            number,
             section,
             details: (section == SECTION_DETAILS).then(Vec::new),
             continued: (section != SECTION_DETAILS).then(Vec::new),
@@ -868,6 +912,7 @@ fn into_owned(reply: Assembled<'_>) -> Assembled<'static> {
             })
             .collect(),
         complete: reply.complete,
+        gaps: reply.gaps,
         missing_parts: reply.missing_parts,
     }
 }
@@ -875,6 +920,51 @@ fn into_owned(reply: Assembled<'_>) -> Assembled<'static> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_count_byte_past_the_values_held_pads_nothing() {
+        // One complete part: `player_` says 255 values came before its one value.
+        let part = b"\x00\x00\x00\x00\x05splitnum\x00\x80\x00hostname\x00Fort\x00\x00\x01player_\x00\xffAnn\x00\x00score_\x00\x00\x37\x00\x00\x00";
+        let mut reassembly = Reassembly::for_session(5);
+        reassembly.push(part).unwrap();
+        let reply = reassembly.reply().unwrap();
+        assert!(!reply.complete);
+        assert!(reply.missing_parts.is_empty());
+        assert_eq!(reply.players().unwrap().row_count(), 1);
+        assert!(reply.player_names().is_empty());
+        assert_eq!(reply.gaps.len(), 1);
+        let gap = reply.gaps[0].to_string();
+        assert!(
+            gap.contains("\"player_\"") && gap.contains("value 255"),
+            "{gap}"
+        );
+    }
+
+    #[test]
+    fn a_missing_middle_part_leaves_later_values_out() {
+        let part = |number: u8, body: &[u8]| {
+            let mut d = b"\x00\x00\x00\x00\x05splitnum\x00".to_vec();
+            d.push(number);
+            d.extend_from_slice(body);
+            d
+        };
+        let mut reassembly = Reassembly::for_session(5);
+        reassembly
+            .push(&part(
+                0,
+                b"\x00hostname\x00Fort\x00\x00\x01player_\x00\x00Ann\x00",
+            ))
+            .unwrap();
+        reassembly
+            .push(&part(0x82, b"\x01player_\x00\x02Cy\x00\x00\x00"))
+            .unwrap();
+        let reply = reassembly.reply().unwrap();
+        assert!(!reply.complete);
+        assert_eq!(reply.missing_parts, [1]);
+        let names: Vec<_> = reply.player_names().iter().map(|n| n.as_bytes()).collect();
+        assert_eq!(names, [b"Ann".as_slice()]);
+        assert_eq!(reply.gaps[0].dropped, 1);
+    }
 
     #[test]
     fn requests() {

@@ -25,13 +25,13 @@ use query_wire::{bitflags, Reserved, Uuid, Wire};
 use serde::Serialize;
 
 /// `ONEQUERY` as a big-endian u64, the tag of [`Family::OneQuery`] requests.
-pub const MAGIC_ONEQUERY: u64 = u64::from_be_bytes(*b"ONEQUERY");
+pub const MAGIC_ONEQUERY: u64 = 0x4f4e_4551_5545_5259;
 /// `ONEREPLY` as a big-endian u64.
-pub const MAGIC_ONEREPLY: u64 = u64::from_be_bytes(*b"ONEREPLY");
+pub const MAGIC_ONEREPLY: u64 = 0x4f4e_4552_4550_4c59;
 /// `HYQUERY2` as a big-endian u64.
-pub const MAGIC_HYQUERY2: u64 = u64::from_be_bytes(*b"HYQUERY2");
+pub const MAGIC_HYQUERY2: u64 = 0x4859_5155_4552_5932;
 /// `HYREPLY2` as a big-endian u64.
-pub const MAGIC_HYREPLY2: u64 = u64::from_be_bytes(*b"HYREPLY2");
+pub const MAGIC_HYREPLY2: u64 = 0x4859_5245_504c_5932;
 
 /// Query type byte of a challenge request.
 pub const KIND_CHALLENGE: u8 = 0x00;
@@ -149,6 +149,16 @@ pub struct Reply<'a> {
     pub body: ReplyBody<'a>,
 }
 
+/// Where a query reply's request id sits in a [`Reply`] datagram: after the magic, the type
+/// byte and the flags.
+pub const QUERY_REPLY_ID_RANGE: std::ops::Range<usize> = {
+    let Some(family) = <ReplyFamily as query_wire::Encode>::FIXED_LEN else {
+        panic!("the reply magic has a fixed width");
+    };
+    let start = family + ReplyBody::TAG_RANGE.end + QueryReply::REQUEST_ID_RANGE.start;
+    start..start + (QueryReply::REQUEST_ID_RANGE.end - QueryReply::REQUEST_ID_RANGE.start)
+};
+
 /// What follows the magic, told apart by byte 8.
 #[derive(Debug, Clone, PartialEq, Wire, Serialize)]
 #[wire(endian = "little", tag = u8, view = ReplyBodyView)]
@@ -179,6 +189,7 @@ pub struct QueryReply<'a> {
     #[wire(bits)]
     pub flags: ReplyFlags,
     /// The request's id.
+    #[wire(range)]
     pub request_id: u32,
     /// TLV entries behind a u16 payload length.
     #[wire(len(prefix = u16), until_end, ctx = *flags, view)]
@@ -263,4 +274,20 @@ pub struct Player<'a> {
     /// The player's account id, halves big-endian as the reference server writes them.
     #[wire(endian = "big")]
     pub uuid: Uuid,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use query_wire::Encode;
+
+    #[test]
+    fn magics_are_their_ascii_and_the_reply_id_sits_after_type_and_flags() {
+        assert_eq!(Family::OneQuery.to_vec().unwrap(), b"ONEQUERY");
+        assert_eq!(Family::HyQuery2.to_vec().unwrap(), b"HYQUERY2");
+        assert_eq!(ReplyFamily::OneReply.to_vec().unwrap(), b"ONEREPLY");
+        assert_eq!(ReplyFamily::HyReply2.to_vec().unwrap(), b"HYREPLY2");
+        // The magic (8), the type byte (1) and the flags (2).
+        assert_eq!(QUERY_REPLY_ID_RANGE, 11..15);
+    }
 }

@@ -48,8 +48,8 @@ pub const OP_EXTRA: u8 = b'o';
 /// `x`: RCON command.
 pub const OP_RCON: u8 = b'x';
 
-/// Size of the header, and of every request but `p` and `x`.
-pub const HEADER_LEN: usize = 11;
+/// Size of the header, and of every request but `p` and `x`: 11 bytes.
+pub const HEADER_LEN: usize = Header::OPCODE_RANGE.end;
 
 /// The 11 bytes a reply copies from its request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Wire, Serialize)]
@@ -60,6 +60,7 @@ pub struct Header {
     /// The server's port as the client addressed it.
     pub port: u16,
     /// Which request this is, see the `OP_*` constants.
+    #[wire(range)]
     pub opcode: u8,
 }
 

@@ -135,6 +135,7 @@ pub struct QueryResponse<'a> {
 #[wire(endian = "big", magic = b"\x01")]
 pub struct QueryResponseHead {
     /// Echo of the request's challenge.
+    #[wire(range)]
     pub challenge: u32,
     /// [`VERSION`], or 0 from servers that never set it.
     pub version: u16,

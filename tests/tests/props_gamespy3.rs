@@ -39,17 +39,18 @@ fn column() -> impl Strategy<Value = Column<'static>> {
 fn part() -> impl Strategy<Value = Part<'static>> {
     (
         any::<u32>(),
-        any::<u8>(),
+        (any::<bool>(), 0u8..0x80),
         prop_oneof![Just(SECTION_DETAILS), 1u8..=255],
         vec(pair(), 0..5),
         vec(column(), 0..4),
         vec((1u8..=255, vec(column(), 0..3)), 0..3),
     )
         .prop_map(
-            |(session_id, part, section, pairs, continued, sections)| Part {
+            |(session_id, (last, number), section, pairs, continued, sections)| Part {
                 session_id,
                 splitnum: SplitNum,
-                part,
+                last,
+                number,
                 section,
                 details: (section == SECTION_DETAILS).then_some(pairs),
                 continued: (section != SECTION_DETAILS).then_some(continued),

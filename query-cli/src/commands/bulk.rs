@@ -16,15 +16,18 @@ use std::time::{Duration, Instant};
 use futures_util::stream::{self, Stream, StreamExt};
 use futures_util::FutureExt;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use query_net::bulk::{bulk, BulkConfig};
-use query_net::{engines, Options, Protocol, QueryError, ServerStatus};
+use query_games::plan::{Attempt, Choice, Ports};
+use query_net::bulk::BulkConfig;
+use query_net::learned::ServerMemory;
+use query_net::{Options, Protocol};
 use serde::Serialize;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::address::HostPort;
 use crate::cli::BulkArgs;
 use crate::commands::query::resolve;
-use crate::exit::{classify, Category, Failure, Outcome};
+use crate::exit::{Category, Failure, Outcome};
+use crate::target::{at, bulk_first, summarize, Answer, BulkTarget};
 
 /// The longest a result waits in the output buffer before it is written.
 const OUTPUT_DELAY: Duration = Duration::from_millis(20);
@@ -42,8 +45,13 @@ struct Entry {
     line: u64,
     /// The target as written, without the protocol.
     target: String,
+    /// The protocol of the line (a game's), if it names one.
     protocol: Option<Protocol>,
+    /// The first address to query.
     address: Option<SocketAddr>,
+    /// What the line asks for, and where.
+    choice: Option<Choice>,
+    attempts: Vec<(Attempt, SocketAddr)>,
     /// Why this line cannot be queried, if it cannot.
     problem: Option<Failure>,
 }
@@ -83,17 +91,24 @@ pub async fn run(args: BulkArgs, quiet: bool) -> Outcome {
         send_rate: args.rate.and_then(NonZeroU32::new),
         ..BulkConfig::default()
     };
-    let mut results = bulk(
-        entries,
-        move |entry: &Entry| match (entry.protocol, entry.address, &entry.problem) {
-            (Some(protocol), Some(address), None) => {
-                engines::new_session(protocol, address, &options)
-            }
-            // Reported from the entry itself when its result comes back.
-            _ => Err(QueryError::protocol("not a target")),
-        },
-        config,
-    );
+    // A line that cannot be queried has no attempts: it comes back at once, and is reported
+    // from the entry itself.
+    let targets = entries.map(|mut entry| {
+        let attempts = std::mem::take(&mut entry.attempts);
+        BulkTarget {
+            choice: entry.choice.unwrap_or(Choice::Auto),
+            attempts: if entry.problem.is_none() {
+                attempts
+            } else {
+                Vec::new()
+            },
+            tag: entry,
+        }
+    });
+    // What a query learns about a target (a GameSpy 3 server that wants a challenge) serves
+    // the next query of the same target in this run.
+    let memory = ServerMemory::new();
+    let mut results = Box::pin(bulk_first(Box::pin(targets), options, memory, config));
 
     let started = Instant::now();
     let mut tally = Tally::default();
@@ -129,31 +144,33 @@ pub async fn run(args: BulkArgs, quiet: bool) -> Outcome {
                 }
             }
         };
-        let Some(done) = done else { break None };
-        let record = match (&done.target.problem, done.result) {
+        let Some((entry, result)) = done else {
+            break None;
+        };
+        let record = match (&entry.problem, result) {
             (Some(problem), _) => {
                 if problem.category().is_bad_input() {
                     tally.bad_lines += 1;
                 } else {
                     tally.failed += 1;
                 }
-                failure_record(&done.target, problem.category(), problem.message())
+                failure_record(&entry, problem.category(), problem.message())
             }
-            (None, Ok(status)) => {
+            (None, Ok(answer)) => {
                 tally.answered += 1;
                 if show_progress {
                     progress.set_message(format!("{} answered", tally.answered));
                 }
-                success_record(&done.target, &status)
+                success_record(&entry, &answer)
             }
-            (None, Err(error)) => {
-                let category = classify(&error).0;
+            (None, Err(failures)) => {
+                let (category, message) = summarize(&failures);
                 if category == Category::Timeout {
                     tally.timed_out += 1;
                 } else {
                     tally.failed += 1;
                 }
-                failure_record(&done.target, category, &error.to_string())
+                failure_record(&entry, category, &message)
             }
         };
         progress.inc(1);
@@ -256,7 +273,7 @@ fn is_target_line(line: &str) -> bool {
 /// time as the consumer asks; a read error ends the stream and is kept in `read_error`.
 fn entries(
     reader: Pin<Box<dyn AsyncBufRead + Send>>,
-    default_protocol: Option<Protocol>,
+    default_protocol: Option<Choice>,
     read_error: Arc<Mutex<Option<io::Error>>>,
 ) -> impl Stream<Item = Entry> + Send + 'static {
     let lines = stream::unfold((reader, 0u64), move |(mut reader, number)| {
@@ -327,22 +344,25 @@ async fn read_line(
     }
 }
 
-/// Parses one target line and looks up its host.
+/// Parses one target line (`<game|protocol|auto> <host[:port]>`, or the address alone with
+/// `--protocol`), plans its attempts and looks up its host.
 fn parse_entry(
     line: u64,
     text: &str,
-    default_protocol: Option<Protocol>,
+    default_protocol: Option<Choice>,
     problem: Option<Failure>,
 ) -> impl std::future::Future<Output = Entry> + Send + 'static {
     let fields: Vec<&str> = text.split_whitespace().collect();
-    let bad = |target: &str, protocol: Option<Protocol>, failure: Failure| Entry {
+    let bad = |target: &str, choice: Option<Choice>, failure: Failure| Entry {
         line,
         target: target.to_owned(),
-        protocol,
+        protocol: choice.and_then(Choice::protocol),
         address: None,
+        choice,
+        attempts: Vec::new(),
         problem: Some(failure),
     };
-    let parsed: Result<(Protocol, HostPort, String), Entry> = match (problem, fields.as_slice()) {
+    let parsed: Result<(Choice, HostPort, String), Entry> = match (problem, fields.as_slice()) {
         (Some(problem), _) => Err(bad(
             &format!(
                 "{}...",
@@ -353,21 +373,21 @@ fn parse_entry(
         )),
         (None, fields) => match fields {
             [address] => match default_protocol {
-                Some(protocol) => parse_address(address)
-                    .map(|a| (protocol, a, (*address).to_owned()))
-                    .map_err(|f| bad(address, Some(protocol), f)),
+                Some(choice) => parse_address(address)
+                    .map(|a| (choice, a, (*address).to_owned()))
+                    .map_err(|f| bad(address, Some(choice), f)),
                 None => Err(bad(
                     address,
                     None,
                     Failure::usage(
-                        "no protocol: write '<protocol> <host[:port]>', or pass --protocol",
+                        "no protocol: write '<game|protocol|auto> <host[:port]>', or pass --protocol",
                     ),
                 )),
             },
-            [protocol, address] => match protocol.parse::<Protocol>() {
-                Ok(protocol) => parse_address(address)
-                    .map(|a| (protocol, a, (*address).to_owned()))
-                    .map_err(|f| bad(address, Some(protocol), f)),
+            [choice, address] => match choice.parse::<Choice>() {
+                Ok(choice) => parse_address(address)
+                    .map(|a| (choice, a, (*address).to_owned()))
+                    .map_err(|f| bad(address, Some(choice), f)),
                 Err(e) => Err(bad(
                     address,
                     None,
@@ -377,31 +397,46 @@ fn parse_entry(
             _ => Err(bad(
                 text.trim(),
                 None,
-                Failure::usage("expected '<protocol> <host[:port]>' or '<host[:port]>'"),
+                Failure::usage(
+                    "expected '<game|protocol|auto> <host[:port]>' or '<host[:port]>'",
+                ),
             )),
         },
     };
     async move {
-        let (protocol, address, target) = match parsed {
+        let (choice, address, target) = match parsed {
             Ok(parsed) => parsed,
             Err(entry) => return entry,
         };
-        match resolve(&address, protocol.default_port()).await {
-            Ok(resolved) => Entry {
-                line,
-                target,
-                protocol: Some(protocol),
-                address: Some(resolved),
-                problem: None,
-            },
-            Err(failure) => Entry {
-                line,
-                target,
-                protocol: Some(protocol),
-                address: None,
-                problem: Some(failure),
-            },
+        let mut entry = Entry {
+            line,
+            target,
+            protocol: choice.protocol(),
+            address: None,
+            choice: Some(choice),
+            attempts: Vec::new(),
+            problem: None,
+        };
+        let ports = Ports {
+            given: address.port(),
+            query: None,
+        };
+        let attempts = match choice.attempts(ports) {
+            Ok(attempts) => attempts,
+            Err(e) => {
+                entry.problem = Some(Failure::new(Category::BadAddress, e.to_string()));
+                return entry;
+            }
+        };
+        let first_port = attempts.first().map_or(0, |a| a.port);
+        match resolve(&address, first_port).await {
+            Ok(resolved) => {
+                entry.attempts = at(resolved.ip(), attempts);
+                entry.address = entry.attempts.first().map(|(_, address)| *address);
+            }
+            Err(failure) => entry.problem = Some(failure),
         }
+        entry
     }
 }
 
@@ -410,11 +445,12 @@ fn parse_address(text: &str) -> Result<HostPort, Failure> {
         .map_err(|e| Failure::new(crate::address::category(&e), e.to_string()))
 }
 
-/// An answer: the status's fields, then the input's target and line.
+/// An answer: the status's fields (with the game and the port that answered), then the
+/// input's target and line.
 #[derive(Debug, Serialize)]
-struct Answer<'a> {
+struct Answered<'a> {
     #[serde(flatten)]
-    status: &'a ServerStatus,
+    answer: &'a Answer,
     target: &'a str,
     line: u64,
 }
@@ -430,9 +466,9 @@ struct Failed<'a> {
     error_kind: &'static str,
 }
 
-fn success_record(entry: &Entry, status: &ServerStatus) -> serde_json::Result<String> {
-    serde_json::to_string(&Answer {
-        status,
+fn success_record(entry: &Entry, answer: &Answer) -> serde_json::Result<String> {
+    serde_json::to_string(&Answered {
+        answer,
         target: &entry.target,
         line: entry.line,
     })
@@ -482,8 +518,33 @@ mod tests {
         assert_eq!(entry.address, Some("127.0.0.1:7777".parse().unwrap()));
         assert!(entry.problem.is_none());
 
-        let entry = parse_entry(1, "127.0.0.1", Some(Protocol::Sqp), None).await;
+        let entry = parse_entry(1, "127.0.0.1", Some(Choice::Protocol(Protocol::Sqp)), None).await;
         assert_eq!(entry.address, Some("127.0.0.1:7779".parse().unwrap()));
+
+        // A game: its query port from the game port, then the port as given.
+        let entry = parse_entry(2, "7d2d 127.0.0.1:26900", None, None).await;
+        assert!(entry.problem.is_none());
+        assert_eq!(entry.protocol, Some(Protocol::A2s));
+        let ports: Vec<u16> = entry.attempts.iter().map(|(_, a)| a.port()).collect();
+        assert_eq!(ports, [26901, 26900]);
+        assert_eq!(entry.target, "127.0.0.1:26900");
+
+        // auto: the games of the port first, then every protocol.
+        let entry = parse_entry(3, "auto 127.0.0.1:25565", None, None).await;
+        assert_eq!(entry.protocol, None);
+        assert_eq!(entry.attempts[0].0.protocol, Protocol::Minecraft);
+        assert!(entry.attempts.len() >= Protocol::ALL.len() - 1);
+
+        // A game without a default port needs one.
+        let entry = parse_entry(4, "brink 127.0.0.1", None, None).await;
+        let problem = entry.problem.unwrap();
+        assert!(problem.message().contains("brink"), "{problem}");
+
+        // A game of a family gsq does not speak yet says so.
+        let entry = parse_entry(5, "bf4 127.0.0.1", None, None).await;
+        let problem = entry.problem.unwrap();
+        assert_eq!(problem.category(), Category::UnknownProtocol);
+        assert!(problem.message().contains("Battlefield 4"), "{problem}");
 
         let entry = parse_entry(1, "127.0.0.1", None, None).await;
         assert!(entry.problem.unwrap().message().contains("--protocol"));
@@ -547,6 +608,8 @@ mod tests {
             target: "127.0.0.1:9".into(),
             protocol: Some(Protocol::Sqp),
             address: Some("127.0.0.1:9".parse().unwrap()),
+            choice: Some(Choice::Protocol(Protocol::Sqp)),
+            attempts: Vec::new(),
             problem: None,
         };
         let record = failure_record(&entry, Category::Timeout, "no reply").unwrap();

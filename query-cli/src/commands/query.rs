@@ -2,46 +2,78 @@
 
 use std::net::SocketAddr;
 
+use query_games::plan::{Choice, Ports};
 use query_net::engine::Bounded;
 use query_net::engines::samp;
 use query_net::engines::sqp::SqpClient;
-use query_net::{driver, engines, Options, Protocol, QueryError, RconCommand, ServerStatus};
+use query_net::learned::ServerMemory;
+use query_net::{driver, engines, Options, Protocol, RconCommand, ServerStatus};
 use query_specs::sqp::ChunkSet;
 use serde_json::json;
-use tokio::task::JoinSet;
 
 use crate::address::HostPort;
-use crate::cli::{ProtocolChoice, QueryArgs};
+use crate::cli::QueryArgs;
 use crate::exit::{classify, Category, Failure, Outcome};
 use crate::output::{print_line, render_status, sanitize, to_json, Format};
+use crate::target::{first_answer, summarize, Answer, Unanswered};
 
 /// Runs `gsq query`.
 pub async fn run(args: QueryArgs) -> Outcome {
     let format = Format::choose(&args.output);
-    let status = match args.protocol {
-        ProtocolChoice::One(protocol) => {
-            let options = args.client.options();
-            let rcon = rcon_command(&args, protocol)?;
-            let chunks = sqp_chunks(&args, Some(protocol))?;
-            let target = resolve(&args.address, protocol.default_port()).await?;
-            if let Some(rcon) = rcon {
-                return run_rcon(target, &rcon, &options, format).await;
-            }
-            match chunks {
-                Some(chunks) => query_sqp_chunks(target, &options, chunks).await?,
-                None => query_status(protocol, target, &options).await?,
-            }
-        }
-        ProtocolChoice::Auto => {
-            if args.rcon.is_some() {
-                return Err(Failure::usage("--rcon needs a protocol, not auto")
-                    .hint("use 'gsq query samp ...' for RCON"));
-            }
-            sqp_chunks(&args, None)?;
-            query_any(&args).await?
-        }
+    let choice = args.protocol;
+    let protocol = choice.protocol();
+    if protocol.is_none() && args.rcon.is_some() {
+        return Err(Failure::usage("--rcon needs a protocol, not auto")
+            .hint("use 'gsq query samp ...' for RCON"));
+    }
+    let rcon = match protocol {
+        Some(protocol) => rcon_command(&args, protocol)?,
+        None => None,
     };
-    print_line(&render_status(&status, format)?)
+    let chunks = sqp_chunks(&args, protocol)?;
+    let ports = Ports {
+        given: args.address.port(),
+        query: args.query_port,
+    };
+    let attempts = choice.attempts(ports).map_err(|e| {
+        Failure::new(Category::BadAddress, e.to_string())
+            .hint("'gsq games' lists each game's ports")
+    })?;
+    let first = attempts
+        .first()
+        .ok_or_else(|| Failure::internal("no attempt was planned"))?;
+    let ip = resolve(&args.address, first.port).await?.ip();
+    let options = args.client.options();
+    if let Some(rcon) = rcon {
+        return run_rcon(SocketAddr::new(ip, first.port), &rcon, &options, format).await;
+    }
+    if let Some(chunks) = chunks {
+        let target = SocketAddr::new(ip, first.port);
+        let status = query_sqp_chunks(target, &options, chunks).await?;
+        return print_line(&render_answer(&Answer::new(choice, status), format)?);
+    }
+    // A one-off query starts fresh: nothing learned before changes what it does.
+    let memory = ServerMemory::new();
+    match first_answer(choice, ip, &attempts, &options, &memory).await {
+        Ok(answer) => print_line(&render_answer(&answer, format)?),
+        Err(failures) => Err(none_answered(choice, &args.address, failures)),
+    }
+}
+
+/// An answer in `format`: the status's JSON with the game and the port that answered, or the
+/// status's tables under a line naming the game.
+fn render_answer(answer: &Answer, format: Format) -> Outcome<String> {
+    match format {
+        Format::Json => to_json(answer, false),
+        Format::PrettyJson => to_json(answer, true),
+        Format::Table => {
+            let tables = render_status(&answer.status, format)?;
+            Ok(match (answer.game_name, answer.game) {
+                (Some(name), Some(id)) => format!("{} ({id})\n{tables}", sanitize(name)),
+                _ => tables,
+            })
+        }
+    }
 }
 
 /// The RCON command of the arguments, which only SA:MP has.
@@ -152,78 +184,34 @@ pub async fn query_status(
     result.map_err(|e| Failure::from_query(&what, &e))
 }
 
-/// `auto`: every protocol at once (each on its default port unless one was given); the
-/// first answer wins and the other queries are dropped.
-async fn query_any(args: &QueryArgs) -> Outcome<ServerStatus> {
-    let any_port = args
-        .address
-        .port()
-        .unwrap_or_else(|| Protocol::Sqp.default_port());
-    let ip = resolve(&args.address, any_port).await?.ip();
-    let mut queries = JoinSet::new();
-    for protocol in Protocol::ALL {
-        let target = SocketAddr::new(ip, args.address.port().unwrap_or(protocol.default_port()));
-        let options = args.client.options();
-        queries.spawn(async move {
-            let result = match engines::new_session(protocol, target, &options) {
-                Ok(session) => driver::query_session(session).await,
-                Err(e) => Err(e),
-            };
-            (protocol, target, result)
-        });
+/// Why nothing answered: a lone attempt's error as the query gives it; for several, every
+/// attempt's reason and the most telling category.
+fn none_answered(choice: Choice, address: &HostPort, failures: Vec<Unanswered>) -> Failure {
+    if let [only] = failures.as_slice() {
+        let what = format!("{} {}", only.attempt.protocol, only.address);
+        return Failure::from_query(&what, &only.error);
     }
-    let mut failures: Vec<(Protocol, SocketAddr, QueryError)> = Vec::new();
-    while let Some(joined) = queries.join_next().await {
-        match joined {
-            Ok((_, _, Ok(status))) => return Ok(status),
-            Ok((protocol, target, Err(error))) => {
-                tracing::debug!("auto: {protocol} {target}: {error}");
-                failures.push((protocol, target, error));
-            }
-            Err(e) => return Err(Failure::internal(format!("a query task failed: {e}"))),
+    let (category, reasons) = summarize(&failures);
+    let hint = match (choice, category) {
+        (Choice::Auto, Category::Timeout) => {
+            "check the address and port; with auto and no port each protocol uses its default port"
         }
-    }
-    Err(none_answered(&args.address, failures))
-}
-
-/// Why `auto` found nothing: every protocol's reason, and the most telling category
-/// (a refused token says more than a silence).
-fn none_answered(
-    address: &HostPort,
-    mut failures: Vec<(Protocol, SocketAddr, QueryError)>,
-) -> Failure {
-    failures.sort_by_key(|(protocol, _, _)| *protocol);
-    let rank = |c: Category| match c {
-        Category::Auth => 0,
-        Category::Malformed => 1,
-        Category::Network => 2,
-        Category::Timeout => 3,
-        _ => 4,
+        (_, Category::Timeout) => {
+            "check the address and port; a game's HOST:PORT is the port players connect to (--query-port gives the query port)"
+        }
+        _ => "try the protocol that answered oddly on its own, with -v for details",
     };
-    let category = failures
-        .iter()
-        .map(|(_, _, e)| classify(e).0)
-        .min_by_key(|c| rank(*c))
-        .unwrap_or(Category::Timeout);
-    let reasons: Vec<String> = failures
-        .iter()
-        .map(|(protocol, target, error)| format!("{protocol} {target}: {error}"))
-        .collect();
-    let hint = if category == Category::Timeout {
-        "check the address and port; with auto and no port each protocol uses its default port"
-    } else {
-        "try the protocol that answered oddly on its own, with -v for details"
+    let what = match choice {
+        Choice::Auto => "no protocol answered".to_owned(),
+        other => format!("{other} did not answer"),
     };
-    Failure::new(
-        category,
-        format!("no protocol answered at {address} ({})", reasons.join("; ")),
-    )
-    .hint(hint)
+    Failure::new(category, format!("{what} at {address} ({reasons})")).hint(hint)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use query_net::QueryError;
     use std::time::Duration;
 
     fn timeout() -> QueryError {
@@ -234,15 +222,27 @@ mod tests {
         }
     }
 
+    fn unanswered(protocol: Protocol, port: u16, error: QueryError) -> Unanswered {
+        Unanswered {
+            attempt: query_games::plan::Attempt {
+                protocol,
+                port,
+                game: None,
+                likely: false,
+            },
+            address: SocketAddr::from(([127, 0, 0, 1], port)),
+            error,
+        }
+    }
+
     #[test]
     fn auto_reports_every_protocol_and_the_most_telling_category() {
         let address: HostPort = "127.0.0.1".parse().unwrap();
-        let at = |port| SocketAddr::from(([127, 0, 0, 1], port));
         let failures = vec![
-            (Protocol::Samp, at(7777), timeout()),
-            (Protocol::Sqp, at(7779), timeout()),
+            unanswered(Protocol::Sqp, 7779, timeout()),
+            unanswered(Protocol::Samp, 7777, timeout()),
         ];
-        let failure = none_answered(&address, failures);
+        let failure = none_answered(Choice::Auto, &address, failures);
         assert_eq!(failure.category(), Category::Timeout);
         let text = failure.to_string();
         assert!(
@@ -251,13 +251,53 @@ mod tests {
         );
 
         let failures = vec![
-            (Protocol::Sqp, at(1), timeout()),
-            (
+            unanswered(Protocol::Sqp, 1, timeout()),
+            unanswered(
                 Protocol::OneQuery,
-                at(1),
+                1,
                 QueryError::AuthRequired("token".into()),
             ),
         ];
-        assert_eq!(none_answered(&address, failures).category(), Category::Auth);
+        assert_eq!(
+            none_answered(Choice::Auto, &address, failures).category(),
+            Category::Auth
+        );
+    }
+
+    #[test]
+    fn a_lone_attempt_fails_as_its_query_does() {
+        let address: HostPort = "127.0.0.1:9".parse().unwrap();
+        let failure = none_answered(
+            Choice::Protocol(Protocol::Samp),
+            &address,
+            vec![unanswered(Protocol::Samp, 9, timeout())],
+        );
+        assert!(
+            failure.to_string().starts_with("samp 127.0.0.1:9: "),
+            "{failure}"
+        );
+    }
+
+    #[test]
+    fn a_game_names_itself_when_no_port_answers() {
+        let address: HostPort = "127.0.0.1:26900".parse().unwrap();
+        let sdtd = query_games::catalogue().find("sdtd").unwrap();
+        let failure = none_answered(
+            Choice::Game(sdtd),
+            &address,
+            vec![
+                unanswered(Protocol::A2s, 26901, timeout()),
+                unanswered(Protocol::A2s, 26900, timeout()),
+            ],
+        );
+        let text = failure.to_string();
+        assert!(
+            text.starts_with("sdtd did not answer at 127.0.0.1:26900"),
+            "{text}"
+        );
+        assert!(
+            text.contains("a2s 127.0.0.1:26901") && text.contains("a2s 127.0.0.1:26900"),
+            "{text}"
+        );
     }
 }

@@ -14,6 +14,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use notify::{RecursiveMode, Watcher};
+use query_games::plan::{game_named, Choice};
+use query_games::Game;
 use query_net::driver;
 use query_net::engine::DropReason;
 use query_net::engines::a2s::A2sConfig;
@@ -25,10 +27,12 @@ use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::address::parse_listen;
 use crate::cli::ServeArgs;
 use crate::exit::{Category, Failure, Outcome};
 use crate::responders::{self, AnyResponder, Role, Settings};
 use crate::state_file;
+use crate::target::parse_choice;
 
 /// How long the state file must stay unchanged before it is read: editors and `echo >`
 /// write in several steps.
@@ -43,17 +47,22 @@ const MAX_LOGGED_SOURCES: usize = 4096;
 
 /// Runs `gsq serve` until Ctrl-C or SIGTERM.
 pub async fn run(args: ServeArgs) -> Outcome {
-    let roles = roles(&args)?;
+    let game = served_game(&args)?;
+    let roles = roles(&args, game)?;
     let state = state_file::load(&args.state)?;
     let shared = SharedState::new(state);
-    let settings = Settings {
+    let mut settings = Settings {
         encoding: args.encoding,
         onequery_public: args.onequery_public,
         onequery_secrets: args.onequery_secrets.clone(),
         samp_rcon_password: args.samp_rcon_password.clone(),
         gamespy1_game_name: args.gamespy1_game_name.clone(),
+        game_name: String::new(),
         a2s: a2s_config(&args),
     };
+    if let Some((game, _)) = game {
+        as_game(&mut settings, game);
+    }
     let rate_limit = (!args.no_rate_limit).then(|| RateLimit {
         per_second: NonZeroU32::new(args.rate_limit).unwrap_or(NonZeroU32::MIN),
         burst: NonZeroU32::new(args.burst).unwrap_or(NonZeroU32::MIN),
@@ -202,9 +211,74 @@ fn reply_budget(args: &ServeArgs) -> ReplyBudget {
     }
 }
 
+/// The game of `--game ID ADDR` and its address.
+fn served_game(args: &ServeArgs) -> Outcome<Option<(&'static Game, SocketAddr)>> {
+    let [id, address] = args.game.as_slice() else {
+        return Ok(None);
+    };
+    let game = match game_named(id) {
+        Ok(game) => game,
+        Err(e) if e.waiting.is_some() => {
+            return Err(Failure::new(Category::UnknownProtocol, e.to_string()))
+        }
+        Err(_) => {
+            let hint = match parse_choice(id) {
+                Ok(Choice::Protocol(protocol)) => {
+                    format!("serve a protocol with --{protocol} ADDR")
+                }
+                _ => "'gsq games' lists the games".to_owned(),
+            };
+            return Err(Failure::new(
+                Category::UnknownProtocol,
+                format!("--game needs a game id, and {id:?} is not one"),
+            )
+            .hint(hint));
+        }
+    };
+    let address = parse_listen(address).map_err(|bad| Failure::new(bad.category, bad.message))?;
+    Ok(Some((game, address)))
+}
+
+/// Presents the server as `game`'s servers do, where the options left the defaults: A2S app
+/// id (in INFO's 16-bit field when it fits, always in the 64-bit game id, as Steam servers
+/// write it), folder and game name; `gamename`; the game's text encoding (where `--encoding`
+/// kept its default).
+fn as_game(settings: &mut Settings, game: &Game) {
+    let a2s = &mut settings.a2s;
+    if a2s.app_id == 0 {
+        if let Some(app_id) = game.a2s_app_id {
+            a2s.app_id = u16::try_from(app_id).unwrap_or(0);
+            a2s.game_id = Some(u64::from(app_id));
+        }
+    }
+    if a2s.folder.is_empty() {
+        a2s.folder = game.a2s_folder.clone().unwrap_or_default();
+    }
+    if a2s.game.is_empty() {
+        a2s.game = game.name.clone();
+    }
+    let gamename = game.gamename.first().cloned().unwrap_or_default();
+    if settings.gamespy1_game_name.is_empty() {
+        settings.gamespy1_game_name = gamename.clone();
+    }
+    settings.game_name = gamename;
+    if let Some(encoding) = game.encoding {
+        if settings.encoding == Settings::default().encoding {
+            settings.encoding = encoding;
+        }
+    }
+}
+
 /// The addresses asked for, each with what it answers.
-fn roles(args: &ServeArgs) -> Outcome<Vec<(Role, SocketAddr)>> {
+fn roles(
+    args: &ServeArgs,
+    game: Option<(&'static Game, SocketAddr)>,
+) -> Outcome<Vec<(Role, SocketAddr)>> {
     let roles: Vec<(Role, SocketAddr)> = [
+        (
+            Role::One(game.map_or(Protocol::Sqp, |(g, _)| g.protocol)),
+            game.map(|(_, address)| address),
+        ),
         (Role::One(Protocol::Sqp), args.sqp),
         (Role::One(Protocol::OneQuery), args.onequery),
         (Role::One(Protocol::Samp), args.samp),
@@ -221,7 +295,7 @@ fn roles(args: &ServeArgs) -> Outcome<Vec<(Role, SocketAddr)>> {
     .collect();
     if roles.is_empty() {
         return Err(Failure::usage("nothing to serve").hint(
-            "give at least one of --sqp, --onequery, --samp, --gamespy1, --a2s, --quake3, --gamespy2, --gamespy3, --minecraft or --all with an address",
+            "give at least one of --game ID, --sqp, --onequery, --samp, --gamespy1, --a2s, --quake3, --gamespy2, --gamespy3, --minecraft or --all with an address",
         ));
     }
     // Two sockets on one fixed port would fail to bind; say which options clash instead.
@@ -568,7 +642,7 @@ mod tests {
         let crate::cli::Command::Serve(args) = cli.command else {
             panic!("not serve")
         };
-        let err = roles(&args).unwrap_err();
+        let err = roles(&args, None).unwrap_err();
         assert_eq!(err.category(), Category::Usage);
         assert!(err.message().contains("127.0.0.1:7000"), "{err}");
 
@@ -584,6 +658,6 @@ mod tests {
         let crate::cli::Command::Serve(args) = cli.command else {
             panic!("not serve")
         };
-        assert_eq!(roles(&args).unwrap().len(), 2);
+        assert_eq!(roles(&args, None).unwrap().len(), 2);
     }
 }

@@ -84,6 +84,13 @@ impl Field {
         self.wire().is_some_and(|w| w.computed.is_some())
     }
 
+    /// Whether the field is computed and checked against its expression after decoding
+    /// (a `flags` field is computed but needs no check).
+    pub fn is_checked(&self) -> bool {
+        self.wire()
+            .is_some_and(|w| w.computed.is_some() && !w.flag_bits)
+    }
+
     /// The type of the value on the wire: the `Some` content of an `Option`.
     pub fn value_ty(&self) -> &Type {
         match types::shape(&self.ty) {
@@ -111,6 +118,11 @@ pub struct Wire {
     pub computed: Option<Scoped>,
     /// `view`: in the view, any type (for a repeat, any elements) that encodes like this one.
     pub view: bool,
+    /// `flags`: `computed` holds the bits of the `flag(..)` fields that are present; decoding
+    /// keeps the bits as sent and needs no check (each field was read by its bit).
+    pub flag_bits: bool,
+    /// `range`: generate `<FIELD>_RANGE`.
+    pub range: bool,
 }
 
 /// Whether an `Option` field is on the wire.
@@ -174,11 +186,42 @@ pub enum Body {
         framing: Box<Framing>,
     },
     Repeat(Box<Repeat>),
+    /// `bit_width = N`: `width` bits of an unsigned integer shared with the neighbouring bit
+    /// fields (`group`), the first field in the highest bits.
+    BitField {
+        ty: Type,
+        /// A `bool` of one bit rather than an integer.
+        is_bool: bool,
+        width: u32,
+        /// The field's place in `group.members`.
+        position: usize,
+        group: Box<BitGroup>,
+    },
     /// Through the type's own `Decode` / `Encode`.
     Nested {
         ty: Type,
         ctx: NestedCtx,
     },
+}
+
+/// Consecutive bit fields that fill one unsigned integer of `size` bytes together.
+#[derive(Clone)]
+pub struct BitGroup {
+    /// Numbers the groups of one struct or variant, for the generated local.
+    pub id: usize,
+    pub size: usize,
+    pub endian: Endian,
+    pub members: Vec<BitMember>,
+}
+
+/// One field of a [`BitGroup`].
+#[derive(Clone)]
+pub struct BitMember {
+    pub local: Ident,
+    /// Its lowest bit's place in the integer.
+    pub shift: u32,
+    /// The field's error path segment.
+    pub path: Option<String>,
 }
 
 /// Where a string or byte string ends.
@@ -456,8 +499,12 @@ fn fields(fields: &syn::Fields, env: &Env, errors: &mut Errors) -> Vec<Field> {
         .iter()
         .map(|field| attr::field(&field.attrs, errors))
         .collect();
-    let computed: Vec<bool> = attrs.iter().map(|a| a.computed.is_some()).collect();
-    fields
+    let computed: Vec<bool> = attrs
+        .iter()
+        .map(|a| a.computed.is_some() || a.flags.is_some())
+        .collect();
+    let flagged = flagged_fields(&names, &attrs, errors);
+    let mut built: Vec<Field> = fields
         .iter()
         .zip(attrs)
         .enumerate()
@@ -477,6 +524,7 @@ fn fields(fields: &syn::Fields, env: &Env, errors: &mut Errors) -> Vec<Field> {
                 names: &names,
                 current: index,
                 computed: &computed,
+                flagged: &flagged,
             };
             let kind = field_kind(field, &attrs, env, &scope, errors);
             Field {
@@ -491,7 +539,144 @@ fn fields(fields: &syn::Fields, env: &Env, errors: &mut Errors) -> Vec<Field> {
                 attrs,
             }
         })
-        .collect()
+        .collect();
+    group_bit_fields(&mut built, errors);
+    built
+}
+
+/// For each field, the `flag(..)` fields that name it: their index and mask. A name that is
+/// no field, or a field without `flags`, is reported at the name.
+fn flagged_fields(
+    names: &[String],
+    attrs: &[FieldAttrs],
+    errors: &mut Errors,
+) -> Vec<Vec<(usize, Expr)>> {
+    let mut flagged: Vec<Vec<(usize, Expr)>> = names.iter().map(|_| Vec::new()).collect();
+    for (index, field) in attrs.iter().enumerate() {
+        let Some(flag) = &field.flag else {
+            continue;
+        };
+        let name = flag.value.field.unraw().to_string();
+        match names.iter().position(|n| *n == name) {
+            Some(at) if at < index && attrs[at].flags.is_some() => {
+                flagged[at].push((index, flag.value.mask.clone()));
+            }
+            Some(at) if at < index => errors.at(
+                flag.value.field.span(),
+                format!(
+                    "`{name}` is not a flag field: mark it `#[wire(flags)]`, so that it is \
+                     written from the fields it announces"
+                ),
+            ),
+            Some(_) => errors.at(
+                flag.value.field.span(),
+                format!(
+                    "`{name}` must come before this field: it is read first, and says whether \
+                     this one follows"
+                ),
+            ),
+            None => errors.at(
+                flag.value.field.span(),
+                format!("no field named `{name}` in this struct or variant"),
+            ),
+        }
+    }
+    for (index, field) in attrs.iter().enumerate() {
+        if let (Some(flags), true) = (&field.flags, flagged[index].is_empty()) {
+            errors.at(
+                flags.span,
+                format!(
+                    "no field names `{}` with `flag({}, MASK)`: a flag field announces at least \
+                     one optional field",
+                    names[index], names[index]
+                ),
+            );
+        }
+    }
+    flagged
+}
+
+/// Assembles consecutive bit fields into groups, each filling one integer of 1, 2, 4 or 8
+/// bytes, the first field in the highest bits. A group closes at the first byte boundary.
+fn group_bit_fields(fields: &mut [Field], errors: &mut Errors) {
+    let mut index = 0;
+    let mut id = 0;
+    while index < fields.len() {
+        if !is_bit_field(&fields[index]) {
+            index += 1;
+            continue;
+        }
+        let start = index;
+        let mut total = 0u32;
+        while index < fields.len() && is_bit_field(&fields[index]) {
+            total += bit_width(&fields[index]);
+            index += 1;
+            if total.is_multiple_of(8) {
+                break;
+            }
+        }
+        let span = fields[start]
+            .attrs
+            .bit_width
+            .as_ref()
+            .map_or_else(Span::call_site, |b| b.span);
+        if !matches!(total, 8 | 16 | 32 | 64) {
+            errors.at(
+                span,
+                format!(
+                    "these consecutive bit fields take {total} bits: a run of bit fields fills \
+                     a whole u8, u16, u32 or u64 (8, 16, 32 or 64 bits)"
+                ),
+            );
+            continue;
+        }
+        let mut members = Vec::new();
+        let mut used = 0;
+        for field in &fields[start..index] {
+            let width = bit_width(field);
+            used += width;
+            members.push(BitMember {
+                local: field.local.clone(),
+                shift: total - used,
+                path: field.path.clone(),
+            });
+        }
+        let endian = match fields[start].wire().map(|w| &w.body) {
+            Some(Body::BitField { group, .. }) => group.endian,
+            _ => Endian::Big,
+        };
+        let group = BitGroup {
+            id,
+            size: (total / 8) as usize,
+            endian,
+            members,
+        };
+        id += 1;
+        for (position, field) in fields[start..index].iter_mut().enumerate() {
+            if let FieldKind::Wire(wire) = &mut field.kind {
+                if let Body::BitField {
+                    group: slot,
+                    position: at,
+                    ..
+                } = &mut wire.body
+                {
+                    **slot = group.clone();
+                    *at = position;
+                }
+            }
+        }
+    }
+}
+
+fn is_bit_field(field: &Field) -> bool {
+    matches!(field.wire().map(|w| &w.body), Some(Body::BitField { .. }))
+}
+
+fn bit_width(field: &Field) -> u32 {
+    match field.wire().map(|w| &w.body) {
+        Some(Body::BitField { width, .. }) => *width,
+        _ => 0,
+    }
 }
 
 /// The doc comments among `attrs`.
@@ -518,12 +703,43 @@ struct Scope<'n> {
     current: usize,
     /// Which fields are computed.
     computed: &'n [bool],
+    /// For each field, the `flag(..)` fields that name it, with their masks.
+    flagged: &'n [Vec<(usize, Expr)>],
 }
 
 impl Scope<'_> {
     /// A `when`, `count`, `ctx` or `each_ctx` expression: it sees the earlier fields.
     fn expr(&self, expr: &Expr, errors: &mut Errors) -> Scoped {
         scope::scoped(expr, self.names, self.current, Reach::Earlier, &[], errors)
+    }
+
+    /// The presence of a `flag(flags, MASK)` field: `flags`' `MASK` bits are set. `None` when
+    /// the flag field is not one (reported by `flagged_fields`).
+    fn flag_presence(&self, attrs: &FieldAttrs) -> Option<Scoped> {
+        let flag = &attrs.flag.as_ref()?.value;
+        let name = flag.field.unraw().to_string();
+        let at = self.names.iter().position(|n| *n == name)?;
+        if at >= self.current || !self.flagged[at].iter().any(|(i, _)| *i == self.current) {
+            return None;
+        }
+        let (field, mask) = (&flag.field, &flag.mask);
+        Some(Scoped {
+            expr: quote::quote!((*#field & (#mask)) != 0),
+            uses: vec![at],
+        })
+    }
+
+    /// The value of a `flags` field: the masks of the `flag(..)` fields that are present.
+    fn flag_bits(&self) -> Scoped {
+        let flagged = &self.flagged[self.current];
+        let terms = flagged.iter().map(|(index, mask)| {
+            let name = Ident::new(&self.names[*index], Span::call_site());
+            quote::quote!((if ::core::option::Option::is_some(#name) { #mask } else { 0 }))
+        });
+        Scoped {
+            expr: quote::quote!(0 #(| #terms)*),
+            uses: flagged.iter().map(|(index, _)| *index).collect(),
+        }
     }
 
     /// A `computed` expression: it sees every field that is not computed.
@@ -546,6 +762,9 @@ fn field_kind(
     let endian = attrs.endian.as_ref().map_or(env.endian, |e| e.value);
 
     let (presence, value_ty) = match (types::shape(&field.ty), &attrs.when, &attrs.trailing) {
+        (Shape::Option(inner), _, _) if attrs.flag.is_some() => {
+            (scope.flag_presence(attrs).map(Presence::When), inner)
+        }
         (Shape::Option(inner), Some(when), _) => {
             (Some(Presence::When(scope.expr(&when.value, errors))), inner)
         }
@@ -568,16 +787,19 @@ fn field_kind(
         surplus: len.value.surplus,
     });
     let body = value_body(value_ty, attrs, endian, scope, errors);
-    let computed = attrs
-        .computed
-        .as_ref()
-        .map(|computed| scope.computed(&computed.value, errors));
+    let computed = match &attrs.computed {
+        Some(computed) => Some(scope.computed(&computed.value, errors)),
+        None if attrs.flags.is_some() => Some(scope.flag_bits()),
+        None => None,
+    };
     FieldKind::Wire(Box::new(Wire {
         presence,
         len,
         body,
         computed,
         view: attrs.view.is_some(),
+        flag_bits: attrs.flags.is_some() && attrs.computed.is_none(),
+        range: attrs.range.is_some(),
     }))
 }
 
@@ -729,6 +951,42 @@ fn single_body(
         return Body::Dec {
             ty: ty.clone(),
             framing: Box::new(framing(&dec.value, endian)),
+        };
+    }
+    if let Some(bit_width) = &attrs.bit_width {
+        let bits = match types::shape(ty) {
+            Shape::Bool => Some(1),
+            Shape::Number(size) if types::is_unsigned(ty) => Some(size * 8),
+            _ => None,
+        };
+        let Some(bits) = bits else {
+            errors.at(
+                bit_width.span,
+                format!("`bit_width` applies to unsigned integers and `bool`, not `{shown}`"),
+            );
+            return Body::Bool;
+        };
+        let width = match bit_width.value.base10_parse::<u32>() {
+            Ok(width) if (1..=bits).contains(&(width as usize)) => width,
+            _ => {
+                errors.spanning(
+                    &bit_width.value,
+                    format!("a `{shown}` bit field is 1 to {bits} bits wide"),
+                );
+                return Body::Bool;
+            }
+        };
+        return Body::BitField {
+            ty: ty.clone(),
+            is_bool: matches!(types::shape(ty), Shape::Bool),
+            width,
+            position: 0,
+            group: Box::new(BitGroup {
+                id: 0,
+                size: 0,
+                endian,
+                members: Vec::new(),
+            }),
         };
     }
     if attrs.bits.is_some() {

@@ -96,7 +96,8 @@ choice! {
         UntilEnd = "until_end", UntilNul = "until_nul", Until = "until", Before = "before",
         MinCount = "min_count", MaxCount = "max_count", Ctx = "ctx",
         EachCtx = "each_ctx", Cycle = "cycle",
-        When = "when", Trailing = "trailing", Bits = "bits", Default = "default", Computed = "computed", View = "view",
+        When = "when", Trailing = "trailing", Bits = "bits", BitWidth = "bit_width", Flags = "flags",
+        Flag = "flag", Range = "range", Default = "default", Computed = "computed", View = "view",
     }
     |found| format!(
         "unknown wire attribute `{found}` on a field, expected one of: {}",
@@ -279,6 +280,12 @@ impl RepeatAttr {
     }
 }
 
+/// `flag(flags, MASK)`: the flag field's name and the bits that announce this field.
+pub struct FlagAttr {
+    pub field: Ident,
+    pub mask: Expr,
+}
+
 /// `each_ctx = |i| <expr>`, taken apart so the body can be inlined into the loop.
 pub struct EachCtx {
     pub index: Pat,
@@ -305,6 +312,14 @@ pub struct FieldAttrs {
     /// `trailing`: an `Option` present when input is left.
     pub trailing: Option<Spanned<()>>,
     pub bits: Option<Spanned<()>>,
+    /// `bit_width = N`: the field is `N` bits of an integer it shares with its neighbours.
+    pub bit_width: Option<Spanned<syn::LitInt>>,
+    /// `flags`: an integer whose bits say which `flag(..)` fields follow, computed from them.
+    pub flags: Option<Spanned<()>>,
+    /// `flag(field, MASK)`: an `Option` present when `field`'s `MASK` bits are set.
+    pub flag: Option<Spanned<FlagAttr>>,
+    /// `range`: generate `<FIELD>_RANGE`, the bytes the field occupies.
+    pub range: Option<Spanned<()>>,
     pub default: Option<Spanned<()>>,
     /// `computed = <expr>`: written from the expression, checked against it on decode.
     pub computed: Option<Spanned<Expr>>,
@@ -328,6 +343,10 @@ impl FieldAttrs {
             && self.when.is_none()
             && self.trailing.is_none()
             && self.bits.is_none()
+            && self.bit_width.is_none()
+            && self.flags.is_none()
+            && self.flag.is_none()
+            && self.range.is_none()
             && self.computed.is_none()
             && self.view.is_none()
     }
@@ -516,6 +535,25 @@ pub fn field(attrs: &[Attribute], errors: &mut Errors) -> FieldAttrs {
             FieldKey::Bits => {
                 flag(input, key)?;
                 set(&mut out.bits, key, (), errors);
+            }
+            FieldKey::BitWidth => {
+                input.parse::<Token![=]>()?;
+                let value: syn::LitInt = input.parse().map_err(|e| {
+                    syn::Error::new(e.span(), "expected a number of bits: `bit_width = 4`")
+                })?;
+                set(&mut out.bit_width, key, value, errors);
+            }
+            FieldKey::Flags => {
+                flag(input, key)?;
+                set(&mut out.flags, key, (), errors);
+            }
+            FieldKey::Flag => {
+                let value = flag_options(input, key)?;
+                set(&mut out.flag, key, value, errors);
+            }
+            FieldKey::Range => {
+                flag(input, key)?;
+                set(&mut out.range, key, (), errors);
             }
             FieldKey::Default => {
                 flag(input, key)?;
@@ -935,6 +973,27 @@ fn count_prefix(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<Pref
 }
 
 /// `|i| <expr>`.
+/// `flag(flags, MASK)`.
+fn flag_options(input: ParseStream<'_>, key: &Ident) -> syn::Result<FlagAttr> {
+    const SHAPE: &str = "expected `flag(<flag field>, <mask>)`, as in `flag(flags, EDF_PORT)`";
+    if !input.peek(syn::token::Paren) {
+        return Err(syn::Error::new(key.span(), SHAPE));
+    }
+    let content;
+    syn::parenthesized!(content in input);
+    let field: Ident = content
+        .parse()
+        .map_err(|e| syn::Error::new(e.span(), SHAPE))?;
+    content
+        .parse::<Token![,]>()
+        .map_err(|e| syn::Error::new(e.span(), SHAPE))?;
+    let mask: Expr = content.parse()?;
+    if !content.is_empty() {
+        return Err(content.error(SHAPE));
+    }
+    Ok(FlagAttr { field, mask })
+}
+
 fn each_ctx(input: ParseStream<'_>) -> syn::Result<EachCtx> {
     let expr: Expr = input.parse()?;
     match expr {

@@ -189,6 +189,7 @@ fn check_fields(container: &Container, fields: &[Field], errors: &mut Errors) {
             );
         }
         check_field(container, field, errors);
+        check_bit_keys(container, field, errors);
     }
     // A trailing field is read when input is left, so nothing can come after it.
     let last_on_wire = fields.iter().rposition(|f| f.wire().is_some());
@@ -323,6 +324,104 @@ fn check_field(container: &Container, field: &Field, errors: &mut Errors) {
                     types::show(field.value_ty())
                 ),
             );
+        }
+    }
+}
+
+/// `bit_width`, `flags`, `flag(..)` and `range`: what each applies to, and what it cannot be
+/// combined with.
+fn check_bit_keys(container: &Container, field: &Field, errors: &mut Errors) {
+    let attrs = &field.attrs;
+    let shown = types::show(&field.ty);
+    let framing = [
+        ("when", attrs.when.as_ref().map(|a| a.span)),
+        ("trailing", attrs.trailing.as_ref().map(|a| a.span)),
+        ("len", attrs.len.as_ref().map(|a| a.span)),
+        ("computed", attrs.computed.as_ref().map(|a| a.span)),
+        ("str", attrs.str_.as_ref().map(|a| a.span)),
+        ("bytes", attrs.bytes.as_ref().map(|a| a.span)),
+        ("dec", attrs.dec.as_ref().map(|a| a.span)),
+        ("bits", attrs.bits.as_ref().map(|a| a.span)),
+        ("count", attrs.repeat.as_ref().map(|a| a.span)),
+    ];
+    if attrs.bit_width.is_some() {
+        for (key, span) in framing.iter().filter_map(|(k, s)| Some((k, (*s)?))) {
+            errors.at(
+                span,
+                format!(
+                    "`{key}` cannot describe a bit field: it is always there, and shares an \
+                     integer with its neighbours"
+                ),
+            );
+        }
+        if let Some(flags) = &attrs.flags {
+            errors.at(
+                flags.span,
+                "a flag field is a whole integer, not a bit field",
+            );
+        }
+    }
+    if let Some(flags) = &attrs.flags {
+        let integer = matches!(field.wire().map(|w| &w.body), Some(Body::Number { .. }))
+            && types::is_unsigned(&field.ty);
+        if !integer {
+            errors.at(
+                flags.span,
+                format!("`flags` applies to unsigned integer fields, not `{shown}`"),
+            );
+        }
+        for (key, span) in framing[..4].iter().filter_map(|(k, s)| Some((k, (*s)?))) {
+            errors.at(
+                span,
+                format!(
+                    "a flag field is always written, from the fields it announces: it takes \
+                     no `{key}`"
+                ),
+            );
+        }
+    }
+    if let Some(flag) = &attrs.flag {
+        if !matches!(types::shape(&field.ty), Shape::Option(_)) {
+            errors.at(
+                flag.span,
+                format!(
+                    "`flag` applies to `Option` fields, present when their bits are set; \
+                     `{shown}` is not one"
+                ),
+            );
+        }
+        for (key, span) in framing[..2].iter().filter_map(|(k, s)| Some((k, (*s)?))) {
+            errors.at(
+                span,
+                format!("`flag` already decides whether the field is there: drop `{key}`"),
+            );
+        }
+    }
+    if let Some(range) = &attrs.range {
+        let in_enum = matches!(container.data, Data::Enum(_));
+        let unnamed = matches!(field.member, Member::Unnamed(_));
+        let fixed = field.wire().is_some_and(|wire| {
+            wire.presence.is_none()
+                && wire.len.is_none()
+                && !matches!(
+                    wire.body,
+                    Body::Str { .. } | Body::Bytes { .. } | Body::Dec { .. } | Body::Repeat(_)
+                )
+        });
+        let message = if in_enum {
+            Some("`range` names where a struct's field sits; a variant's fields move with its tag")
+        } else if unnamed {
+            Some("`range` names its constant after the field: give the field a name")
+        } else if !fixed {
+            Some(
+                "`range` applies to fields of fixed width, always present (numbers, bit fields, \
+                 arrays, nested types of fixed width)",
+            )
+        } else {
+            None
+        };
+        if let Some(message) = message {
+            errors.at(range.span, message);
         }
     }
 }

@@ -32,6 +32,22 @@ pub fn run_bytes(n: usize) -> Ident {
     format_ident!("__run_{}", n, span = Span::mixed_site())
 }
 
+/// The integer the `n`th group of bit fields shares.
+pub fn bit_group(n: usize) -> Ident {
+    format_ident!("__bits_{}", n, span = Span::mixed_site())
+}
+
+/// The unsigned integer type of `size` bytes, which a group of bit fields fills.
+pub fn bit_storage(size: usize) -> TokenStream {
+    let ty = primitive(match size {
+        1 => "u8",
+        2 => "u16",
+        4 => "u32",
+        _ => "u64",
+    });
+    quote!(::core::primitive::#ty)
+}
+
 /// The bytes a run's match arm binds.
 pub fn local_bytes() -> Ident {
     local("__bytes")

@@ -207,6 +207,29 @@ fn lists_and_text_ended_by_a_byte_string_or_before_a_byte() {
 }
 
 #[test]
+fn bit_fields_flag_byte_and_ranges() {
+    insta::assert_snapshot!(expand(
+        r#"
+        #[wire(endian = "little", magic = b"\xfe\xff\xff\xff")]
+        pub struct Part {
+            #[wire(range)]
+            pub id: u32,
+            #[wire(bit_width = 1)]
+            pub last: bool,
+            #[wire(bit_width = 7, range)]
+            pub number: u8,
+            #[wire(flags)]
+            pub flags: u8,
+            #[wire(flag(flags, 0x80))]
+            pub port: Option<u16>,
+            #[wire(flag(flags, EDF_GAME_ID))]
+            pub game_id: Option<u64>,
+        }
+        "#
+    ));
+}
+
+#[test]
 fn every_error_of_a_declaration_is_reported() {
     let found = errors(
         r#"
@@ -227,7 +250,7 @@ fn every_error_of_a_declaration_is_reported() {
             "prefix must be one of u8, u16, u32, u64, found `u9`",
             "unknown wire attribute `colour` on a field, expected one of: endian, str, bytes, dec, \
              len, count, until_end, until_nul, until, before, min_count, max_count, ctx, each_ctx, cycle, \
-             when, trailing, bits, default, computed, view",
+             when, trailing, bits, bit_width, flags, flag, range, default, computed, view",
             "`str` applies to `&'a str`, `String`, `Cow<'a, str>` and `Text<'a>`, not `u32`",
             "`tag` applies to enums only",
             "`count` applies to `Vec` fields, and `u8` is not one",

@@ -62,6 +62,12 @@ pub fn is_float(ty: &Type) -> bool {
     matches!(peel(ty), Type::Path(path) if path.path.is_ident("f32") || path.path.is_ident("f64"))
 }
 
+/// Whether `ty` is one of `u8`, `u16`, `u32`, `u64`.
+pub fn is_unsigned(ty: &Type) -> bool {
+    matches!(peel(ty), Type::Path(path)
+        if ["u8", "u16", "u32", "u64"].iter().any(|name| path.path.is_ident(name)))
+}
+
 /// Strips the invisible groups and parentheses that macros wrap types in.
 pub fn peel(ty: &Type) -> &Type {
     match ty {

@@ -24,7 +24,7 @@
 use std::net::SocketAddr;
 
 use query_specs::{a2s, gamespy2, gamespy3, onequery, quake3, samp, sqp};
-use query_wire::{kv, Decode};
+use query_wire::{kv, Decode, Encode};
 
 use super::a2s::{A2sConfig, A2sResponder};
 use super::gamespy1::{GameSpy1Config, GameSpy1Responder};
@@ -53,15 +53,11 @@ use crate::state::SharedState;
 /// assert_eq!(route(b"\xff\xff\xff\xffTSource Engine Query\0"), Some(Protocol::A2s));
 /// ```
 pub fn route(datagram: &[u8]) -> Option<Protocol> {
-    // Compared as constants rather than decoded: a failed decode builds an error, and most
-    // datagrams are not OneQuery.
-    let magic = datagram
-        .first_chunk::<8>()
-        .map(|first| u64::from_be_bytes(*first));
-    if matches!(
-        magic,
-        Some(onequery::MAGIC_ONEQUERY | onequery::MAGIC_HYQUERY2)
-    ) {
+    // Compared with the magics rather than decoded: a failed decode builds an error, and
+    // most datagrams are not OneQuery.
+    let magic = datagram.get(onequery::Family::TAG_RANGE);
+    let is_onequery = |tag: u64| magic == Some(&tag.to_be_bytes()[..]);
+    if is_onequery(onequery::MAGIC_ONEQUERY) || is_onequery(onequery::MAGIC_HYQUERY2) {
         Some(Protocol::OneQuery)
     } else if datagram.starts_with(samp::MAGIC) {
         Some(Protocol::Samp)
@@ -103,25 +99,26 @@ fn is_quake3_request(datagram: &[u8]) -> bool {
     datagram.starts_with(&quake3::GETSTATUS[..13]) || datagram.starts_with(&quake3::GETINFO[..11])
 }
 
-/// Whether `datagram` is a GameSpy 2 request: `FE FD 00`, the id and three flags, exactly 10
-/// bytes, so that GameSpy 3 queries (11 or 15 bytes, same start) never land here.
+/// Whether `datagram` is a GameSpy 2 request: `FE FD 00`, the id and three flags, exactly
+/// the declared request's length (10 bytes), so that GameSpy 3 queries (11 or 15 bytes, same
+/// start) never land here.
 fn is_gamespy2_request(datagram: &[u8]) -> bool {
-    datagram.len() == GAMESPY2_REQUEST_LEN && datagram.starts_with(gamespy2::REQUEST_MAGIC)
+    Some(datagram.len()) == <gamespy2::Request as Encode>::FIXED_LEN
+        && datagram.starts_with(gamespy2::REQUEST_MAGIC)
 }
 
-/// The length of every GameSpy 2 request.
-const GAMESPY2_REQUEST_LEN: usize = 10;
-
-/// Whether `datagram` is a GameSpy 3/4 request by its exact length: a 7- or 11-byte challenge
-/// request, or an 11- or 15-byte query ending in `FF FF FF 01` (never GameSpy 2's 10 bytes).
+/// Whether `datagram` is a GameSpy 3/4 request as declared: a challenge request (7 bytes, or
+/// 11 with gamedig's empty challenge), or a query (11 or 15 bytes with the challenge) for
+/// everything ([`gamespy3::FLAGS_SPLIT`]); never GameSpy 2's 10 bytes. Decoded only after the
+/// magic matched, so other datagrams build no error.
 fn is_gamespy3_request(datagram: &[u8]) -> bool {
-    match datagram {
-        // 11 bytes from clients that add an empty challenge (gamedig).
-        [0xfe, 0xfd, gamespy3::KIND_CHALLENGE, ..] => matches!(datagram.len(), 7 | 11),
-        [0xfe, 0xfd, gamespy3::KIND_QUERY, ..] => {
-            matches!(datagram.len(), 11 | 15) && datagram.ends_with(&gamespy3::FLAGS_SPLIT)
-        }
-        _ => false,
+    if !datagram.starts_with(gamespy3::REQUEST_MAGIC) {
+        return false;
+    }
+    match gamespy3::Request::from_bytes(datagram) {
+        Ok(gamespy3::Request::Challenge(_)) => true,
+        Ok(gamespy3::Request::Query(query)) => query.payload() == gamespy3::FLAGS_SPLIT,
+        Err(_) => false,
     }
 }
 

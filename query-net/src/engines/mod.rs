@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 
 use crate::engine::{Bounded, ClientSession};
 use crate::error::QueryError;
+use crate::learned::Learned;
 use crate::options::Options;
 use crate::protocol::Protocol;
 use crate::status::ServerStatus;
@@ -23,11 +24,25 @@ pub mod sqp;
 /// A status-query session of any protocol, as the drivers hold it.
 pub type StatusSession = Box<dyn ClientSession<Output = ServerStatus> + Send>;
 
-/// A new status query of `target` in `protocol`.
+/// A new status query of `target` in `protocol` that knows nothing of the target: what ran
+/// before in the process does not change what it does.
 pub fn new_session(
     protocol: Protocol,
     target: SocketAddr,
     options: &Options,
+) -> Result<StatusSession, QueryError> {
+    new_session_learning(protocol, target, options, &Learned::new())
+}
+
+/// A new status query of `target` in `protocol` that starts from what `learned` holds about
+/// the target (a GameSpy 3 server that wants a challenge is asked for it first) and adds what
+/// it learns. Callers that query the same targets again keep one [`Learned`] per target, as a
+/// [`ServerMemory`](crate::learned::ServerMemory) does.
+pub fn new_session_learning(
+    protocol: Protocol,
+    target: SocketAddr,
+    options: &Options,
+    learned: &Learned,
 ) -> Result<StatusSession, QueryError> {
     let session = match protocol {
         Protocol::Sqp => sqp::client(target, options),
@@ -37,7 +52,7 @@ pub fn new_session(
         Protocol::A2s => a2s::client(target, options),
         Protocol::Quake3 => quake3::client(target, options),
         Protocol::GameSpy2 => gamespy2::client(target, options),
-        Protocol::GameSpy3 => gamespy3::client(target, options),
+        Protocol::GameSpy3 => gamespy3::client_learning(target, options, learned),
         Protocol::Minecraft => gamespy3::minecraft_client(target, options),
     }?;
     // Every protocol's query ends by the deadline and holds at most the byte cap.

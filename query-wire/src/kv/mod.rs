@@ -60,9 +60,8 @@
 //!
 //! Column tables (GameSpy 2 and 3 players and teams) need no key of their own: a row type is a
 //! plain derived struct whose keys are the column names (`#[kv(key = "player_")]`), with a
-//! `rest` field for columns it does not declare; [`RowTable`] (GameSpy 2, row by row) and
-//! [`ColumnSections`] + [`ColumnTable`] (GameSpy 3, column by column, continued across parts)
-//! carry the layouts as `#[derive(Wire)]` fields.
+//! `rest` field for columns it does not declare; [`RowTable`] (GameSpy 2, row by row) carries
+//! the layout as a `#[derive(Wire)]` field.
 //!
 //! Field attributes, on the fields of a struct:
 //!
@@ -116,7 +115,7 @@ pub use line::KvLine;
 pub use nul::{nul_pair_len, read_nul_pairs, write_nul_document, KvBlock, KvFormat, Nul};
 pub use pairs::{pair_capacity, pairs, split_pairs, Pair, PairSpan, Pairs, DELIMITER};
 pub use sink::{check_pair, pair_len, KvSink, LenCounter};
-pub use table::{row_columns, Column, ColumnSections, ColumnTable, RowTable, Section};
+pub use table::{row_columns, RowTable};
 pub use value::{display_value, parse_value, trim, FromValue, ToValue};
 
 use crate::error::{Error, ErrorKind, Result};

@@ -2,6 +2,7 @@
 
 use std::io::Read as _;
 
+use query_wire::parts::NumberedParts;
 use query_wire::{Decode, Error, ErrorKind, Reader, Result};
 use serde::Serialize;
 
@@ -18,6 +19,9 @@ pub const MAX_PARTS: usize = 64;
 /// expand into gigabytes.
 pub const MAX_DECOMPRESSED: usize = 1 << 20;
 
+/// The largest UDP payload: what one part can carry at most.
+const MAX_DATAGRAM: usize = 65_507;
+
 /// The three header forms of a split reply's parts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum SplitForm {
@@ -31,7 +35,6 @@ pub enum SplitForm {
 
 /// The header fields of one part, whatever its form.
 struct Part<'a> {
-    id: u32,
     total: u8,
     number: u8,
     payload: &'a [u8],
@@ -73,7 +76,6 @@ impl SplitForm {
             SplitForm::Source => {
                 let p = SourcePart::from_bytes(datagram)?;
                 Part {
-                    id: p.id,
                     total: p.total,
                     number: p.number,
                     payload: p.payload,
@@ -82,7 +84,6 @@ impl SplitForm {
             SplitForm::EarlySource => {
                 let p = EarlySourcePart::from_bytes(datagram)?;
                 Part {
-                    id: p.id,
                     total: p.total,
                     number: p.number,
                     payload: p.payload,
@@ -91,9 +92,8 @@ impl SplitForm {
             SplitForm::GoldSrc => {
                 let p = GoldSrcPart::from_bytes(datagram)?;
                 Part {
-                    id: p.id,
-                    total: p.total(),
-                    number: p.number(),
+                    total: p.total,
+                    number: p.number,
                     payload: p.payload,
                 }
             }
@@ -101,14 +101,27 @@ impl SplitForm {
     }
 }
 
-/// Collects the parts of one split reply, in any order and with duplicates, and joins their
+/// How many reply ids one [`Reassembly`] holds parts of side by side; parts of further ids are
+/// refused. A client asks one request at a time, so one id is its answer; the others are late
+/// answers to a resent request, or strangers forging the server's address.
+pub const MAX_REPLY_IDS: usize = 8;
+
+/// How many compressed replies one [`Reassembly`] decompresses at most: each costs up to
+/// [`MAX_DECOMPRESSED`] bytes of bzip2 work, and a reply to one request needs one (a second
+/// when the request was resent). Further compressed replies are refused unread, so a server
+/// that sends a new compressed id after each failure cannot keep a core busy.
+pub const MAX_DECOMPRESSIONS: usize = 2;
+
+/// Collects the parts of split replies, in any order and with duplicates, and joins a reply's
 /// payloads into the whole reply (`FF FF FF FF` and the reply's type first), decompressed when
 /// the reply was compressed.
 ///
-/// The header form is decided from the bytes of the first part (see [`SplitForm`]); parts that
-/// come before it are kept as they are until then. The reply's id is the first part's: parts
-/// with another id belong to another reply and are left out, as are parts that repeat a number
-/// already held.
+/// Parts are kept per reply id (up to [`MAX_REPLY_IDS`] ids), so parts of another id never
+/// take the room of a reply, and a number already held is dropped before any cap counts it.
+/// Each id's header form is decided from the bytes of its first part (see [`SplitForm`]);
+/// parts that come before it are kept as they are until then. A reply whose parts are all in
+/// but do not join (a bad CRC32, over [`MAX_DECOMPRESSED`], parts that contradict each other)
+/// is judged once: its later parts get the same error without the work being done again.
 ///
 /// ```
 /// use query_specs::a2s::Reassembly;
@@ -123,9 +136,116 @@ impl SplitForm {
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct Reassembly {
+    replies: Vec<SplitReply>,
+    /// Compressed replies decompressed so far.
+    decompressions: usize,
+}
+
+/// The parts of one reply id.
+#[derive(Debug, Clone)]
+struct SplitReply {
+    id: u32,
     form: Option<SplitForm>,
-    /// The parts received so far, as datagrams.
-    datagrams: Vec<Vec<u8>>,
+    /// Datagrams that came before the first part told the form, as they came.
+    early: Vec<Vec<u8>>,
+    /// The payloads, once the form is known.
+    parts: NumberedParts<Vec<u8>>,
+    /// Set once every part was in: `Ok` after the reply was handed out, the error otherwise.
+    verdict: Option<Result<()>>,
+}
+
+/// The id every header form carries at bytes 4..8.
+fn reply_id(datagram: &[u8]) -> Result<u32> {
+    match datagram.get(4..8) {
+        Some(id) => Ok(u32::from_le_bytes([id[0], id[1], id[2], id[3]])),
+        None => Err(Error::new(
+            ErrorKind::UnexpectedEnd {
+                need: 8,
+                have: datagram.len(),
+            },
+            datagram.len(),
+        )
+        .in_field("Reassembly")),
+    }
+}
+
+impl SplitReply {
+    fn new(id: u32) -> Self {
+        SplitReply {
+            id,
+            form: None,
+            early: Vec::new(),
+            parts: NumberedParts::new(MAX_PARTS as u32, MAX_PARTS * MAX_DATAGRAM),
+            verdict: None,
+        }
+    }
+
+    /// Files one datagram of this id; the joined reply once every part is in, decompressed
+    /// while `decompressions` (counted up) is below [`MAX_DECOMPRESSIONS`].
+    fn push(&mut self, datagram: &[u8], decompressions: &mut usize) -> Result<Option<Vec<u8>>> {
+        match &self.verdict {
+            Some(Ok(())) => return Ok(None),
+            Some(Err(error)) => return Err(error.clone()),
+            None => {}
+        }
+        if self.form.is_none() {
+            self.form = SplitForm::of_first_part(datagram);
+            let Some(form) = self.form else {
+                if self.early.iter().any(|held| held == datagram) {
+                    return Ok(None);
+                }
+                if self.early.len() >= MAX_PARTS {
+                    let kind = ErrorKind::TooLong {
+                        len: MAX_PARTS + 1,
+                        max: MAX_PARTS,
+                    };
+                    return Err(Error::new(kind, 0).in_field("Reassembly"));
+                }
+                self.early.push(datagram.to_vec());
+                return Ok(None);
+            };
+            // Parts that came first are filed now; one that does not fit is dropped.
+            for early in std::mem::take(&mut self.early) {
+                let _ = self.file(form, &early);
+            }
+        }
+        let form = self.form.expect("decided above");
+        self.file(form, datagram)?;
+        if !self.parts.is_complete() {
+            return Ok(None);
+        }
+        let joined = self.join(decompressions);
+        self.verdict = Some(joined.as_ref().map(|_| ()).map_err(Clone::clone));
+        joined.map(Some)
+    }
+
+    fn file(&mut self, form: SplitForm, datagram: &[u8]) -> Result<()> {
+        let part = form.part(datagram).map_err(|e| e.in_field("Reassembly"))?;
+        let total = u32::from(part.total);
+        self.parts
+            .file(
+                u32::from(part.number),
+                Some(total),
+                part.payload.len(),
+                || part.payload.to_vec(),
+            )
+            .map_err(|e| e.in_field("Reassembly"))?;
+        Ok(())
+    }
+
+    /// The payloads joined in order, decompressed when the id says so.
+    fn join(&self, decompressions: &mut usize) -> Result<Vec<u8>> {
+        let joined: Vec<u8> = self.parts.in_order().flatten().copied().collect();
+        if self.id & COMPRESSED_ID == 0 {
+            return Ok(joined);
+        }
+        if *decompressions >= MAX_DECOMPRESSIONS {
+            let reason = "more compressed replies than MAX_DECOMPRESSIONS";
+            return Err(Error::new(ErrorKind::Invalid(reason), 4).in_field("Reassembly"));
+        }
+        *decompressions += 1;
+        decompress(&joined)
+    }
 }
 
 impl Reassembly {
@@ -134,20 +254,35 @@ impl Reassembly {
         Reassembly::default()
     }
 
-    /// The header form, once the first part arrived.
+    /// The reply the caller most likely waits for: the id whose first part arrived with the
+    /// most parts held (the first seen among equals).
+    fn best(&self) -> Option<&SplitReply> {
+        self.replies
+            .iter()
+            .rev()
+            .filter(|reply| reply.form.is_some())
+            .max_by_key(|reply| reply.parts.len())
+    }
+
+    /// The header form of that reply, once its first part arrived.
     pub fn form(&self) -> Option<SplitForm> {
-        self.form
+        self.best().and_then(|reply| reply.form)
     }
 
-    /// How many parts are held.
+    /// How many distinct parts are held, of every id.
     pub fn parts_received(&self) -> usize {
-        self.datagrams.len()
+        self.replies
+            .iter()
+            .map(|reply| reply.parts.len() + reply.early.len())
+            .sum()
     }
 
-    /// Adds one split datagram (starting `FE FF FF FF`); the joined reply once every part is
-    /// in. A datagram that is not a part, or a part that contradicts the others (another
-    /// total, a number past it), is an error and changes nothing; so is a compressed reply
-    /// that does not decompress to its declared size and CRC32.
+    /// Adds one split datagram (starting `FE FF FF FF`); the joined reply once every part of
+    /// its id is in. A datagram that is not a part, a part that contradicts the others of its
+    /// id (another total, a number past it), a part of one id more than [`MAX_REPLY_IDS`],
+    /// is an error and changes nothing. A compressed reply that does not decompress to its
+    /// declared size and CRC32, or past [`MAX_DECOMPRESSIONS`], is an error, given again for
+    /// its later parts.
     pub fn push(&mut self, datagram: &[u8]) -> Result<Option<Vec<u8>>> {
         if !datagram.starts_with(SPLIT_BYTES) {
             return Err(
@@ -155,81 +290,32 @@ impl Reassembly {
                     .in_field("Reassembly"),
             );
         }
-        if self.datagrams.len() >= MAX_PARTS {
-            return Err(Error::new(
-                ErrorKind::TooLong {
-                    len: MAX_PARTS + 1,
-                    max: MAX_PARTS,
-                },
-                0,
-            )
-            .in_field("Reassembly"));
-        }
-        if self.form.is_none() {
-            self.form = SplitForm::of_first_part(datagram);
-        }
-        self.datagrams.push(datagram.to_vec());
-        let Some(form) = self.form else {
-            return Ok(None);
-        };
-        match self.join(form) {
-            Ok(whole) => Ok(whole),
-            Err(error) => {
-                self.datagrams.pop();
-                if self.datagrams.is_empty() {
-                    self.form = None;
-                }
-                Err(error)
+        let id = reply_id(datagram)?;
+        let index = match self.replies.iter().position(|reply| reply.id == id) {
+            Some(index) => index,
+            None if self.replies.len() < MAX_REPLY_IDS => {
+                self.replies.push(SplitReply::new(id));
+                self.replies.len() - 1
             }
-        }
+            None => {
+                let reason = "parts of more reply ids than MAX_REPLY_IDS";
+                return Err(Error::new(ErrorKind::Invalid(reason), 4).in_field("Reassembly"));
+            }
+        };
+        self.replies[index].push(datagram, &mut self.decompressions)
     }
 
-    /// The parts in order once all are in; `None` while some are missing.
-    fn join(&self, form: SplitForm) -> Result<Option<Vec<u8>>> {
-        let parts = self
-            .datagrams
-            .iter()
-            .map(|datagram| form.part(datagram))
-            .collect::<Result<Vec<Part<'_>>>>()
-            .map_err(|e| e.in_field("Reassembly"))?;
-        // The first part fixes the id and the total; it may not be the first datagram held.
-        let Some(first) = parts.iter().find(|part| part.number == 0) else {
-            return Ok(None);
-        };
-        let mut slots: Vec<Option<&[u8]>> = vec![None; usize::from(first.total)];
-        for part in parts.iter().filter(|part| part.id == first.id) {
-            if part.total != first.total || usize::from(part.number) >= slots.len() {
-                let reason = "a part whose number or total contradicts the first part";
-                return Err(Error::new(ErrorKind::Invalid(reason), 8).in_field("Reassembly"));
-            }
-            slots[usize::from(part.number)].get_or_insert(part.payload);
-        }
-        if slots.iter().any(Option::is_none) {
-            return Ok(None);
-        }
-        let joined: Vec<u8> = slots.into_iter().flatten().flatten().copied().collect();
-        if first.id & COMPRESSED_ID == 0 {
-            return Ok(Some(joined));
-        }
-        decompress(&joined).map(Some)
-    }
-
-    /// The part numbers not received yet, once the first part told how many there are.
+    /// The part numbers not received yet of the reply whose first part arrived (the one with
+    /// the most parts, if several did).
     pub fn missing_parts(&self) -> Vec<u8> {
-        let Some(form) = self.form else {
-            return Vec::new();
-        };
-        let parts: Vec<Part<'_>> = self
-            .datagrams
-            .iter()
-            .filter_map(|d| form.part(d).ok())
-            .collect();
-        let Some(first) = parts.iter().find(|p| p.number == 0) else {
-            return Vec::new();
-        };
-        (0..first.total)
-            .filter(|n| !parts.iter().any(|p| p.id == first.id && p.number == *n))
-            .collect()
+        self.best().map_or_else(Vec::new, |reply| {
+            reply
+                .parts
+                .missing()
+                .into_iter()
+                .filter_map(|n| u8::try_from(n).ok())
+                .collect()
+        })
     }
 }
 
@@ -239,27 +325,11 @@ impl Reassembly {
     /// rows and pairs that arrived whole. `None` without part 0, and for a compressed reply,
     /// which cannot be decompressed in part.
     pub fn received_prefix(&self) -> Option<Vec<u8>> {
-        let form = self.form?;
-        let parts: Vec<Part<'_>> = self
-            .datagrams
-            .iter()
-            .filter_map(|d| form.part(d).ok())
-            .collect();
-        let first = parts.iter().find(|p| p.number == 0)?;
-        if first.id & COMPRESSED_ID != 0 {
+        let reply = self.best()?;
+        if reply.id & COMPRESSED_ID != 0 || reply.parts.get(0).is_none() {
             return None;
         }
-        let mut prefix = Vec::new();
-        for number in 0..first.total {
-            let Some(part) = parts
-                .iter()
-                .find(|p| p.id == first.id && p.number == number)
-            else {
-                break;
-            };
-            prefix.extend_from_slice(part.payload);
-        }
-        Some(prefix)
+        Some(reply.parts.prefix().flatten().copied().collect())
     }
 }
 
@@ -372,5 +442,71 @@ mod tests {
         // The same bomb declaring a small size stops after one byte past it.
         let lying = Reassembly::new().push(&compressed(&bomb, 100, 0));
         assert!(lying.unwrap_err().to_string().contains("declared size"));
+    }
+
+    #[test]
+    fn copies_and_other_ids_cannot_block_a_reply() {
+        let whole = b"\xff\xff\xff\xffEabcdefgh";
+        let mut r = Reassembly::new();
+        r.push(&source_part(9, 2, 0, &whole[..6])).unwrap();
+        // More copies of part 0 than a reply has parts, and parts of other ids.
+        for copy in 0..(MAX_PARTS as u32 * 2) {
+            assert_eq!(r.push(&source_part(9, 2, 0, b"forged")).unwrap(), None);
+            let _ = r.push(&source_part(100 + copy % 4, 2, 0, b"\xff\xff\xff\xffEx"));
+        }
+        // Ids past MAX_REPLY_IDS are refused, and say so.
+        let mut many = Reassembly::new();
+        for id in 0..MAX_REPLY_IDS as u32 {
+            many.push(&source_part(id, 2, 1, b"x")).unwrap();
+        }
+        let refused = many.push(&source_part(99, 2, 1, b"x")).unwrap_err();
+        assert!(refused.to_string().contains("MAX_REPLY_IDS"), "{refused}");
+        let joined = r.push(&source_part(9, 2, 1, &whole[6..])).unwrap();
+        assert_eq!(joined.as_deref(), Some(&whole[..]));
+    }
+
+    #[test]
+    fn a_reply_that_fails_to_decompress_is_judged_once() {
+        // 1 MiB of varied bytes, compressed, with a wrong CRC32; then its last part resent
+        // many times. Only the first completion decompresses.
+        let whole: Vec<u8> = (0..MAX_DECOMPRESSED as u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+            .collect();
+        let datagram = compressed(&whole, whole.len() as u32, crc32fast::hash(&whole) ^ 1);
+        let started = std::time::Instant::now();
+        let first = Reassembly::new().push(&datagram).unwrap_err();
+        let one_decompression = started.elapsed();
+        assert!(first.to_string().contains("CRC32"), "{first}");
+
+        let mut r = Reassembly::new();
+        assert!(r.push(&datagram).is_err());
+        let started = std::time::Instant::now();
+        for _ in 0..200 {
+            let again = r.push(&datagram).unwrap_err();
+            assert!(again.to_string().contains("CRC32"), "{again}");
+        }
+        // 200 resends cost far less than 20 decompressions (they cost about 200 if redone).
+        assert!(
+            started.elapsed() < one_decompression * 20,
+            "200 resends took {:?}, one decompression {one_decompression:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
+    fn new_compressed_ids_past_the_budget_are_refused_unread() {
+        let whole = b"\xff\xff\xff\xffEsome rules\0".repeat(20);
+        let crc = crc32fast::hash(&whole);
+        let mut r = Reassembly::new();
+        for id in 0..MAX_DECOMPRESSIONS as u32 {
+            let mut bad = compressed(&whole, whole.len() as u32, crc ^ 1);
+            bad[4] = id as u8;
+            assert!(r.push(&bad).unwrap_err().to_string().contains("CRC32"));
+        }
+        // Even a good one: the budget is spent.
+        let mut good = compressed(&whole, whole.len() as u32, crc);
+        good[4] = 0x40;
+        let refused = r.push(&good).unwrap_err().to_string();
+        assert!(refused.contains("MAX_DECOMPRESSIONS"), "{refused}");
     }
 }

@@ -10,6 +10,8 @@ use std::io::{self, IsTerminal, Read};
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 
+use query_games::identify::by_reply;
+use query_games::plan::Choice;
 use query_net::engines::sqp::{chunk_names, find_chunks, ChunkSearchError};
 use query_net::{replay, Options, Protocol, ServerStatus};
 use query_specs::{a2s, gamespy1, gamespy2, gamespy3, onequery, quake3, samp, sqp};
@@ -18,7 +20,8 @@ use serde::Serialize;
 
 use crate::cli::{DecodeArgs, PacketKind};
 use crate::exit::{Category, Failure, Outcome};
-use crate::output::{print_line, render_status, to_json, Format, OrderedJson};
+use crate::output::{print_line, to_json, Format, OrderedJson};
+use crate::target::Answer;
 
 mod capture;
 
@@ -114,7 +117,15 @@ fn print_status(status: &ServerStatus, pretty: bool) -> Outcome {
     } else {
         Format::Json
     };
-    print_line(&render_status(status, format)?)
+    // As `gsq query --json` prints it: with the game the replies name and their port. Files
+    // come from no port (0.0.0.0), so only the replies themselves can name the game.
+    let choice = Choice::Protocol(status.protocol);
+    let answer = if status.address.ip().is_unspecified() {
+        Answer::named(choice, status.clone(), by_reply(status))
+    } else {
+        Answer::new(choice, status.clone())
+    };
+    print_line(&to_json(&answer, format == Format::PrettyJson)?)
 }
 
 /// What `decode` prints.

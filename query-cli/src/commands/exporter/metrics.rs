@@ -296,10 +296,11 @@ impl ExporterMetrics {
         metrics
     }
 
-    /// Counts a finished probe (`polled` false) or poll.
+    /// Counts a finished probe (`polled` false) or poll, by `protocol`: the one that answered,
+    /// else what was asked for (a game id, `auto`).
     pub fn count(
         &self,
-        protocol: Protocol,
+        protocol: &str,
         verdict: Verdict,
         error: Option<&QueryError>,
         polled: bool,
@@ -307,7 +308,7 @@ impl ExporterMetrics {
         let family = if polled { &self.polls } else { &self.probes };
         family
             .get_or_create(&vec![
-                ("protocol", protocol.to_string()),
+                ("protocol", protocol.to_owned()),
                 ("outcome", verdict.label().to_owned()),
             ])
             .inc();

@@ -27,12 +27,15 @@ use axum::Router;
 use ipnet::IpNet;
 use prometheus_client::encoding::text::encode_registry;
 use prometheus_client::registry::Registry;
-use query_net::{driver, engines, Options, Protocol, QueryError};
+use query_games::plan::{game_named, Choice, Ports};
+use query_net::learned::ServerMemory;
+use query_net::{Options, QueryError};
 use tokio::sync::Semaphore;
 
 use crate::address::HostPort;
 use crate::cli::ExporterArgs;
 use crate::exit::{Category, Failure, Outcome};
+use crate::target::{first_answer, summarize, Answer};
 use metrics::{record_results, ExporterMetrics, Labels, Outcome as QueryOutcome, Verdict};
 
 /// The content type of the text prometheus-client writes.
@@ -52,6 +55,8 @@ struct App {
     metrics: ExporterMetrics,
     /// The polled targets' latest results, in list order.
     polled: Arc<Mutex<Vec<poll::Latest>>>,
+    /// What queries learned about each target (polled or probed), for its next query.
+    memory: ServerMemory,
 }
 
 /// Runs `gsq exporter` until interrupted.
@@ -71,6 +76,7 @@ pub async fn run(args: ExporterArgs) -> Outcome {
         own,
         metrics,
         polled: Arc::clone(&polled),
+        memory: ServerMemory::new(),
     });
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
@@ -139,19 +145,58 @@ fn probe_deadline(headers: &HeaderMap, probe_timeout: Duration) -> Duration {
     }
 }
 
-/// The protocol and target of a probe, or the reason they are unusable.
-fn probe_params(params: &HashMap<String, String>) -> Result<(Protocol, HostPort), String> {
-    let protocol = params
-        .get("protocol")
-        .ok_or("missing parameter 'protocol' (sqp, onequery, samp, gamespy1)")?;
-    let protocol: Protocol = protocol.parse().map_err(|e| format!("{e}"))?;
+/// What a probe asks for: a game, protocol or `auto`, its target, and an exact query port.
+#[derive(Debug)]
+struct ProbeParams {
+    choice: Choice,
+    target: HostPort,
+    query_port: Option<u16>,
+}
+
+/// The game (`game=`, or a game id in `protocol=`), protocol or `auto` of a probe, its target
+/// and `query_port`, or the reason they are unusable.
+fn probe_params(params: &HashMap<String, String>) -> Result<ProbeParams, String> {
+    let named = match (params.get("protocol"), params.get("game")) {
+        (Some(_), Some(_)) => return Err("give 'protocol' or 'game', not both".to_owned()),
+        (Some(name), None) | (None, Some(name)) => name,
+        (None, None) => return Err(
+            "missing parameter 'protocol' (a protocol, or auto) or 'game' (an id of 'gsq games')"
+                .to_owned(),
+        ),
+    };
+    let choice = if params.contains_key("game") {
+        match game_named(named) {
+            Ok(game) => Choice::Game(game),
+            Err(e) if e.waiting.is_some() => return Err(e.to_string()),
+            Err(_) => {
+                return Err(format!(
+                    "'{named}' is not a game id ('gsq games' lists them); a protocol goes in protocol={named}"
+                ))
+            }
+        }
+    } else {
+        named.parse().map_err(|e| format!("{e}"))?
+    };
     let target = params
         .get("target")
         .ok_or("missing parameter 'target' (HOST or HOST:PORT)")?;
     let target: HostPort = target.parse().map_err(|e: crate::address::BadAddress| {
         format!("bad target '{target}': {}", e.reason())
     })?;
-    Ok((protocol, target))
+    let query_port = params
+        .get("query_port")
+        .map(|p| {
+            p.parse::<u16>()
+                .ok()
+                .filter(|p| *p != 0)
+                .ok_or_else(|| format!("bad query_port '{p}': expected 1-65535"))
+        })
+        .transpose()?;
+    Ok(ProbeParams {
+        choice,
+        target,
+        query_port,
+    })
 }
 
 fn allowed(allow: &[IpNet], ip: IpAddr) -> bool {
@@ -165,18 +210,35 @@ async fn probe(
 ) -> Response {
     let started = Instant::now();
     let deadline = probe_deadline(&headers, app.probe_timeout);
-    let (protocol, target) = match probe_params(&params) {
+    let ProbeParams {
+        choice,
+        target,
+        query_port,
+    } = match probe_params(&params) {
         Ok(parsed) => parsed,
         Err(reason) => {
             app.metrics.refuse("bad_request");
             return refuse(StatusCode::BAD_REQUEST, reason);
         }
     };
-    let lookup = target.resolve(protocol.default_port());
+    let ports = Ports {
+        given: target.port(),
+        query: query_port,
+    };
+    let attempts = match choice.attempts(ports) {
+        Ok(attempts) if !attempts.is_empty() => attempts,
+        Ok(_) => return refuse(StatusCode::BAD_REQUEST, "nothing to query"),
+        Err(e) => {
+            app.metrics.refuse("bad_request");
+            return refuse(StatusCode::BAD_REQUEST, e.to_string());
+        }
+    };
+    let label = choice.to_string();
+    let lookup = target.resolve(attempts[0].port);
     let address = match tokio::time::timeout(deadline, lookup).await {
         Ok(Ok(address)) => address,
-        Ok(Err(error)) => return answer(&app, protocol, Err(error), started),
-        Err(_) => return answer(&app, protocol, Err(timed_out(deadline)), started),
+        Ok(Err(error)) => return answer(&app, &label, Err(error), started),
+        Err(_) => return answer(&app, &label, Err(timed_out(deadline)), started),
     };
     if !allowed(&app.allow, address.ip()) {
         app.metrics.refuse("forbidden");
@@ -198,14 +260,14 @@ async fn probe(
     };
     let _in_flight = app.metrics.in_flight();
     let remaining = deadline.saturating_sub(started.elapsed());
-    let query = async {
-        let session = engines::new_session(protocol, address, &app.options)?;
-        driver::query_session(session).await
+    let query = first_answer(choice, address.ip(), &attempts, &app.options, &app.memory);
+    let result = match tokio::time::timeout(remaining, query).await {
+        Ok(Ok(answer)) => Ok(answer),
+        Ok(Err(mut failures)) if failures.len() == 1 => Err(failures.remove(0).error),
+        Ok(Err(failures)) => Err(QueryError::protocol(summarize(&failures).1)),
+        Err(_) => Err(timed_out(deadline)),
     };
-    let result = tokio::time::timeout(remaining, query)
-        .await
-        .unwrap_or_else(|_| Err(timed_out(deadline)));
-    answer(&app, protocol, result, started)
+    answer(&app, &label, result, started)
 }
 
 /// The error of a probe that ran out of time.
@@ -220,18 +282,28 @@ fn timed_out(deadline: Duration) -> QueryError {
 /// The probe's metrics, counted in the exporter's own.
 fn answer(
     app: &App,
-    protocol: Protocol,
-    result: Result<query_net::ServerStatus, QueryError>,
+    asked: &str,
+    result: Result<Answer, QueryError>,
     started: Instant,
 ) -> Response {
+    // By the protocol that answered; by what was asked (a game, auto) when none did.
+    let label = match &result {
+        Ok(answer) => answer.status.protocol.to_string(),
+        Err(_) => asked.to_owned(),
+    };
+    let game = result.as_ref().ok().and_then(|a| a.game);
+    let result = result.map(|answer| answer.status);
     app.metrics
-        .count(protocol, Verdict::of(&result), result.as_ref().err(), false);
+        .count(&label, Verdict::of(&result), result.as_ref().err(), false);
     let outcome = QueryOutcome {
         result: result.map_err(|e| e.to_string()),
         duration: Some(started.elapsed()),
     };
     let mut registry = Registry::default();
-    record_results(&mut registry, [(Labels::new(), &outcome)]);
+    let labels: Labels = game
+        .map(|game| vec![("game", game.to_owned())])
+        .unwrap_or_default();
+    record_results(&mut registry, [(labels, &outcome)]);
     let mut text = String::new();
     match prometheus_client::encoding::text::encode(&mut text, &registry) {
         Ok(()) => metrics_text(text),
@@ -250,10 +322,13 @@ async fn own_metrics(State(app): State<Arc<App>>) -> Response {
         &mut targets,
         latest.iter().filter_map(|l| {
             l.outcome.as_ref().map(|outcome| {
-                let labels = vec![
-                    ("protocol", l.protocol.to_string()),
+                let mut labels = vec![
+                    ("protocol", l.protocol.clone()),
                     ("target", l.target.clone()),
                 ];
+                if let Some(game) = l.game {
+                    labels.push(("game", game.to_owned()));
+                }
                 (labels, outcome)
             })
         }),
@@ -316,6 +391,37 @@ mod tests {
             ("target", "a.example:7777")
         ]))
         .is_ok());
+        for (key, value) in [
+            ("protocol", "auto"),
+            ("protocol", "rust"),
+            ("game", "arkse"),
+        ] {
+            let parsed = probe_params(&params(&[(key, value), ("target", "a.example")]));
+            assert!(parsed.is_ok(), "{key}={value}: {parsed:?}");
+        }
+        let parsed = probe_params(&params(&[
+            ("game", "rust"),
+            ("target", "a.example:28015"),
+            ("query_port", "28017"),
+        ]))
+        .unwrap();
+        assert_eq!(parsed.query_port, Some(28017));
+        let err = probe_params(&params(&[("game", "sqp"), ("target", "x")])).unwrap_err();
+        assert!(err.contains("not a game id"), "{err}");
+        let err = probe_params(&params(&[
+            ("game", "rust"),
+            ("protocol", "a2s"),
+            ("target", "x"),
+        ]))
+        .unwrap_err();
+        assert!(err.contains("not both"), "{err}");
+        let err = probe_params(&params(&[
+            ("game", "rust"),
+            ("target", "x"),
+            ("query_port", "0"),
+        ]))
+        .unwrap_err();
+        assert!(err.contains("query_port"), "{err}");
         let err = probe_params(&params(&[("protocol", "quake9"), ("target", "x")])).unwrap_err();
         assert!(err.contains("quake9"), "{err}");
         let err =

@@ -194,7 +194,7 @@ fn construct(
     lifetime: &Lifetime,
     must_end: &[Ident],
 ) -> (Vec<TokenStream>, TokenStream) {
-    let has_computed = fields.iter().any(Field::is_computed);
+    let has_computed = fields.iter().any(Field::is_checked);
     let first_in_place = if must_end.is_empty() && !has_computed {
         fields
             .iter()
@@ -218,6 +218,7 @@ fn construct(
         .filter(|slot| slot.at == 0)
         .map(RunSlot::declare)
         .collect();
+    lets.extend(bit_groups(fields));
     lets.extend(
         fields[..first_in_place]
             .iter()
@@ -225,7 +226,7 @@ fn construct(
             .map(|(index, field)| {
                 let (local, ty) = (&field.local, &field.ty);
                 let value = value_of(index);
-                let offset = field.is_computed().then(|| {
+                let offset = field.is_checked().then(|| {
                     let at = names::computed_at(&local.to_string());
                     quote!(let #at = #reader.offset();)
                 });
@@ -335,10 +336,38 @@ fn fixed_runs(fields: &[Field]) -> Vec<Option<RunSlot>> {
     slots
 }
 
+/// The low `width` bits set, as an unsuffixed literal that takes the group's integer type.
+pub(super) fn bit_mask(width: u32) -> proc_macro2::Literal {
+    let mask = if width >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    };
+    proc_macro2::Literal::u64_unsuffixed(mask)
+}
+
+/// `let __bits_N: uM;` for each group of bit fields, assigned when its first field is read.
+fn bit_groups(fields: &[Field]) -> impl Iterator<Item = TokenStream> + '_ {
+    fields
+        .iter()
+        .filter_map(|field| match field.wire().map(|w| &w.body) {
+            Some(Body::BitField {
+                position: 0, group, ..
+            }) => {
+                let (bits, storage) = (names::bit_group(group.id), names::bit_storage(group.size));
+                Some(quote!(let #bits: #storage;))
+            }
+            _ => None,
+        })
+}
+
 /// For each computed field: its value must be what its expression makes of the other fields,
 /// else the error is at the field's offset.
 fn computed_checks(fields: &[Field]) -> impl Iterator<Item = TokenStream> + '_ {
     fields.iter().filter_map(move |field| {
+        if !field.is_checked() {
+            return None;
+        }
         let scoped = field.wire()?.computed.as_ref()?;
         let (local, ty) = (&field.local, &field.ty);
         let at = names::computed_at(&local.to_string());
@@ -549,6 +578,29 @@ fn value(
             })
         }
         Body::Bool => path.try_(quote!(#r.bool())),
+        Body::BitField {
+            ty,
+            is_bool,
+            width,
+            position,
+            group,
+        } => {
+            let (bits, storage) = (names::bit_group(group.id), names::bit_storage(group.size));
+            let read = (*position == 0).then(|| {
+                let endian = names::endian(group.endian);
+                let read = path.try_(quote!(#r.number::<#storage>(#endian)));
+                quote!(#bits = #read;)
+            });
+            let shift = group.members[*position].shift;
+            let mask = bit_mask(*width);
+            let part = quote!(((#bits >> #shift) & #mask));
+            let value = if *is_bool {
+                quote!(#part != 0)
+            } else {
+                quote!(#part as #ty)
+            };
+            quote!({ #read #value })
+        }
         Body::ByteArray => path.try_(quote!(#r.array())),
         Body::Uuid { endian } => {
             let endian = names::endian(*endian);

@@ -8,8 +8,8 @@ use super::{
     bind, computed_locals, encoded_pattern, optional, prefix_type, tag_type, ErrorPath, Mode,
 };
 use crate::wire::ast::{
-    Body, Container, Count, Data, Enum, Field, FieldKind, Framing, Len, NestedCtx, Presence,
-    Repeat, VariantTag,
+    BitGroup, Body, Container, Count, Data, Enum, Field, FieldKind, Framing, Len, NestedCtx,
+    Presence, Repeat, VariantTag,
 };
 use crate::wire::attr::Encoding;
 use crate::wire::names;
@@ -301,6 +301,57 @@ fn framed(
     }
 }
 
+/// A bit field: refused when its value does not fit its bits; the group's last field writes
+/// the integer the group shares, from every member's local.
+#[allow(clippy::too_many_arguments)]
+fn bit_field(
+    ty: &syn::Type,
+    is_bool: bool,
+    width: u32,
+    position: usize,
+    group: &BitGroup,
+    v: &TokenStream,
+    w: &Ident,
+    path: &ErrorPath,
+) -> TokenStream {
+    let fits = (!is_bool && width < type_bits(ty)).then(|| {
+        let out_of_range = names::private("bits_out_of_range");
+        let fail = path.fail(quote!(#out_of_range(#w, *#v as ::core::primitive::u64)));
+        quote! {
+            if (*#v >> #width) != 0 {
+                #fail;
+            }
+        }
+    });
+    if position + 1 < group.members.len() {
+        return quote!(#fits);
+    }
+    let storage = names::bit_storage(group.size);
+    let parts = group.members.iter().map(|member| {
+        let (local, shift) = (&member.local, member.shift);
+        quote!(((*#local as #storage) << #shift))
+    });
+    let endian = names::endian(group.endian);
+    // A buffer too small for the integer is reported at the group's first field.
+    let path = ErrorPath {
+        field: group.members[0].path.clone(),
+        element: path.element,
+    };
+    let put = path.try_(quote!(#w.put_number::<#storage>(0 #(| #parts)*, #endian)));
+    quote! {
+        #fits
+        #put;
+    }
+}
+
+/// The width in bits of an unsigned integer type.
+fn type_bits(ty: &syn::Type) -> u32 {
+    match crate::wire::types::shape(ty) {
+        crate::wire::types::Shape::Number(size) => (size * 8) as u32,
+        _ => 1,
+    }
+}
+
 fn write(
     body: &Body,
     v: &TokenStream,
@@ -317,6 +368,13 @@ fn write(
             let from = names::from();
             quote!(#w.put_u8(#from(*#v)))
         }
+        Body::BitField {
+            ty,
+            is_bool,
+            width,
+            position,
+            group,
+        } => return bit_field(ty, *is_bool, *width, *position, group, v, w, path),
         Body::ByteArray => quote!(#w.put_bytes(#v)),
         Body::Uuid { endian } => {
             let endian = names::endian(*endian);

@@ -147,7 +147,11 @@ fn value(body: &Body, v: &TokenStream, fields: &[Field]) -> TokenStream {
             quote!(#encode::encoded_len(#v, #ctx))
         }
         Body::Repeat(repeat) => self::repeat(repeat, v, fields),
-        Body::Number { .. } | Body::Bool | Body::Uuid { .. } | Body::Bits { .. } => {
+        Body::Number { .. }
+        | Body::Bool
+        | Body::Uuid { .. }
+        | Body::Bits { .. }
+        | Body::BitField { .. } => {
             unreachable!("fixed-size bodies are handled above")
         }
     }
@@ -162,6 +166,13 @@ fn fixed_size(body: &Body) -> Option<TokenStream> {
         }
         Body::Bool => Some(quote!(1)),
         Body::Uuid { .. } => Some(quote!(16)),
+        // The group's integer is counted once, with its first field.
+        Body::BitField {
+            position, group, ..
+        } => {
+            let n = size(if *position == 0 { group.size } else { 0 });
+            Some(quote!(#n))
+        }
         Body::Bits { ty, .. } => {
             let flags = names::flags_trait();
             Some(quote!(::core::mem::size_of::<<#ty as #flags>::Bits>()))

@@ -7,6 +7,7 @@
 
 mod decode;
 mod encode;
+mod fixed;
 mod len;
 mod view;
 
@@ -53,6 +54,10 @@ pub fn expand(container: &Container) -> TokenStream {
     let decode_exact_body = decode::container(container, &lifetime, decode::Until::End);
     let encode_body = encode::container(container);
     let len_body = len::container(container);
+    let fixed_len = fixed::fixed_len(container);
+    let ranges = fixed::ranges(container);
+    let flag_masks = fixed::flag_masks(container);
+    let tag_range = fixed::tag_range(container);
     let tag_impl = match &container.data {
         Data::Enum(data) => {
             let tag_ty = tag_type(data.tag_ty);
@@ -60,6 +65,8 @@ pub fn expand(container: &Container) -> TokenStream {
             quote! {
                 #[automatically_derived]
                 impl #impl_generics #ident #ty_generics #where_clause {
+                    #tag_range
+
                     /// The tag that selects this variant on the wire.
                     #[inline]
                     pub fn tag(&self) -> #tag_ty {
@@ -124,6 +131,8 @@ pub fn expand(container: &Container) -> TokenStream {
             impl #impl_generics #encode_trait for #ident #ty_generics #where_clause {
                 type Ctx = #ctx_type;
 
+                const FIXED_LEN: ::core::option::Option<#usize> = #fixed_len;
+
                 #[inline]
                 fn encoded_len(&self, #ctx_param) -> #usize {
                     #len_body
@@ -136,6 +145,9 @@ pub fn expand(container: &Container) -> TokenStream {
             }
 
             #tag_impl
+
+            #ranges
+            #flag_masks
         };
     }
 }

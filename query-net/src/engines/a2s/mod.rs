@@ -19,7 +19,9 @@
 //! - **Partial answers.** INFO must arrive whole, or the query fails (with the decode error of
 //!   the last bad datagram, if one came, else the timeout). PLAYER and RULES are extras: when
 //!   one fails, the status is returned without it with `complete: false` and the reason in
-//!   `raw.players_error` / `raw.rules_error`. Where a split reply lost a later part, or a server
+//!   `raw.players_error` / `raw.rules_error`: what the latest datagram that made no reply was
+//!   (a split reply with a bad CRC32 or over the decompression cap), or which parts of a split
+//!   reply never came, else that nothing came. Where a split reply lost a later part, or a server
 //!   cut a reply mid-row, the rows and pairs that arrived whole are kept (`complete: false`).
 //! - Text is decoded with [`Options::encoding`], UTF-8 by default (what Source servers send);
 //!   invalid bytes become U+FFFD rather than failing the query.
@@ -57,7 +59,7 @@ pub use status::{
 };
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use query_specs::a2s::{
     Challenge, InfoRequest, Reassembly, Reply, Request, INFO_PAYLOAD, KIND_CHALLENGE, KIND_INFO,
@@ -67,7 +69,7 @@ use query_wire::{Decode, TextEncoding};
 use serde_json::Value;
 
 use super::StatusSession;
-use crate::engine::{ClientSession, Retry};
+use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::options::Options;
 use crate::status::ServerStatus;
@@ -146,17 +148,11 @@ pub struct A2sClient {
     /// Challenges received for the current step.
     challenges: u32,
     parts: Reassembly,
-    /// The start of the current step's split reply, kept when a resend gives up on its parts.
-    prefix: Option<Vec<u8>>,
     /// The app id INFO gave (0 before, and for GoldSrc's detailed reply): PLAYER decodes by it.
     app_id: u16,
     /// The status being built, once INFO is in.
     status: Option<ServerStatus>,
-    first_sent: Option<Instant>,
-    best_rtt: Option<Duration>,
-    last_bad: Option<query_wire::Error>,
-    result: Option<Result<ServerStatus, QueryError>>,
-    finished: bool,
+    outcome: Outcome<ServerStatus>,
 }
 
 impl A2sClient {
@@ -172,14 +168,9 @@ impl A2sClient {
             challenge: None,
             challenges: 0,
             parts: Reassembly::new(),
-            prefix: None,
             app_id: 0,
             status: None,
-            first_sent: None,
-            best_rtt: None,
-            last_bad: None,
-            result: None,
-            finished: false,
+            outcome: Outcome::new(),
         };
         session.start(Step::Info);
         session
@@ -189,8 +180,7 @@ impl A2sClient {
         self.step = step;
         self.challenges = 0;
         self.parts = Reassembly::new();
-        self.prefix = None;
-        self.last_bad = None;
+        self.outcome.forget_malformed();
         self.send_request();
     }
 
@@ -211,16 +201,11 @@ impl A2sClient {
             .retry
             .start_encoded(self.step.waiting_for(), &request, ())
         {
-            self.finish(Err(QueryError::protocol(format!(
+            self.outcome.finish(Err(QueryError::protocol(format!(
                 "cannot encode the {}: {e}",
                 self.step.waiting_for()
             ))));
         }
-    }
-
-    fn finish(&mut self, result: Result<ServerStatus, QueryError>) {
-        self.finished = true;
-        self.result = Some(result);
     }
 
     /// A whole reply: a datagram, or a split reply joined.
@@ -241,7 +226,7 @@ impl A2sClient {
             Ok(Reply::Challenge(Challenge { challenge })) => challenge,
             Ok(_) => return,
             Err(e) => {
-                self.last_bad = Some(e);
+                self.outcome.note_malformed(e);
                 return;
             }
         };
@@ -264,12 +249,10 @@ impl A2sClient {
         let decoded = Reply::from_bytes_with(reply, self.app_id);
         if let (Step::Info, Err(e)) = (self.step, &decoded) {
             // Anyone can forge a datagram from the server's address: wait for the real one.
-            self.last_bad = Some(e.clone());
+            self.outcome.note_malformed(e.clone());
             return;
         }
-        if let Some(rtt) = self.retry.finish(now) {
-            self.best_rtt = Some(self.best_rtt.map_or(rtt, |best| best.min(rtt)));
-        }
+        self.outcome.answered(&mut self.retry, now);
         match decoded {
             Ok(Reply::Info(info)) => {
                 self.app_id = info.app_id;
@@ -327,21 +310,27 @@ impl A2sClient {
     /// (keeping the whole rows of a split reply's first parts).
     fn give_up_step(&mut self, error: QueryError, now: Instant) {
         if self.step == Step::Info {
-            self.finish(Err(error));
+            self.outcome.finish(Err(error));
             return;
         }
         self.retry.finish(now);
-        let prefix = self.parts.received_prefix().or_else(|| self.prefix.take());
+        self.leave_out_step(&error);
+        self.next_step();
+    }
+
+    /// Keeps the whole rows of the current step's parts, if any came, and says why the rest
+    /// is missing.
+    fn leave_out_step(&mut self, why: &QueryError) {
+        let prefix = self.parts.received_prefix();
         match prefix {
-            Some(prefix) => self.keep_before_cut(&prefix, &error.to_string()),
+            Some(prefix) => self.keep_before_cut(&prefix, &why.to_string()),
             None => {
                 if let Some(status) = &mut self.status {
                     status.complete = false;
-                    status::set_raw(status, self.step.error_key(), error.to_string().into());
+                    status::set_raw(status, self.step.error_key(), why.to_string().into());
                 }
             }
         }
-        self.next_step();
     }
 
     fn next_step(&mut self) {
@@ -353,15 +342,35 @@ impl A2sClient {
         match next {
             Some(step) => self.start(step),
             None => {
-                let mut status = self.status.take().ok_or_else(|| {
-                    QueryError::protocol("the query ended before the server's INFO reply")
-                });
-                if let Ok(status) = &mut status {
-                    status.ping_ms = self.best_rtt.unwrap_or_default().as_secs_f64() * 1000.0;
-                }
-                self.finish(status);
+                let status = self.final_status();
+                self.outcome.finish(status);
             }
         }
+    }
+
+    /// Why the current step got no answer: the last datagram that did not make one (a split
+    /// reply with a bad CRC32 or over the decompression cap, a reply that does not decode), or
+    /// the parts of a split reply that never came, or else `unanswered` as it is.
+    fn why_unanswered(&mut self, unanswered: QueryError) -> QueryError {
+        if self.outcome.malformed().is_some() {
+            return self.outcome.unanswered(unanswered);
+        }
+        let missing = self.parts.missing_parts();
+        if missing.is_empty() {
+            return unanswered;
+        }
+        QueryError::protocol(format!(
+            "{unanswered}: parts {missing:?} of its split reply never arrived"
+        ))
+    }
+
+    /// The status built so far, with the best round trip.
+    fn final_status(&mut self) -> Result<ServerStatus, QueryError> {
+        let mut status = self.status.take().ok_or_else(|| {
+            QueryError::protocol("the query ended before the server's INFO reply")
+        })?;
+        status.ping_ms = self.outcome.best_rtt().as_secs_f64() * 1000.0;
+        Ok(status)
     }
 }
 
@@ -373,18 +382,11 @@ impl ClientSession for A2sClient {
     }
 
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        if self.finished {
-            return None;
-        }
-        let sent = self.retry.poll_transmit(now);
-        if sent.is_some() {
-            self.first_sent.get_or_insert(now);
-        }
-        sent
+        self.outcome.poll_transmit(&mut self.retry, now)
     }
 
     fn on_reply(&mut self, datagram: &[u8], now: Instant) {
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         if datagram.starts_with(SINGLE_BYTES) {
@@ -393,52 +395,33 @@ impl ClientSession for A2sClient {
             match self.parts.push(datagram) {
                 Ok(Some(whole)) => self.on_whole(&whole, now),
                 Ok(None) => {}
-                Err(e) => self.last_bad = Some(e),
+                Err(e) => self.outcome.note_malformed(e),
             }
         }
         // Anything else is no A2S reply at all.
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        if self.finished {
-            return None;
-        }
-        self.retry.poll_timeout()
+        self.outcome.poll_timeout(&self.retry)
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         match self.retry.handle_timeout(now) {
-            Ok(()) => {
-                if self.retry.is_active() && self.retry.poll_timeout().is_none() {
-                    // A resend is due, and its reply will carry a new id: start its parts
-                    // afresh, keeping the start of this one in case no whole reply comes.
-                    if let Some(prefix) = self.parts.received_prefix() {
-                        if self
-                            .prefix
-                            .as_ref()
-                            .is_none_or(|kept| kept.len() < prefix.len())
-                        {
-                            self.prefix = Some(prefix);
-                        }
-                    }
-                    self.parts = Reassembly::new();
-                }
-            }
+            // A resend's reply carries a new id; the parts of both are kept apart by id, and
+            // whichever completes first answers.
+            Ok(()) => {}
             Err(timeout) => {
-                let error = match (self.step, self.last_bad.take()) {
-                    (Step::Info, Some(bad)) => QueryError::Malformed(bad),
-                    _ => timeout,
-                };
+                let error = self.why_unanswered(timeout);
                 self.give_up_step(error, now);
             }
         }
     }
 
     fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.result.take()
+        self.outcome.poll_result()
     }
 
     /// With the INFO reply in: the status with what the current step got (the whole rows of
@@ -446,31 +429,19 @@ impl ClientSession for A2sClient {
     /// begun are left out. Before it: `why`.
     fn give_up(&mut self, why: QueryError, now: Instant) -> Result<ServerStatus, QueryError> {
         self.retry.finish(now);
-        if !self.finished {
-            if self.step == Step::Info {
-                self.finish(Err(why));
-            } else {
-                let prefix = self.parts.received_prefix().or_else(|| self.prefix.take());
-                match prefix {
-                    Some(prefix) => self.keep_before_cut(&prefix, &why.to_string()),
-                    None => {
-                        if let Some(status) = &mut self.status {
-                            status.complete = false;
-                            status::set_raw(status, self.step.error_key(), why.to_string().into());
-                        }
-                    }
-                }
-                let mut status = self.status.take().ok_or_else(|| {
-                    QueryError::protocol("the query ended before the server's INFO reply")
-                });
-                if let Ok(status) = &mut status {
-                    status.ping_ms = self.best_rtt.unwrap_or_default().as_secs_f64() * 1000.0;
-                }
-                self.finish(status);
-            }
+        if let Some(ended) = self.outcome.end() {
+            return ended;
         }
-        self.result
-            .take()
-            .unwrap_or_else(|| Err(QueryError::protocol("the query has ended")))
+        if self.step == Step::Info {
+            return Err(why);
+        }
+        let why = match self.outcome.malformed() {
+            Some(bad) => QueryError::protocol(format!(
+                "{why}; the latest datagram that made no reply: {bad}"
+            )),
+            None => self.why_unanswered(why),
+        };
+        self.leave_out_step(&why);
+        self.final_status()
     }
 }

@@ -3,23 +3,22 @@
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::ops::Range;
-use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
-use hmac::{Hmac, KeyInit, Mac};
 use query_specs::a2s::{
     Challenge, ExtraData, Info, Player as WirePlayer, PlayerList, Players, Reply, Request,
     Rule as WireRule, Rules, ShipPlayers, ShipStats, SourcePart, TheShip, COMPRESSED_ID,
-    EDF_GAME_ID, EDF_KEYWORDS, EDF_PORT, EDF_STEAM_ID, INFO_PAYLOAD, MAX_PARTS, THE_SHIP,
+    INFO_PAYLOAD, MAX_PARTS, THE_SHIP,
 };
 use query_wire::{Decode, Encode, Text};
-use sha2::Sha256;
 
+use crate::challenge::KeyedChallenge;
 use crate::clock::Now;
 use crate::engine::{DropReason, ReplySink, Responder, Verdict};
 use crate::engines::fit;
+use crate::snapshot::SnapshotCache;
 use crate::state::{RuleValue, ServerState, SharedState};
 
 /// The largest datagram a Source server sends; longer replies are split.
@@ -120,8 +119,8 @@ impl Default for A2sConfig {
 pub struct A2sResponder {
     state: SharedState,
     config: A2sConfig,
-    key: ChallengeKey,
-    encoded: Option<Encoded>,
+    challenges: KeyedChallenge,
+    encoded: SnapshotCache<Encoded>,
     /// The id of the next split reply; never has [`COMPRESSED_ID`] set.
     next_id: u32,
 }
@@ -138,10 +137,10 @@ impl A2sResponder {
     /// Answers from `state` as `config` says, with a random challenge key.
     pub fn new(state: SharedState, config: A2sConfig) -> Self {
         A2sResponder {
+            challenges: KeyedChallenge::new(config.challenge_window),
             state,
             config,
-            key: ChallengeKey::random(),
-            encoded: None,
+            encoded: SnapshotCache::new(),
             next_id: 1,
         }
     }
@@ -150,7 +149,7 @@ impl A2sResponder {
     /// (one per core behind one address) accept each other's.
     #[must_use]
     pub fn with_secret(mut self, secret: &[u8; 32]) -> Self {
-        self.key = ChallengeKey::new(secret);
+        self.challenges = self.challenges.rekeyed(secret);
         self
     }
 
@@ -166,35 +165,16 @@ impl A2sResponder {
 
     /// The challenge `client` is given at `wall`.
     fn challenge(&self, client: SocketAddr, wall: SystemTime) -> i32 {
-        self.key.for_window(client, self.window(wall))
-    }
-
-    /// Whether `challenge` is the one `client` was given in this window or the one before.
-    fn is_valid(&self, client: SocketAddr, challenge: i32, wall: SystemTime) -> bool {
-        let window = self.window(wall);
-        challenge == self.key.for_window(client, window)
-            || window
-                .checked_sub(1)
-                .is_some_and(|before| challenge == self.key.for_window(client, before))
-    }
-
-    fn window(&self, wall: SystemTime) -> u64 {
-        let millis = self.config.challenge_window.as_millis().max(1);
-        let since = wall.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
-        u64::try_from(since.as_millis() / millis).unwrap_or(u64::MAX)
+        self.challenges.issue(client, wall)
     }
 
     /// Brings the encoded replies up to date with the state.
     fn refresh(&mut self) -> Result<&Encoded, query_wire::Error> {
-        let current = self.state.load();
-        let stale = !matches!(&self.encoded, Some(e) if Arc::ptr_eq(&e.snapshot, &current));
-        if stale {
-            let buffer = self.encoded.take().map(|e| e.bytes).unwrap_or_default();
-            self.encoded = Some(Encoded::build(Arc::clone(&current), &self.config, buffer)?);
-        }
-        self.encoded.as_ref().ok_or_else(|| {
-            query_wire::Error::new(query_wire::ErrorKind::Invalid("no encoded replies"), 0)
-        })
+        let config = &self.config;
+        let (_, encoded) = self.encoded.get(&self.state, (), |state, stale| {
+            Encoded::build(state, config, stale.map(|e| e.bytes).unwrap_or_default())
+        })?;
+        Ok(encoded)
     }
 
     /// Sends the reply `wanted` asks for: whole, or in Source parts when longer than a part.
@@ -244,7 +224,7 @@ impl Responder for A2sResponder {
             Request::Players(c) => (Wanted::Players, Some(c.challenge)),
             Request::Rules(c) => (Wanted::Rules, Some(c.challenge)),
         };
-        if proof.is_some_and(|c| self.is_valid(from, c, now.wall)) {
+        if proof.is_some_and(|c| self.challenges.accepts(from, c, now.wall)) {
             // Only `from` was given this challenge: the source is not spoofed.
             replies.mark_proven();
             return self.answer(wanted, replies);
@@ -297,57 +277,9 @@ fn push_parts(whole: &[u8], id: u32, limit: usize, replies: &mut ReplySink) -> V
     Verdict::Answered
 }
 
-/// Challenges as a keyed MAC of the client's address and the time window: nothing is kept per
-/// client, and a challenge may be used for every request of its window, as Source allows.
-#[derive(Clone)]
-pub(crate) struct ChallengeKey {
-    /// HMAC state already keyed with the secret, cloned per challenge instead of re-keying.
-    keyed: Hmac<Sha256>,
-}
-
-impl ChallengeKey {
-    pub(crate) fn new(secret: &[u8; 32]) -> Self {
-        // HMAC is defined for keys of any length, so keying cannot fail.
-        let keyed = <Hmac<Sha256> as KeyInit>::new_from_slice(secret)
-            .expect("HMAC accepts keys of any length");
-        ChallengeKey { keyed }
-    }
-
-    /// A key from a random secret, as a responder starts with.
-    pub(crate) fn random() -> Self {
-        let mut secret = [0u8; 32];
-        rand::fill(&mut secret);
-        ChallengeKey::new(&secret)
-    }
-
-    /// The challenge of `client` (IP and port: another port of the same IP cannot use it) in
-    /// `window`: 31 bits of the MAC, so never the `-1` of a request that has none.
-    pub(crate) fn for_window(&self, client: SocketAddr, window: u64) -> i32 {
-        let mut mac = self.keyed.clone();
-        mac.update(&window.to_le_bytes());
-        match client.ip().to_canonical() {
-            IpAddr::V4(v4) => mac.update(&v4.octets()),
-            IpAddr::V6(v6) => mac.update(&v6.octets()),
-        }
-        mac.update(&client.port().to_le_bytes());
-        let digest = mac.finalize().into_bytes();
-        let first = [digest[0], digest[1], digest[2], digest[3]];
-        i32::from_le_bytes(first) & i32::MAX
-    }
-}
-
-impl std::fmt::Debug for ChallengeKey {
-    /// Never shows the secret.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ChallengeKey(<secret>)")
-    }
-}
-
 /// The whole INFO, PLAYER and RULES replies for one state snapshot, back to back.
 #[derive(Debug)]
 struct Encoded {
-    /// Held so that the pointer compared against stays this snapshot's.
-    snapshot: Arc<ServerState>,
     bytes: Vec<u8>,
     info: Range<usize>,
     players: Range<usize>,
@@ -356,12 +288,11 @@ struct Encoded {
 
 impl Encoded {
     fn build(
-        snapshot: Arc<ServerState>,
+        state: &ServerState,
         config: &A2sConfig,
         mut bytes: Vec<u8>,
     ) -> Result<Self, query_wire::Error> {
         bytes.clear();
-        let state = &*snapshot;
         let app_id = config.app_id;
         let keywords = keywords(state, config);
         let info = append(
@@ -377,7 +308,6 @@ impl Encoded {
             .collect();
         let rules = append(&mut bytes, &rules(&rule_texts), app_id)?;
         Ok(Encoded {
-            snapshot,
             bytes,
             info,
             players,
@@ -401,20 +331,7 @@ fn info<'s>(state: &'s ServerState, config: &'s A2sConfig, keywords: &'s str) ->
     } else {
         &config.game
     };
-    let mut flags = 0;
-    let port = (state.port != 0).then_some(state.port);
     let keywords = wire_text(keywords);
-    let sent = [
-        (port.is_some(), EDF_PORT),
-        (config.steam_id.is_some(), EDF_STEAM_ID),
-        (!keywords.as_bytes().is_empty(), EDF_KEYWORDS),
-        (config.game_id.is_some(), EDF_GAME_ID),
-    ];
-    for (present, bit) in sent {
-        if present {
-            flags |= bit;
-        }
-    }
     Info {
         protocol: config.protocol,
         name: wire_text(&state.name),
@@ -435,12 +352,13 @@ fn info<'s>(state: &'s ServerState, config: &'s A2sConfig, keywords: &'s str) ->
             duration: 0,
         }),
         version: wire_text(&state.version),
+        // The flag byte is written from the fields present.
         extra: Some(ExtraData {
-            flags,
-            port,
+            flags: 0,
+            port: (state.port != 0).then_some(state.port),
             steam_id: config.steam_id,
             spectator: None,
-            keywords: (flags & EDF_KEYWORDS != 0).then_some(keywords),
+            keywords: (!keywords.as_bytes().is_empty()).then_some(keywords),
             game_id: config.game_id,
         }),
     }
@@ -567,6 +485,8 @@ fn append(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::UNIX_EPOCH;
+
     use query_specs::a2s::{InfoRequest, Reassembly, NO_CHALLENGE, SINGLE_BYTES, SPLIT_BYTES};
     use query_wire::TextEncoding;
 
@@ -730,7 +650,7 @@ mod tests {
         let mut r = responder(state(), A2sConfig::default());
         let issued = r.challenge(from(), at(0).wall);
         // Valid in its window and the next one.
-        assert!(r.is_valid(from(), issued, at(59).wall));
+        assert!(r.challenges.accepts(from(), issued, at(59).wall));
         let later = at(120);
         let current = r.challenge(from(), later.wall);
         assert_ne!(issued, current);
@@ -741,10 +661,10 @@ mod tests {
         }
         // Bound to the port as well as the IP.
         let other_port: SocketAddr = "192.0.2.1:5001".parse().unwrap();
-        assert!(!r.is_valid(other_port, current, later.wall));
+        assert!(!r.challenges.accepts(other_port, current, later.wall));
         // A mapped IPv4 source is the same client.
         let mapped: SocketAddr = "[::ffff:192.0.2.1]:5000".parse().unwrap();
-        assert!(r.is_valid(mapped, current, later.wall));
+        assert!(r.challenges.accepts(mapped, current, later.wall));
     }
 
     #[test]

@@ -4,8 +4,7 @@ use std::net::SocketAddr;
 
 use indexmap::IndexMap;
 use query_specs::a2s::{
-    Info, InfoDetailed, Player as WirePlayer, PlayerList, Rule, ShipStats, KIND_PLAYERS,
-    KIND_RULES, SINGLE_BYTES,
+    Info, InfoDetailed, Player as WirePlayer, PlayerList, PlayersHead, Rule, RulesHead, ShipStats,
 };
 use query_wire::{Decode, Text, TextEncoding};
 use serde_json::{json, Map, Value};
@@ -201,31 +200,24 @@ pub fn add_rules(
 /// The rows of a player list cut short (a lost part, a server that stops mid-row): every row
 /// that arrived whole, and the count byte. `None` when not even the count arrived.
 pub fn players_before_cut(reply: &[u8]) -> Option<(u8, Vec<WirePlayer<'_>>)> {
-    let body = reply
-        .strip_prefix(&SINGLE_BYTES[..])?
-        .strip_prefix(&[KIND_PLAYERS])?;
-    let (&count, mut rest) = body.split_first()?;
-    let mut rows = Vec::new();
-    while let Ok((row, after)) = WirePlayer::from_prefix(rest, ()) {
-        rows.push(row);
-        rest = after;
-    }
-    Some((count, rows))
+    let (head, rest) = PlayersHead::from_prefix(reply, ()).ok()?;
+    Some((head.count, whole_rows(rest)))
 }
 
 /// The pairs of a rules reply cut short: every pair that arrived whole, and the count.
 pub fn rules_before_cut(reply: &[u8]) -> Option<(u16, Vec<Rule<'_>>)> {
-    let body = reply
-        .strip_prefix(&SINGLE_BYTES[..])?
-        .strip_prefix(&[KIND_RULES])?;
-    let (count, mut rest) = body.split_first_chunk::<2>()?;
-    let count = u16::from_le_bytes(*count);
-    let mut rules = Vec::new();
-    while let Ok((rule, after)) = Rule::from_prefix(rest, ()) {
-        rules.push(rule);
+    let (head, rest) = RulesHead::from_prefix(reply, ()).ok()?;
+    Some((head.count, whole_rows(rest)))
+}
+
+/// The rows at the start of `rest` that decode whole, each through its declared type.
+fn whole_rows<'a, T: Decode<'a, Ctx = ()>>(mut rest: &'a [u8]) -> Vec<T> {
+    let mut rows = Vec::new();
+    while let Ok((row, after)) = T::from_prefix(rest, ()) {
+        rows.push(row);
         rest = after;
     }
-    Some((count, rules))
+    rows
 }
 
 /// Records `value` under `key` in the status's `raw` object.

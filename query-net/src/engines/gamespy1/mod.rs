@@ -19,8 +19,8 @@
 //!   attempts run out the query fails with a timeout (or with the decode error of the last
 //!   datagram that came but made no sense).
 //! - Some parts arrived: the request is not sent again (a new request gets a new query id, whose
-//!   parts cannot complete the first). The rest is waited for until the attempt's timeout, or a
-//!   little longer while parts are still trickling in; then the status is returned with what
+//!   parts cannot complete the first). The rest is waited for a short gap after the latest
+//!   part ([`PartWait`]); then the status is returned with what
 //!   arrived, `complete: false`, and the missing part numbers in `raw.missing_parts`.
 //! - Mapping: `hostname` → name, `mapname` → map, `gametype` → game type, `gamever` → version,
 //!   `numplayers` / `maxplayers`, `password`; every other server key is a rule (`gamename`,
@@ -53,9 +53,10 @@ use query_specs::gamespy1::{Pushed, Reassembly};
 use query_wire::TextEncoding;
 
 use super::StatusSession;
-use crate::engine::{ClientSession, Retry};
+use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::options::Options;
+use crate::part_wait::PartWait;
 use crate::status::ServerStatus;
 
 /// The encoding GameSpy v1 text is read and written in unless another is chosen. Declared with
@@ -70,10 +71,6 @@ pub const DEFAULT_REQUEST: &str = "\\status\\";
 /// [`Options::max_reply_bytes`] caps the bytes of all of them.
 pub const MAX_QUERY_IDS: usize = 4;
 
-/// Once the attempt's timeout has passed, a reply whose parts are still arriving gets at least
-/// this long after the latest one for the next.
-const MIN_PART_GAP: Duration = Duration::from_millis(50);
-
 /// A status query of `target`.
 pub fn client(target: SocketAddr, options: &Options) -> Result<StatusSession, QueryError> {
     Ok(Box::new(GameSpy1Session::new(target, options)))
@@ -84,20 +81,14 @@ pub fn client(target: SocketAddr, options: &Options) -> Result<StatusSession, Qu
 pub struct GameSpy1Session {
     target: SocketAddr,
     encoding: TextEncoding,
-    timeout: Duration,
     retry: Retry,
     /// One reassembly per query id seen, in the order first seen.
     candidates: Vec<Reassembly>,
     /// The round trip to the first part; `Some` once anything arrived.
     first_rtt: Option<Duration>,
-    /// When the attempt that got the first part timed out.
-    attempt_end: Option<Instant>,
-    /// Once a part arrived: when to stop waiting for the rest.
-    rest_until: Option<Instant>,
-    /// The latest datagram from the server that was not a reply part.
-    malformed: Option<query_wire::Error>,
-    result: Option<Result<ServerStatus, QueryError>>,
-    finished: bool,
+    /// Once a part arrived: the wait for the rest.
+    rest: PartWait,
+    outcome: Outcome<ServerStatus>,
 }
 
 impl GameSpy1Session {
@@ -113,22 +104,12 @@ impl GameSpy1Session {
         GameSpy1Session {
             target,
             encoding,
-            timeout: options.timeout,
             retry,
             candidates: Vec::new(),
             first_rtt: None,
-            attempt_end: None,
-            rest_until: None,
-            malformed: None,
-            result: None,
-            finished: false,
+            rest: PartWait::new(options.timeout),
+            outcome: Outcome::new(),
         }
-    }
-
-    fn finish(&mut self, result: Result<ServerStatus, QueryError>, now: Instant) {
-        self.retry.finish(now);
-        self.result = Some(result);
-        self.finished = true;
     }
 
     /// The reassembly to report: a complete one, else the one with the most parts (the first
@@ -151,13 +132,15 @@ impl GameSpy1Session {
             return Err(QueryError::protocol("no part of the reply arrived"));
         };
         let assembled = parts.reply_with(self.encoding)?;
-        Ok(status::from_assembled(
+        let mut status = status::from_assembled(
             self.target,
             &assembled,
             parts,
             self.encoding,
             self.first_rtt.unwrap_or_default(),
-        ))
+        );
+        status.note_refused_part(self.outcome.malformed());
+        Ok(status)
     }
 
     /// Files one datagram with the reassembly of its query id, starting one for a new id while
@@ -192,83 +175,66 @@ impl ClientSession for GameSpy1Session {
     }
 
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        if self.finished {
-            return None;
-        }
-        self.retry.poll_transmit(now)
+        self.outcome.poll_transmit(&mut self.retry, now)
     }
 
     fn on_reply(&mut self, datagram: &[u8], now: Instant) {
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         let index = match self.push(datagram) {
             Ok(Some(index)) => index,
             Ok(None) => return,
             Err(error) => {
-                self.malformed = Some(error);
+                self.outcome.note_malformed(error);
                 return;
             }
         };
         if self.first_rtt.is_none() {
             // The first part: stop resending, a new request would get a new query id.
-            self.attempt_end = self.retry.poll_timeout();
             self.first_rtt = Some(self.retry.finish(now).unwrap_or_default());
         }
         if self.candidates[index].is_complete() {
-            let status = self.status();
-            self.finish(status, now);
+            self.outcome.finish(self.status());
             return;
         }
-        let gap = self
-            .first_rtt
-            .unwrap_or_default()
-            .saturating_mul(4)
-            .max(MIN_PART_GAP)
-            .min(self.timeout.max(MIN_PART_GAP));
-        let attempt_end = self.attempt_end.unwrap_or(now);
-        self.rest_until = Some(attempt_end.max(now + gap));
+        self.rest
+            .part_arrived(self.first_rtt.unwrap_or_default(), now);
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        if self.finished {
-            None
-        } else if self.first_rtt.is_some() {
-            self.rest_until
+        if self.outcome.is_finished() || self.first_rtt.is_none() {
+            self.outcome.poll_timeout(&self.retry)
         } else {
-            self.retry.poll_timeout()
+            self.rest.until()
         }
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         if self.first_rtt.is_none() {
-            if let Err(timeout) = self.retry.handle_timeout(now) {
-                let error = self.malformed.take().map_or(timeout, QueryError::Malformed);
-                self.finish(Err(error), now);
-            }
-        } else if self.rest_until.is_some_and(|until| now >= until) {
-            let status = self.status();
-            self.finish(status, now);
+            self.outcome.handle_timeout(&mut self.retry, now);
+        } else if self.rest.is_over(now) {
+            self.outcome.finish(self.status());
         }
     }
 
     fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.result.take()
+        self.outcome.poll_result()
     }
 
     /// What arrived, `complete: false`; without any part, `why` (or the last malformed
     /// datagram's error).
-    fn give_up(&mut self, why: QueryError, now: Instant) -> Result<ServerStatus, QueryError> {
-        let result = if self.candidates.is_empty() {
-            Err(self.malformed.take().map_or(why, QueryError::Malformed))
+    fn give_up(&mut self, why: QueryError, _now: Instant) -> Result<ServerStatus, QueryError> {
+        if let Some(ended) = self.outcome.end() {
+            return ended;
+        }
+        if self.candidates.is_empty() {
+            Err(self.outcome.unanswered(why))
         } else {
             self.status()
-        };
-        self.retry.finish(now);
-        self.finished = true;
-        result
+        }
     }
 }

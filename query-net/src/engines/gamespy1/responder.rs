@@ -4,7 +4,6 @@
 use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::ops::Range;
-use std::sync::Arc;
 
 use query_specs::gamespy1::{
     Player as WirePlayer, Reply, ReplyDatagrams, Request, Team as WireTeam,
@@ -17,6 +16,7 @@ use super::DEFAULT_ENCODING;
 use crate::clock::Now;
 use crate::engine::{DropReason, ReplySink, Responder, Verdict};
 use crate::engines::fit;
+use crate::snapshot::SnapshotCache;
 use crate::state::{RuleValue, ServerState, SharedState};
 
 /// How a [`GameSpy1Responder`] presents the server, beyond the [`ServerState`].
@@ -73,7 +73,7 @@ const MAX_TEAMS_BYTES: usize = 2 * 1024;
 pub struct GameSpy1Responder {
     state: SharedState,
     config: GameSpy1Config,
-    sections: Option<Sections>,
+    sections: SnapshotCache<Sections>,
     /// The reply being sent, reused from request to request.
     payload: Vec<u8>,
     /// Where each datagram's pairs start and end, reused likewise.
@@ -134,7 +134,7 @@ impl GameSpy1Responder {
         GameSpy1Responder {
             state,
             config,
-            sections: None,
+            sections: SnapshotCache::new(),
             payload: Vec::new(),
             plan: Vec::new(),
             next_query_id: 1,
@@ -149,17 +149,6 @@ impl GameSpy1Responder {
     /// The query id the next reply carries.
     pub fn next_query_id(&self) -> u32 {
         self.next_query_id
-    }
-
-    /// Brings the encoded sections up to date with the state.
-    fn refresh(&mut self) -> Result<(), query_wire::Error> {
-        let current = self.state.load();
-        if matches!(&self.sections, Some(s) if Arc::ptr_eq(&s.snapshot, &current)) {
-            return Ok(());
-        }
-        let buffer = self.sections.take().map(|s| s.bytes).unwrap_or_default();
-        self.sections = Some(Sections::build(Arc::clone(&current), &self.config, buffer)?);
-        Ok(())
     }
 }
 
@@ -177,10 +166,11 @@ impl Responder for GameSpy1Responder {
         if !wanted.anything() {
             return Verdict::Dropped(DropReason::Unsupported);
         }
-        if self.refresh().is_err() {
-            return Verdict::Dropped(DropReason::Unsupported);
-        }
-        let Some(sections) = &self.sections else {
+        let config = &self.config;
+        let built = self.sections.get(&self.state, (), |state, stale| {
+            Sections::build(state, config, stale.map(|s| s.bytes).unwrap_or_default())
+        });
+        let Ok((_, sections)) = built else {
             return Verdict::Dropped(DropReason::Unsupported);
         };
         if sections.compose(&wanted, &mut self.payload).is_err() {
@@ -230,8 +220,6 @@ fn cut_between_pairs(payload: &mut Vec<u8>, max_len: usize) {
 /// The encoded pairs of each reply section for one state snapshot, back to back.
 #[derive(Debug)]
 struct Sections {
-    /// Held so that the pointer compared against stays this snapshot's.
-    snapshot: Arc<ServerState>,
     bytes: Vec<u8>,
     basic: Range<usize>,
     info: Range<usize>,
@@ -242,12 +230,11 @@ struct Sections {
 
 impl Sections {
     fn build(
-        snapshot: Arc<ServerState>,
+        state: &ServerState,
         config: &GameSpy1Config,
         mut bytes: Vec<u8>,
     ) -> Result<Self, query_wire::Error> {
         bytes.clear();
-        let state = &*snapshot;
         let encoding = config.encoding;
         let text = |s| kv_text(s, encoding);
 
@@ -342,7 +329,6 @@ impl Sections {
         let teams = start..bytes.len();
 
         Ok(Sections {
-            snapshot,
             bytes,
             basic,
             info,

@@ -39,7 +39,7 @@ use query_specs::gamespy2::{Reply, Request, Requested};
 use query_wire::{Decode, TextEncoding};
 
 use super::StatusSession;
-use crate::engine::{ClientSession, Retry};
+use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::options::Options;
 use crate::status::ServerStatus;
@@ -78,9 +78,7 @@ pub struct GameSpy2Session {
     replies: Vec<(Vec<u8>, Requested)>,
     rtt: Option<Duration>,
     requests_sent: u32,
-    malformed: Option<query_wire::Error>,
-    result: Option<Result<ServerStatus, QueryError>>,
-    finished: bool,
+    outcome: Outcome<ServerStatus>,
 }
 
 impl GameSpy2Session {
@@ -104,9 +102,7 @@ impl GameSpy2Session {
             replies: Vec::new(),
             rtt: None,
             requests_sent: 0,
-            malformed: None,
-            result: None,
-            finished: false,
+            outcome: Outcome::new(),
         };
         session.start(step, requested);
         session
@@ -137,11 +133,20 @@ impl GameSpy2Session {
         let _ = self.retry.start_encoded(waiting_for, &self.request, ());
     }
 
-    fn finish(&mut self, now: Instant) {
-        self.retry.finish(now);
-        let status = self.status();
-        self.result = Some(status);
-        self.finished = true;
+    fn finish(&mut self, why: Option<QueryError>) {
+        self.outcome.finish(self.status_because(why));
+    }
+
+    /// The status; `why` says what ended the wait for the tables, should they be missing.
+    fn status_because(&self, why: Option<QueryError>) -> Result<ServerStatus, QueryError> {
+        let mut status = self.status()?;
+        if let (Some(why), false) = (why, status.complete) {
+            if let serde_json::Value::Object(raw) = &mut status.raw {
+                raw.entry("players_error")
+                    .or_insert_with(|| format!("no player table: {why}").into());
+            }
+        }
+        Ok(status)
     }
 
     fn status(&self) -> Result<ServerStatus, QueryError> {
@@ -174,10 +179,7 @@ impl ClientSession for GameSpy2Session {
     }
 
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        if self.finished {
-            return None;
-        }
-        let sent = self.retry.poll_transmit(now);
+        let sent = self.outcome.poll_transmit(&mut self.retry, now);
         if sent.is_some() {
             self.requests_sent += 1;
         }
@@ -185,7 +187,7 @@ impl ClientSession for GameSpy2Session {
     }
 
     fn on_reply(&mut self, datagram: &[u8], now: Instant) {
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         let requested = self.request.requested();
@@ -203,7 +205,7 @@ impl ClientSession for GameSpy2Session {
         let (id, holds) = match decoded {
             Ok(found) => found,
             Err(error) => {
-                self.malformed = Some(error);
+                self.outcome.note_malformed(error);
                 return;
             }
         };
@@ -218,50 +220,46 @@ impl ClientSession for GameSpy2Session {
         if holds.details && self.want_tables && !holds.players {
             self.start(Step::Tables, Requested::TABLES);
         } else {
-            self.finish(now);
+            self.finish(None);
         }
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        if self.finished {
-            None
-        } else {
-            self.retry.poll_timeout()
-        }
+        self.outcome.poll_timeout(&self.retry)
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if self.finished {
+        if self.outcome.is_finished() {
+            return;
+        }
+        if self.step == Step::Details {
+            // Without the details there is nothing to show: the query fails.
+            self.outcome.handle_timeout(&mut self.retry, now);
             return;
         }
         if let Err(timeout) = self.retry.handle_timeout(now) {
             match self.step {
                 Step::Combined => self.start(Step::Details, Requested::DETAILS),
-                // The details are in: what arrived, incomplete.
-                Step::Tables => self.finish(now),
-                Step::Details => {
-                    let error = self.malformed.take().map_or(timeout, QueryError::Malformed);
-                    self.retry.finish(now);
-                    self.result = Some(Err(error));
-                    self.finished = true;
-                }
+                // The details are in: what arrived, incomplete, and why.
+                _ => self.finish(Some(timeout)),
             }
         }
     }
 
     fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.result.take()
+        self.outcome.poll_result()
     }
 
     /// The details with whatever tables arrived; without them, `why` (or the last malformed
     /// datagram's error).
-    fn give_up(&mut self, why: QueryError, now: Instant) -> Result<ServerStatus, QueryError> {
-        self.retry.finish(now);
-        self.finished = true;
-        if self.replies.is_empty() {
-            return Err(self.malformed.take().map_or(why, QueryError::Malformed));
+    fn give_up(&mut self, why: QueryError, _now: Instant) -> Result<ServerStatus, QueryError> {
+        if let Some(ended) = self.outcome.end() {
+            return ended;
         }
-        self.status()
+        if self.replies.is_empty() {
+            return Err(self.outcome.unanswered(why));
+        }
+        self.status_because(Some(why))
     }
 }
 
@@ -405,6 +403,8 @@ mod tests {
                 assert_eq!(status.name, "Fort");
                 assert!(status.players.is_empty());
                 assert!(!status.complete);
+                let why = status.raw["players_error"].as_str().unwrap();
+                assert!(why.starts_with("no player table: no reply"), "{why}");
                 return;
             }
         }

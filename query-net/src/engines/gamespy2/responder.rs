@@ -25,7 +25,6 @@
 use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::ops::Range;
-use std::sync::Arc;
 
 use query_specs::gamespy2::{
     Details, PlayerRow, PlayerTable, Reply, Request, Requested, TeamRow, TeamTable, ENCODING,
@@ -38,14 +37,15 @@ use super::DEFAULT_ENCODING;
 use crate::clock::Now;
 use crate::engine::{DropReason, ReplySink, Responder, Verdict};
 use crate::engines::fit;
+use crate::snapshot::SnapshotCache;
 use crate::state::{RuleValue, ServerState, SharedState};
 
 /// Texts are cut to this many bytes.
 const MAX_TEXT: usize = 255;
 /// The most rows a table can announce: the count is one byte.
 const MAX_ROWS: usize = 255;
-/// `00` and the request id.
-const HEADER_LEN: usize = 5;
+/// `00` and the request id, which come before the sections.
+const HEADER_LEN: usize = Reply::REQUEST_ID_RANGE.end;
 
 /// How a [`GameSpy2Responder`] presents the server, beyond the [`ServerState`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,7 +90,8 @@ impl Default for GameSpy2Config {
 pub struct GameSpy2Responder {
     state: SharedState,
     config: GameSpy2Config,
-    sections: Option<Sections>,
+    /// Keyed by the datagram cap the sections were cut for.
+    sections: SnapshotCache<Sections, usize>,
 }
 
 impl GameSpy2Responder {
@@ -99,28 +100,13 @@ impl GameSpy2Responder {
         GameSpy2Responder {
             state,
             config,
-            sections: None,
+            sections: SnapshotCache::new(),
         }
     }
 
     /// The configuration.
     pub fn config(&self) -> &GameSpy2Config {
         &self.config
-    }
-
-    fn refresh(&mut self, max: usize) -> Result<(), query_wire::Error> {
-        let current = self.state.load();
-        if matches!(&self.sections, Some(s) if Arc::ptr_eq(&s.snapshot, &current) && s.max == max) {
-            return Ok(());
-        }
-        let reuse = self.sections.take().map(|s| s.bytes);
-        self.sections = Some(Sections::build(
-            Arc::clone(&current),
-            &self.config,
-            max,
-            reuse,
-        )?);
-        Ok(())
     }
 }
 
@@ -136,10 +122,11 @@ impl Responder for GameSpy2Responder {
             return Verdict::Dropped(DropReason::Malformed);
         };
         let max = self.config.max_datagram.min(replies.max_datagram());
-        if self.refresh(max).is_err() {
-            return Verdict::Dropped(DropReason::Unsupported);
-        }
-        let Some(sections) = &self.sections else {
+        let config = &self.config;
+        let built = self.sections.get(&self.state, max, |state, stale| {
+            Sections::build(state, config, max, stale.map(|s| s.bytes))
+        });
+        let Ok((_, sections)) = built else {
             return Verdict::Dropped(DropReason::Unsupported);
         };
         let asked = request.requested();
@@ -175,10 +162,6 @@ impl Responder for GameSpy2Responder {
 /// The encoded sections of one state snapshot.
 #[derive(Debug)]
 struct Sections {
-    /// Held so that the pointer compared against stays this snapshot's.
-    snapshot: Arc<ServerState>,
-    /// The datagram cap the sections were cut for.
-    max: usize,
     bytes: Vec<u8>,
     details: Range<usize>,
     players: Range<usize>,
@@ -187,12 +170,11 @@ struct Sections {
 
 impl Sections {
     fn build(
-        snapshot: Arc<ServerState>,
+        state: &ServerState,
         config: &GameSpy2Config,
         max: usize,
         reuse: Option<Vec<u8>>,
     ) -> Result<Self, query_wire::Error> {
-        let state = &*snapshot;
         let encoding = config.encoding;
         let mut details = Details {
             hostname: Some(text(&state.name, encoding)),
@@ -276,8 +258,6 @@ impl Sections {
         let players = append(&mut bytes, &players_table(&players)?)?;
         let teams = append(&mut bytes, &teams_table(&teams)?)?;
         Ok(Sections {
-            snapshot,
-            max,
             bytes,
             details,
             players,
@@ -425,8 +405,7 @@ mod tests {
             .collect();
         state.players[0].team = Some("t5".into());
         state.players[1].team = Some("t299".into());
-        let sections =
-            Sections::build(Arc::new(state), &GameSpy2Config::default(), 4000, None).unwrap();
+        let sections = Sections::build(&state, &GameSpy2Config::default(), 4000, None).unwrap();
         let mut reply = vec![0, 0, 0, 0, 1];
         reply.extend_from_slice(&sections.bytes);
         let decoded = Reply::from_bytes_with(&reply, Requested::ALL).unwrap();
@@ -476,13 +455,8 @@ mod tests {
                 .collect(),
             ..ServerState::default()
         };
-        let sections = Sections::build(
-            Arc::new(state),
-            &GameSpy2Config::default(),
-            MAX_DATAGRAM,
-            None,
-        )
-        .unwrap();
+        let sections =
+            Sections::build(&state, &GameSpy2Config::default(), MAX_DATAGRAM, None).unwrap();
         assert!(sections.bytes.len() + HEADER_LEN <= MAX_DATAGRAM);
         let mut reply = vec![0, 0, 0, 0, 1];
         reply.extend_from_slice(&sections.bytes);

@@ -1,18 +1,21 @@
 //! The GameSpy 3 family (Battlefield 2 and 2142, Crysis, Unreal Tournament 3) and GameSpy 4
 //! (Minecraft's "Query"): the status client and the responder.
 //!
-//! # Client ([`client`], [`minecraft_client`], [`GameSpy3Session`])
+//! # Client ([`client`], [`client_learning`], [`minecraft_client`], [`GameSpy3Session`])
 //!
 //! - Challenge: GameSpy 3 servers answer the query alone, GameSpy 4 servers want a challenge
 //!   first. The session sends the query without one; a server that answers it with a
 //!   [`ChallengeReply`], or does not answer its first attempt at all, is asked for a challenge
-//!   (`FE FD 09`) and queried again with it. Which targets needed one is remembered
-//!   ([`CHALLENGE_MEMORY`] targets at most), so querying the same target again (`gsq bulk`,
-//!   `gsq watch`) asks for the challenge straight away. Minecraft is always asked for it, with
-//!   a session id masked with [`MINECRAFT_SESSION_MASK`], the bits Minecraft echoes.
+//!   (`FE FD 09`) and queried again with it. That the server wanted one is written to the
+//!   session's [`Learned`], which the caller owns: a caller that queries the same target again
+//!   with the same `Learned` (`gsq bulk`, the exporter, through a
+//!   [`ServerMemory`](crate::learned::ServerMemory)) asks for the challenge straight away; a
+//!   session with a fresh one (a one-off query, `gsq decode --status`) does not, whatever ran
+//!   before in the process. Minecraft is always asked for it, with a session id masked with
+//!   [`MINECRAFT_SESSION_MASK`], the bits Minecraft echoes.
 //! - Parts: the reply's parts are joined by the specs' [`Reassembly`], in any order, duplicates
-//!   dropped, tables continued across parts. Once the first part arrived the session waits for
-//!   the rest until that attempt's timeout (at least a little while after the latest part);
+//!   dropped, tables continued across parts. Once a part arrived the session waits for the
+//!   rest a short gap after the latest part ([`PartWait`]);
 //!   a part that never comes ends the query with what arrived and `complete: false`.
 //! - Not a reply: datagrams that do not decode, or carry another session id (a forged reply),
 //!   are ignored; if nothing else comes the query fails with the last decode error.
@@ -33,9 +36,7 @@ mod status;
 
 pub use responder::{GameSpy3Config, GameSpy3Responder};
 
-use std::collections::HashSet;
 use std::net::SocketAddr;
-use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use query_specs::gamespy3::{
@@ -45,9 +46,11 @@ use query_specs::gamespy3::{
 use query_wire::{Decode, TextEncoding};
 
 use super::StatusSession;
-use crate::engine::{ClientSession, Retry};
+use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
+use crate::learned::Learned;
 use crate::options::Options;
+use crate::part_wait::PartWait;
 use crate::protocol::Protocol;
 use crate::status::ServerStatus;
 
@@ -58,15 +61,23 @@ pub const DEFAULT_ENCODING: TextEncoding = query_specs::gamespy3::ENCODING;
 /// text is read as Windows-1252 too unless [`Options::encoding`] says otherwise.
 pub const MINECRAFT_ENCODING: TextEncoding = TextEncoding::Windows1252;
 
-/// How many targets that needed a challenge are remembered; past it the memory starts over.
-pub const CHALLENGE_MEMORY: usize = 4096;
-
-/// The least time waited for a missing part after the latest part.
-const MIN_PART_GAP: Duration = Duration::from_millis(50);
-
-/// A GameSpy 3 status query of `target`.
+/// A GameSpy 3 status query of `target` that knows nothing of it.
 pub fn client(target: SocketAddr, options: &Options) -> Result<StatusSession, QueryError> {
-    Ok(Box::new(GameSpy3Session::new(target, options)))
+    client_learning(target, options, &Learned::new())
+}
+
+/// A GameSpy 3 status query of `target`, asking for the challenge first if `learned` says the
+/// target wants one, and noting it there if it turns out to.
+pub fn client_learning(
+    target: SocketAddr,
+    options: &Options,
+    learned: &Learned,
+) -> Result<StatusSession, QueryError> {
+    Ok(Box::new(GameSpy3Session::learning(
+        target,
+        options,
+        learned.clone(),
+    )))
 }
 
 /// A Minecraft ("GameSpy 4") status query of `target`.
@@ -75,28 +86,6 @@ pub fn minecraft_client(
     options: &Options,
 ) -> Result<StatusSession, QueryError> {
     Ok(Box::new(GameSpy3Session::minecraft(target, options)))
-}
-
-/// Targets that answered a query without a challenge with a challenge reply, or not at all.
-fn challenge_memory() -> &'static Mutex<HashSet<SocketAddr>> {
-    static MEMORY: OnceLock<Mutex<HashSet<SocketAddr>>> = OnceLock::new();
-    MEMORY.get_or_init(|| Mutex::new(HashSet::new()))
-}
-
-fn needs_challenge(target: SocketAddr) -> bool {
-    challenge_memory()
-        .lock()
-        .map(|held| held.contains(&target))
-        .unwrap_or(false)
-}
-
-fn remember_challenge(target: SocketAddr) {
-    if let Ok(mut held) = challenge_memory().lock() {
-        if held.len() >= CHALLENGE_MEMORY {
-            held.clear();
-        }
-        held.insert(target);
-    }
 }
 
 /// Where the session is.
@@ -108,7 +97,6 @@ enum Step {
     Challenge,
     /// The query went out with this challenge (`None`: the server said none is needed).
     Query(Option<i32>),
-    Done,
 }
 
 /// A GameSpy 3/4 status query as a sans-I/O state machine; see the [module](self) docs.
@@ -117,26 +105,35 @@ pub struct GameSpy3Session {
     target: SocketAddr,
     protocol: Protocol,
     encoding: TextEncoding,
-    timeout: Duration,
     session_id: u32,
     retry: Retry,
     step: Step,
-    /// The challenge was asked for first only because this target needed one before.
+    /// What is known of the target; a challenge it wants is noted here.
+    learned: Learned,
+    /// The challenge was asked for first only because `learned` said the target wants one.
     remembered: bool,
     parts: Reassembly,
     first_rtt: Option<Duration>,
-    attempt_end: Option<Instant>,
-    rest_until: Option<Instant>,
-    malformed: Option<query_wire::Error>,
-    result: Option<Result<ServerStatus, QueryError>>,
+    /// Once a part arrived: the wait for the rest.
+    rest: PartWait,
+    outcome: Outcome<ServerStatus>,
 }
 
 impl GameSpy3Session {
-    /// A GameSpy 3 query of `target`: without a challenge unless the target needed one before.
+    /// A GameSpy 3 query of `target` that knows nothing of it: the query goes out without a
+    /// challenge.
     pub fn new(target: SocketAddr, options: &Options) -> Self {
+        Self::learning(target, options, Learned::new())
+    }
+
+    /// A GameSpy 3 query of `target`: without a challenge unless `learned` says the target
+    /// wants one; a challenge it turns out to want is noted in `learned`.
+    pub fn learning(target: SocketAddr, options: &Options, learned: Learned) -> Self {
         let id = rand::random::<u32>() & MINECRAFT_SESSION_MASK;
-        let challenge = needs_challenge(target);
-        Self::build(target, options, Protocol::GameSpy3, id, challenge)
+        let challenge = learned.wants_challenge();
+        let mut session = Self::build(target, options, Protocol::GameSpy3, id, challenge);
+        session.learned = learned;
+        session
     }
 
     /// A Minecraft query of `target`: always with the challenge.
@@ -172,17 +169,15 @@ impl GameSpy3Session {
             target,
             protocol,
             encoding: options.encoding_or(default),
-            timeout: options.timeout,
             session_id,
             retry: Retry::from_options(options),
             step: Step::Plain,
+            learned: Learned::new(),
             remembered: challenge_first && protocol == Protocol::GameSpy3,
             parts: Reassembly::for_session(session_id),
             first_rtt: None,
-            attempt_end: None,
-            rest_until: None,
-            malformed: None,
-            result: None,
+            rest: PartWait::new(options.timeout),
+            outcome: Outcome::new(),
         };
         if challenge_first {
             session.ask_challenge();
@@ -215,38 +210,33 @@ impl GameSpy3Session {
     fn start(&mut self, waiting_for: &'static str, request: &Request) {
         if let Err(error) = self.retry.start_encoded(waiting_for, request, ()) {
             // A fixed-size request always encodes; should it not, the query ends with why.
-            self.step = Step::Done;
-            self.result = Some(Err(QueryError::Malformed(error)));
+            self.outcome.finish(Err(QueryError::Malformed(error)));
         }
-    }
-
-    fn finish(&mut self, now: Instant) {
-        self.retry.finish(now);
-        self.step = Step::Done;
-        self.result = Some(self.status());
     }
 
     fn status(&self) -> Result<ServerStatus, QueryError> {
         let reply = self.parts.reply()?;
-        Ok(status::from_reply(
+        let mut status = status::from_reply(
             self.protocol,
             self.target,
             &reply,
             self.encoding,
             self.first_rtt.unwrap_or_default(),
-        ))
+        );
+        status.note_refused_part(self.outcome.malformed());
+        Ok(status)
     }
 
     fn on_challenge(&mut self, reply: &ChallengeReply<'_>) {
         let challenge = match reply.challenge() {
             Ok(challenge) => challenge,
             Err(error) => {
-                self.malformed = Some(error);
+                self.outcome.note_malformed(error);
                 return;
             }
         };
         if self.step == Step::Plain && self.protocol == Protocol::GameSpy3 {
-            remember_challenge(self.target);
+            self.learned.note_wants_challenge();
         }
         self.query(challenge, Step::Query(challenge));
     }
@@ -256,26 +246,19 @@ impl GameSpy3Session {
             Ok(Pushed::New) => {}
             Ok(Pushed::Duplicate | Pushed::OtherSession) => return,
             Err(error) => {
-                self.malformed = Some(error);
+                self.outcome.note_malformed(error);
                 return;
             }
         }
         if self.first_rtt.is_none() {
-            self.attempt_end = self.retry.poll_timeout();
             self.first_rtt = Some(self.retry.finish(now).unwrap_or_default());
         }
         if self.parts.is_complete() {
-            self.finish(now);
+            self.outcome.finish(self.status());
             return;
         }
-        let gap = self
-            .first_rtt
-            .unwrap_or_default()
-            .saturating_mul(4)
-            .max(MIN_PART_GAP)
-            .min(self.timeout.max(MIN_PART_GAP));
-        let attempt_end = self.attempt_end.unwrap_or(now);
-        self.rest_until = Some(attempt_end.max(now + gap));
+        self.rest
+            .part_arrived(self.first_rtt.unwrap_or_default(), now);
     }
 
     fn has_parts(&self) -> bool {
@@ -291,14 +274,14 @@ impl ClientSession for GameSpy3Session {
     }
 
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        if self.step == Step::Done || self.has_parts() {
+        if self.has_parts() {
             return None;
         }
-        self.retry.poll_transmit(now)
+        self.outcome.poll_transmit(&mut self.retry, now)
     }
 
     fn on_reply(&mut self, datagram: &[u8], now: Instant) {
-        if self.step == Step::Done {
+        if self.outcome.is_finished() {
             return;
         }
         match datagram.first() {
@@ -311,11 +294,11 @@ impl ClientSession for GameSpy3Session {
                     }
                 }
                 Ok(_) => {}
-                Err(error) => self.malformed = Some(error),
+                Err(error) => self.outcome.note_malformed(error),
             },
             Some(0x00) => self.on_part(datagram, now),
             _ => {
-                self.malformed = Some(query_wire::Error::new(
+                self.outcome.note_malformed(query_wire::Error::new(
                     query_wire::ErrorKind::Invalid("not a GameSpy 3 reply"),
                     0,
                 ));
@@ -324,20 +307,20 @@ impl ClientSession for GameSpy3Session {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        match self.step {
-            Step::Done => None,
-            _ if self.has_parts() => self.rest_until,
-            _ => self.retry.poll_timeout(),
+        if self.outcome.is_finished() || !self.has_parts() {
+            self.outcome.poll_timeout(&self.retry)
+        } else {
+            self.rest.until()
         }
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if self.step == Step::Done {
+        if self.outcome.is_finished() {
             return;
         }
         if self.has_parts() {
-            if self.rest_until.is_some_and(|until| now >= until) {
-                self.finish(now);
+            if self.rest.is_over(now) {
+                self.outcome.finish(self.status());
             }
             return;
         }
@@ -357,27 +340,26 @@ impl ClientSession for GameSpy3Session {
             }
             Ok(()) => {}
             Err(timeout) => {
-                let error = self.malformed.take().map_or(timeout, QueryError::Malformed);
-                self.step = Step::Done;
-                self.result = Some(Err(error));
+                let error = self.outcome.unanswered(timeout);
+                self.outcome.finish(Err(error));
             }
         }
     }
 
     fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.result.take()
+        self.outcome.poll_result()
     }
 
     /// What arrived (`complete: false`); without any part, `why` (or the last malformed
     /// datagram's error).
-    fn give_up(&mut self, why: QueryError, now: Instant) -> Result<ServerStatus, QueryError> {
-        let result = if self.has_parts() {
+    fn give_up(&mut self, why: QueryError, _now: Instant) -> Result<ServerStatus, QueryError> {
+        if let Some(ended) = self.outcome.end() {
+            return ended;
+        }
+        if self.has_parts() {
             self.status()
         } else {
-            Err(self.malformed.take().map_or(why, QueryError::Malformed))
-        };
-        self.retry.finish(now);
-        self.step = Step::Done;
-        result
+            Err(self.outcome.unanswered(why))
+        }
     }
 }

@@ -25,21 +25,20 @@
 
 use std::borrow::Cow;
 use std::net::SocketAddr;
-use std::ops::Range;
-use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use query_specs::gamespy3::{
-    split_reply, ChallengeReply, JoinedColumn, KeyValue, ReplyContent, Request, Table, FLAGS_SPLIT,
-    MAX_DATAGRAM, SECTION_PLAYERS, SECTION_TEAMS,
+    split_reply, ChallengeReply, JoinedColumn, KeyValue, Part, ReplyContent, Request, Table,
+    FLAGS_SPLIT, MAX_DATAGRAM, SECTION_PLAYERS, SECTION_TEAMS,
 };
 use query_wire::{Decode, Encode, Text, TextEncoding};
 
 use super::DEFAULT_ENCODING;
+use crate::challenge::KeyedChallenge;
 use crate::clock::Now;
 use crate::engine::{DropReason, ReplySink, Responder, Verdict};
-use crate::engines::a2s::responder::ChallengeKey;
 use crate::engines::fit;
+use crate::snapshot::SnapshotCache;
 use crate::state::{RuleValue, ServerState, SharedState};
 
 /// Players (and teams) past this many are left out: a continued column counts at most 255.
@@ -51,9 +50,12 @@ const MAX_TABLE_BYTES: usize = 24 * 1024;
 /// Keys and values are cut to this many bytes.
 const MAX_TEXT: usize = 255;
 /// Challenges run from 1 to this.
-const MAX_CHALLENGE: u32 = 99_999;
-/// Where the session id sits in a reply part, after the type byte.
-const SESSION_AT: Range<usize> = 1..5;
+const MAX_CHALLENGE: i32 = 99_999;
+
+/// A challenge of 1 to [`MAX_CHALLENGE`] from the MAC's 31 bits: at most five digits.
+fn small_challenge(mac: i32) -> i32 {
+    mac % MAX_CHALLENGE + 1
+}
 
 /// How a [`GameSpy3Responder`] presents the server, beyond the [`ServerState`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,24 +112,24 @@ impl Default for GameSpy3Config {
 pub struct GameSpy3Responder {
     state: SharedState,
     config: GameSpy3Config,
-    key: ChallengeKey,
-    encoded: Option<Encoded>,
+    challenges: KeyedChallenge,
+    encoded: SnapshotCache<Encoded>,
 }
 
 impl GameSpy3Responder {
     /// Answers from `state` as `config` says, with a random challenge key.
     pub fn new(state: SharedState, config: GameSpy3Config) -> Self {
         GameSpy3Responder {
+            challenges: KeyedChallenge::new(config.challenge_window).shaped(small_challenge),
             state,
             config,
-            key: ChallengeKey::random(),
-            encoded: None,
+            encoded: SnapshotCache::new(),
         }
     }
 
     /// Derives challenges from `secret` instead of a random one.
     pub fn with_secret(mut self, secret: &[u8; 32]) -> Self {
-        self.key = ChallengeKey::new(secret);
+        self.challenges = self.challenges.rekeyed(secret);
         self
     }
 
@@ -138,39 +140,15 @@ impl GameSpy3Responder {
 
     /// The challenge `client` is given at `wall`.
     pub fn challenge(&self, client: SocketAddr, wall: SystemTime) -> i32 {
-        self.for_window(client, self.window(wall))
-    }
-
-    fn for_window(&self, client: SocketAddr, window: u64) -> i32 {
-        let mac = self.key.for_window(client, window).unsigned_abs();
-        // 1..=MAX_CHALLENGE, which fits an i32.
-        i32::try_from(mac % MAX_CHALLENGE + 1).unwrap_or(1)
-    }
-
-    fn is_valid(&self, client: SocketAddr, challenge: i32, wall: SystemTime) -> bool {
-        let window = self.window(wall);
-        challenge == self.for_window(client, window)
-            || window
-                .checked_sub(1)
-                .is_some_and(|before| challenge == self.for_window(client, before))
-    }
-
-    fn window(&self, wall: SystemTime) -> u64 {
-        let millis = self.config.challenge_window.as_millis().max(1);
-        let since = wall.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
-        u64::try_from(since.as_millis() / millis).unwrap_or(u64::MAX)
+        self.challenges.issue(client, wall)
     }
 
     fn refresh(&mut self) -> Result<&Encoded, query_wire::Error> {
-        let current = self.state.load();
-        let stale = !matches!(&self.encoded, Some(e) if Arc::ptr_eq(&e.snapshot, &current));
-        if stale {
-            let reuse = self.encoded.take().map(|e| (e.bytes, e.ends));
-            self.encoded = Some(Encoded::build(Arc::clone(&current), &self.config, reuse)?);
-        }
-        self.encoded.as_ref().ok_or_else(|| {
-            query_wire::Error::new(query_wire::ErrorKind::Invalid("no encoded reply"), 0)
-        })
+        let config = &self.config;
+        let (_, encoded) = self.encoded.get(&self.state, (), |state, stale| {
+            Encoded::build(state, config, stale.map(|e| (e.bytes, e.ends)))
+        })?;
+        Ok(encoded)
     }
 
     fn push_challenge(
@@ -201,7 +179,8 @@ impl GameSpy3Responder {
             }
             let pushed = replies.push_with(|buf| {
                 buf[..part.len()].copy_from_slice(part);
-                buf[SESSION_AT].copy_from_slice(&session_id.to_be_bytes());
+                // Every part echoes the query's session id, patched into the cached bytes.
+                buf[Part::SESSION_ID_RANGE].copy_from_slice(&session_id.to_be_bytes());
                 Ok::<usize, query_wire::Error>(part.len())
             });
             if pushed.is_err() {
@@ -238,7 +217,7 @@ impl Responder for GameSpy3Responder {
         }
         let proven = query
             .challenge()
-            .is_some_and(|c| self.is_valid(from, c, now.wall));
+            .is_some_and(|c| self.challenges.accepts(from, c, now.wall));
         if proven {
             // Only `from` was given this challenge: the source is not spoofed.
             replies.mark_proven();
@@ -276,8 +255,6 @@ fn decimal(mut n: u32, buf: &mut [u8; 10]) -> &str {
 /// The reply parts of one state snapshot, with session id 0.
 #[derive(Debug)]
 struct Encoded {
-    /// Held so that the pointer compared against stays this snapshot's.
-    snapshot: Arc<ServerState>,
     bytes: Vec<u8>,
     /// Where each part ends in `bytes`.
     ends: Vec<usize>,
@@ -285,14 +262,14 @@ struct Encoded {
 
 impl Encoded {
     fn build(
-        snapshot: Arc<ServerState>,
+        state: &ServerState,
         config: &GameSpy3Config,
         reuse: Option<(Vec<u8>, Vec<usize>)>,
     ) -> Result<Self, query_wire::Error> {
         let (mut bytes, mut ends) = reuse.unwrap_or_default();
         bytes.clear();
         ends.clear();
-        let content = content(&snapshot, config);
+        let content = content(state, config);
         let parts = match split_reply(&content, 0, config.max_datagram) {
             Ok(parts) => parts,
             // Tables that cannot be cut (a value longer than a part): the key/values alone.
@@ -312,19 +289,16 @@ impl Encoded {
             bytes.truncate(at + written);
             ends.push(bytes.len());
         }
-        Ok(Encoded {
-            snapshot,
-            bytes,
-            ends,
-        })
+        Ok(Encoded { bytes, ends })
     }
 }
 
-fn owned_part(part: query_specs::gamespy3::Part<'_>) -> query_specs::gamespy3::Part<'static> {
-    query_specs::gamespy3::Part {
+fn owned_part(part: Part<'_>) -> Part<'static> {
+    Part {
         session_id: part.session_id,
         splitnum: part.splitnum,
-        part: part.part,
+        last: part.last,
+        number: part.number,
         section: part.section,
         details: part.details.map(|d| {
             d.into_iter()

@@ -66,6 +66,7 @@ pub(crate) fn from_reply(
         complete,
         raw: json!({
             "missing_parts": reply.missing_parts,
+            "column_gaps": reply.gaps.iter().map(ToString::to_string).collect::<Vec<_>>(),
             "other_tables": other_tables,
             "encoding": encoding.name(),
         }),

@@ -3,10 +3,10 @@
 //!
 //! A query is a challenge (a 32-byte token bound to the client's IP, reusable for 90 to 120
 //! seconds), a BASIC query for the server's description, then PLAYERS queries page by page.
-//! Tokens are stateless on the server ([`TokenKey`](crate::onequery_token::TokenKey)), so a lost query is simply resent.
+//! Tokens are stateless on the server ([`TokenKey`](token::TokenKey)), so a lost query is simply resent.
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use query_specs::onequery::{
     Family, Payload, Query, QueryReply, Reply, ReplyBody, ReplyFlags, Request, RequestFlags,
@@ -15,13 +15,14 @@ use query_specs::onequery::{
 use query_wire::Decode;
 
 use super::StatusSession;
-use crate::engine::{ClientSession, Retry};
+use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::options::Options;
 use crate::protocol::Protocol;
 use crate::status::{Player, ServerStatus};
 
 mod responder;
+pub mod token;
 pub use responder::{limits, Access, AuthSecret, OneQueryResponder, Permissions};
 
 /// A status query of `target`.
@@ -104,10 +105,7 @@ pub struct OneQueryClient {
     pages: u32,
     truncated: bool,
     players_error: Option<String>,
-    best_rtt: Option<Duration>,
-    last_bad: Option<QueryError>,
-    result: Option<Result<ServerStatus, QueryError>>,
-    finished: bool,
+    outcome: Outcome<ServerStatus>,
 }
 
 impl OneQueryClient {
@@ -148,10 +146,7 @@ impl OneQueryClient {
             pages: 0,
             truncated: false,
             players_error: None,
-            best_rtt: None,
-            last_bad: None,
-            result: None,
-            finished: false,
+            outcome: Outcome::new(),
         };
         let challenge = Request {
             family,
@@ -165,7 +160,7 @@ impl OneQueryClient {
     fn send(&mut self, step: Step, request: &Request<'_>) {
         self.step = step;
         if let Err(e) = self.retry.start_encoded(step.waiting_for(), request, ()) {
-            self.finish(Err(QueryError::protocol(format!(
+            self.outcome.finish(Err(QueryError::protocol(format!(
                 "cannot encode the {}: {e}",
                 step.waiting_for()
             ))));
@@ -200,15 +195,8 @@ impl OneQueryClient {
         self.auth_token = auth_token;
     }
 
-    fn finish(&mut self, result: Result<ServerStatus, QueryError>) {
-        self.finished = true;
-        self.result = Some(result);
-    }
-
     fn note_rtt(&mut self, now: Instant) {
-        if let Some(rtt) = self.retry.finish(now) {
-            self.best_rtt = Some(self.best_rtt.map_or(rtt, |best| best.min(rtt)));
-        }
+        self.outcome.answered(&mut self.retry, now);
     }
 
     fn auth_required(&self) -> QueryError {
@@ -238,7 +226,7 @@ impl OneQueryClient {
                 self.players_error = Some(error.to_string());
                 self.complete();
             } else {
-                self.finish(Err(error));
+                self.outcome.finish(Err(error));
             }
             return;
         }
@@ -254,7 +242,8 @@ impl OneQueryClient {
             Payload::ServerInfo(info) => Some(info),
             _ => None,
         }) else {
-            self.last_bad = Some(QueryError::protocol("a BASIC reply without SERVER_INFO"));
+            self.outcome
+                .note_malformed(QueryError::protocol("a BASIC reply without SERVER_INFO"));
             return;
         };
         self.note_rtt(now);
@@ -279,11 +268,12 @@ impl OneQueryClient {
             _ => None,
         }) else {
             // A BASIC answer to a damaged PLAYERS request, or a broken server: try again.
-            self.last_bad = Some(QueryError::protocol("a PLAYERS reply without PLAYER_LIST"));
+            self.outcome
+                .note_malformed(QueryError::protocol("a PLAYERS reply without PLAYER_LIST"));
             return;
         };
         if page.offset != offset {
-            self.last_bad = Some(QueryError::protocol(format!(
+            self.outcome.note_malformed(QueryError::protocol(format!(
                 "asked for players from {offset}, got a page from {}",
                 page.offset
             )));
@@ -343,11 +333,11 @@ impl OneQueryClient {
             players: std::mem::take(&mut self.players),
             teams: Vec::new(),
             rules: Default::default(),
-            ping_ms: self.best_rtt.unwrap_or_default().as_secs_f64() * 1000.0,
+            ping_ms: self.outcome.best_rtt().as_secs_f64() * 1000.0,
             complete,
             raw,
         };
-        self.finish(Ok(status));
+        self.outcome.finish(Ok(status));
     }
 }
 
@@ -359,20 +349,17 @@ impl ClientSession for OneQueryClient {
     }
 
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        if self.finished {
-            return None;
-        }
-        self.retry.poll_transmit(now)
+        self.outcome.poll_transmit(&mut self.retry, now)
     }
 
     fn on_reply(&mut self, datagram: &[u8], now: Instant) {
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         let reply = match Reply::from_bytes(datagram) {
             Ok(reply) => reply,
             Err(e) => {
-                self.last_bad = Some(e.into());
+                self.outcome.note_malformed(e);
                 return;
             }
         };
@@ -392,45 +379,26 @@ impl ClientSession for OneQueryClient {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        if self.finished {
-            return None;
-        }
-        self.retry.poll_timeout()
+        self.outcome.poll_timeout(&self.retry)
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if self.finished {
-            return;
-        }
-        if let Err(timeout) = self.retry.handle_timeout(now) {
-            let error = self.last_bad.take().unwrap_or(timeout);
-            self.finish(Err(error));
-        }
+        self.outcome.handle_timeout(&mut self.retry, now);
     }
 
     fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.result.take()
+        self.outcome.poll_result()
     }
 
     /// With the BASIC reply in: the status with the player pages that came, `complete: false`
     /// and `why` in `raw.players_error`. Before it: `why`.
     fn give_up(&mut self, why: QueryError, now: Instant) -> Result<ServerStatus, QueryError> {
         self.retry.finish(now);
-        if self.finished {
-            return self
-                .result
-                .take()
-                .unwrap_or_else(|| Err(QueryError::protocol("the query has ended")));
-        }
-        if self.basic.is_some() {
+        if !self.outcome.is_finished() && self.basic.is_some() {
+            // The status is in; the player pages that did not come are what is missing.
             self.players_error = Some(why.to_string());
             self.complete();
-            return self
-                .result
-                .take()
-                .unwrap_or_else(|| Err(QueryError::protocol("the query has ended")));
         }
-        self.finished = true;
-        Err(why)
+        self.outcome.end().unwrap_or(Err(why))
     }
 }

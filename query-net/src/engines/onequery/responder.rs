@@ -12,11 +12,11 @@ use query_wire::{bitflags, items, Decode, Encode, Reserved, Uuid};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use super::token::TokenKey;
 use super::PLAYER_PAGE_BUDGET;
 use crate::clock::Now;
 use crate::engine::{DropReason, ReplySink, Responder, Verdict};
 use crate::engines::fit;
-use crate::onequery_token::TokenKey;
 use crate::state::{PlayerState, ServerState, SharedState};
 
 bitflags! {

@@ -10,11 +10,11 @@
 //!   a big server may send more datagrams holding player lines only (the same header, no pair
 //!   line), which are appended in arrival order. A first datagram shorter than
 //!   [`SPLIT_HINT`] bytes is a whole reply (a server splits only when a datagram is full) and
-//!   ends the query at once. A longer one waits for continuations until the attempt's timeout,
-//!   or at least a little while after the latest datagram (four round trips, 50 ms at the
-//!   least). [`Options::max_reply_bytes`] caps the bytes held (back to back in one buffer,
-//!   so memory follows the bytes accepted whatever their count); a datagram over it is
-//!   dropped and the status says so (`complete: false`, the reason in `raw.incomplete`).
+//!   ends the query at once. A longer one waits for continuations a short gap after the
+//!   latest datagram ([`PartWait`]: four round trips, 50 ms at the least, at most the
+//!   attempt's timeout). [`Options::max_reply_bytes`] caps the bytes held (back to back in
+//!   one buffer, so memory follows the bytes accepted whatever their count); a datagram over
+//!   it is dropped and the status says so (`complete: false`, the reason in `raw.incomplete`).
 //!   Continuations that arrive before the first are kept. A second datagram with a pair line
 //!   is the answer to a resent request, and is dropped; so is a continuation identical to one
 //!   held (duplicated on the way, or sent again).
@@ -54,9 +54,10 @@ use query_specs::quake3::{StatusResponse, GETSTATUS};
 use query_wire::TextEncoding;
 
 use super::StatusSession;
-use crate::engine::{ClientSession, Retry};
+use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::options::Options;
+use crate::part_wait::PartWait;
 use crate::status::ServerStatus;
 
 /// The encoding text is read in unless another is chosen: [`query_specs::quake3::ENCODING`].
@@ -64,9 +65,6 @@ pub const DEFAULT_ENCODING: TextEncoding = query_specs::quake3::ENCODING;
 
 /// A first datagram shorter than this is a whole reply; see the [module](self) docs.
 pub const SPLIT_HINT: usize = 1024;
-
-/// The least time waited for a continuation after the latest datagram.
-const MIN_PART_GAP: Duration = Duration::from_millis(50);
 
 /// A status query of `target`.
 pub fn client(target: SocketAddr, options: &Options) -> Result<StatusSession, QueryError> {
@@ -78,7 +76,6 @@ pub fn client(target: SocketAddr, options: &Options) -> Result<StatusSession, Qu
 pub struct Quake3Session {
     target: SocketAddr,
     encoding: TextEncoding,
-    timeout: Duration,
     max_bytes: usize,
     retry: Retry,
     /// Every datagram held, back to back: memory is the bytes accepted, whatever their count.
@@ -94,11 +91,9 @@ pub struct Quake3Session {
     /// Datagrams of this reply that [`Options::max_reply_bytes`] left out.
     over_cap: usize,
     first_rtt: Option<Duration>,
-    attempt_end: Option<Instant>,
-    rest_until: Option<Instant>,
-    malformed: Option<query_wire::Error>,
-    result: Option<Result<ServerStatus, QueryError>>,
-    finished: bool,
+    /// Once a part arrived: the wait for the rest.
+    rest: PartWait,
+    outcome: Outcome<ServerStatus>,
 }
 
 impl Quake3Session {
@@ -109,7 +104,6 @@ impl Quake3Session {
         Quake3Session {
             target,
             encoding: options.encoding_or(DEFAULT_ENCODING),
-            timeout: options.timeout,
             max_bytes: options.max_reply_bytes,
             retry,
             held: Vec::new(),
@@ -119,18 +113,9 @@ impl Quake3Session {
             fingerprints: RandomState::new(),
             over_cap: 0,
             first_rtt: None,
-            attempt_end: None,
-            rest_until: None,
-            malformed: None,
-            result: None,
-            finished: false,
+            rest: PartWait::new(options.timeout),
+            outcome: Outcome::new(),
         }
-    }
-
-    fn finish(&mut self, result: Result<ServerStatus, QueryError>, now: Instant) {
-        self.retry.finish(now);
-        self.result = Some(result);
-        self.finished = true;
     }
 
     /// The status from the datagrams held; `cut` when the wait for continuations ended before
@@ -178,14 +163,11 @@ impl ClientSession for Quake3Session {
     }
 
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        if self.finished {
-            return None;
-        }
-        self.retry.poll_transmit(now)
+        self.outcome.poll_transmit(&mut self.retry, now)
     }
 
     fn on_reply(&mut self, datagram: &[u8], now: Instant) {
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         // Lenient about player lines (the status notes those it could not read), strict
@@ -193,7 +175,7 @@ impl ClientSession for Quake3Session {
         let has_info = match StatusResponse::decode_lenient(datagram, self.encoding) {
             Ok((reply, _)) => reply.info.is_some(),
             Err(error) => {
-                self.malformed = Some(error);
+                self.outcome.note_malformed(error);
                 return;
             }
         };
@@ -220,63 +202,49 @@ impl ClientSession for Quake3Session {
             }
         } else {
             self.first = Some(range);
-            self.attempt_end = self.retry.poll_timeout();
             self.first_rtt = Some(self.retry.finish(now).unwrap_or_default());
             if datagram.len() < SPLIT_HINT && self.continuations.is_empty() {
-                let status = self.status(false);
-                self.finish(status, now);
+                self.outcome.finish(self.status(false));
                 return;
             }
         }
-        let gap = self
-            .first_rtt
-            .unwrap_or_default()
-            .saturating_mul(4)
-            .max(MIN_PART_GAP)
-            .min(self.timeout.max(MIN_PART_GAP));
-        let attempt_end = self.attempt_end.unwrap_or(now);
-        self.rest_until = Some(attempt_end.max(now + gap));
+        self.rest
+            .part_arrived(self.first_rtt.unwrap_or_default(), now);
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        if self.finished {
-            None
-        } else if self.first.is_some() {
-            self.rest_until
+        if self.outcome.is_finished() || self.first.is_none() {
+            self.outcome.poll_timeout(&self.retry)
         } else {
-            self.retry.poll_timeout()
+            self.rest.until()
         }
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         if self.first.is_none() {
-            if let Err(timeout) = self.retry.handle_timeout(now) {
-                let error = self.malformed.take().map_or(timeout, QueryError::Malformed);
-                self.finish(Err(error), now);
-            }
-        } else if self.rest_until.is_some_and(|until| now >= until) {
-            let status = self.status(false);
-            self.finish(status, now);
+            self.outcome.handle_timeout(&mut self.retry, now);
+        } else if self.rest.is_over(now) {
+            self.outcome.finish(self.status(false));
         }
     }
 
     fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.result.take()
+        self.outcome.poll_result()
     }
 
     /// What arrived, `complete: false` (the wait for continuations was cut short); without
     /// the datagram holding the settings, `why` (or the last malformed datagram's error).
-    fn give_up(&mut self, why: QueryError, now: Instant) -> Result<ServerStatus, QueryError> {
-        let result = if self.first.is_none() {
-            Err(self.malformed.take().map_or(why, QueryError::Malformed))
+    fn give_up(&mut self, why: QueryError, _now: Instant) -> Result<ServerStatus, QueryError> {
+        if let Some(ended) = self.outcome.end() {
+            return ended;
+        }
+        if self.first.is_none() {
+            Err(self.outcome.unanswered(why))
         } else {
             self.status(true)
-        };
-        self.retry.finish(now);
-        self.finished = true;
-        result
+        }
     }
 }

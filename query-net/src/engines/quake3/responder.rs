@@ -20,7 +20,6 @@
 
 use std::borrow::Cow;
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use query_specs::quake3::{
     Challenge, Info, InfoHeader, Player, Request, StatusHeader, MAX_DATAGRAM,
@@ -32,6 +31,7 @@ use super::DEFAULT_ENCODING;
 use crate::clock::Now;
 use crate::engine::{DropReason, ReplySink, Responder, Verdict};
 use crate::engines::fit;
+use crate::snapshot::SnapshotCache;
 use crate::state::{RuleValue, ServerState, SharedState};
 
 /// Names are cut to this many bytes (Quake 3 allows 36).
@@ -87,7 +87,7 @@ impl Default for Quake3Config {
 pub struct Quake3Responder {
     state: SharedState,
     config: Quake3Config,
-    sections: Option<Sections>,
+    sections: SnapshotCache<Sections>,
 }
 
 impl Quake3Responder {
@@ -96,23 +96,13 @@ impl Quake3Responder {
         Quake3Responder {
             state,
             config,
-            sections: None,
+            sections: SnapshotCache::new(),
         }
     }
 
     /// The configuration.
     pub fn config(&self) -> &Quake3Config {
         &self.config
-    }
-
-    fn refresh(&mut self) -> Result<(), query_wire::Error> {
-        let current = self.state.load();
-        if matches!(&self.sections, Some(s) if Arc::ptr_eq(&s.snapshot, &current)) {
-            return Ok(());
-        }
-        let reuse = self.sections.take().map(|s| (s.players, s.line_lens));
-        self.sections = Some(Sections::build(Arc::clone(&current), &self.config, reuse)?);
-        Ok(())
     }
 }
 
@@ -131,10 +121,11 @@ impl Responder for Quake3Responder {
         if challenge.is_some_and(|c| c.contains(&b'\\')) {
             return Verdict::Dropped(DropReason::Malformed);
         }
-        if self.refresh().is_err() {
-            return Verdict::Dropped(DropReason::Unsupported);
-        }
-        let Some(sections) = &self.sections else {
+        let config = &self.config;
+        let built = self.sections.get(&self.state, (), |state, stale| {
+            Sections::build(state, config, stale.map(|s| (s.players, s.line_lens)))
+        });
+        let Ok((_, sections)) = built else {
             return Verdict::Dropped(DropReason::Unsupported);
         };
         let max = self.config.max_datagram.min(replies.max_datagram());
@@ -153,8 +144,6 @@ impl Responder for Quake3Responder {
 /// once; each reply encodes them with the request's challenge.
 #[derive(Debug)]
 struct Sections {
-    /// Held so that the pointer compared against stays this snapshot's.
-    snapshot: Arc<ServerState>,
     encoding: TextEncoding,
     /// The pairs of `statusResponse`: the server keys and the rules.
     status_info: Info<'static>,
@@ -167,14 +156,13 @@ struct Sections {
 
 impl Sections {
     fn build(
-        snapshot: Arc<ServerState>,
+        state: &ServerState,
         config: &Quake3Config,
         reuse: Option<(Vec<Player<'static>>, Vec<usize>)>,
     ) -> Result<Self, query_wire::Error> {
         let (mut players, mut line_lens) = reuse.unwrap_or_default();
         players.clear();
         line_lens.clear();
-        let state = &*snapshot;
         let encoding = config.encoding;
         let text = |s: &str| Cow::Owned(pair_text(s, encoding).into_owned());
         let non_empty = |s: &str| (!s.is_empty()).then(|| text(s));
@@ -238,7 +226,6 @@ impl Sections {
             line_lens.push(line_len);
         }
         Ok(Sections {
-            snapshot,
             encoding,
             status_info,
             info_info,

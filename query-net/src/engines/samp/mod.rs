@@ -59,7 +59,7 @@ use query_wire::{Decode, Text, TextEncoding};
 use serde_json::{json, Map, Value};
 
 use super::StatusSession;
-use crate::engine::{ClientSession, Retry};
+use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::options::Options;
 use crate::protocol::Protocol;
@@ -270,8 +270,7 @@ pub struct SampSession {
     list_missing: Option<&'static str>,
     /// When the optional steps stop being waited for, once the required ones are in.
     grace_until: Option<Instant>,
-    result: Option<Result<ServerStatus, QueryError>>,
-    finished: bool,
+    outcome: Outcome<ServerStatus>,
 }
 
 impl SampSession {
@@ -293,8 +292,7 @@ impl SampSession {
             list_fallback_at: None,
             list_missing: None,
             grace_until: None,
-            result: None,
-            finished: false,
+            outcome: Outcome::new(),
         };
         session.info.ask(&request(target, RequestBody::Info))?;
         if options.rules {
@@ -332,8 +330,7 @@ impl SampSession {
         for step in self.steps_mut() {
             step.cancel(now);
         }
-        self.result = Some(result);
-        self.finished = true;
+        self.outcome.finish(result);
     }
 
     /// The player count of the `i` reply.
@@ -361,7 +358,7 @@ impl SampSession {
     /// Moves the query on after a reply or a timeout: fails it, switches player lists, or
     /// finishes it.
     fn advance(&mut self, now: Instant) {
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         if let Some(error) = self
@@ -623,7 +620,7 @@ impl ClientSession for SampSession {
     }
 
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        if self.finished {
+        if self.outcome.is_finished() {
             return None;
         }
         for step in self.steps_mut() {
@@ -635,10 +632,11 @@ impl ClientSession for SampSession {
     }
 
     fn on_reply(&mut self, datagram: &[u8], now: Instant) {
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
-        let step = match datagram.get(HEADER_LEN - 1) {
+        let opcode_at = Header::OPCODE_RANGE.start;
+        let step = match datagram.get(opcode_at) {
             Some(&OP_INFO) => &mut self.info,
             Some(&OP_RULES) => &mut self.rules,
             Some(&OP_PLAYERS) => &mut self.players,
@@ -650,7 +648,7 @@ impl ClientSession for SampSession {
             return;
         }
         step.offer(datagram, now);
-        if datagram[HEADER_LEN - 1] == OP_RULES {
+        if datagram[opcode_at] == OP_RULES {
             self.rules_say_open_mp = self
                 .rules
                 .decoded()
@@ -660,7 +658,7 @@ impl ClientSession for SampSession {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        if self.finished {
+        if self.outcome.is_finished() {
             return None;
         }
         let list_fallback = self.list_fallback_at.filter(|_| !self.clients.was_asked());
@@ -673,7 +671,7 @@ impl ClientSession for SampSession {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         for step in self.steps_mut() {
@@ -683,19 +681,19 @@ impl ClientSession for SampSession {
     }
 
     fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.result.take()
+        self.outcome.poll_result()
     }
 
     /// With the info reply in: the status from what came, `complete: false`, `why` in
     /// `raw.ended_early`. Before it: `why`.
     fn give_up(&mut self, why: QueryError, now: Instant) -> Result<ServerStatus, QueryError> {
-        if self.finished {
-            return self
-                .result
-                .take()
-                .unwrap_or_else(|| Err(QueryError::protocol("the query has ended")));
+        if let Some(ended) = self.outcome.end() {
+            return ended;
         }
-        let result = match self.info.reply() {
+        for step in self.steps_mut() {
+            step.cancel(now);
+        }
+        match self.info.reply() {
             Some(_) => self.status().map(|mut status| {
                 status.complete = false;
                 if let Some(raw) = status.raw.as_object_mut() {
@@ -704,10 +702,7 @@ impl ClientSession for SampSession {
                 status
             }),
             None => Err(why),
-        };
-        self.finish(Err(QueryError::protocol("the query has ended")), now);
-        self.result = None;
-        result
+        }
     }
 }
 

@@ -3,10 +3,10 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use query_specs::samp::{Reply, ReplyBody, RequestBody, HEADER_LEN, OP_INFO, OP_RCON};
+use query_specs::samp::{Header, Reply, ReplyBody, RequestBody, HEADER_LEN, OP_INFO, OP_RCON};
 use query_wire::{Decode, Encode, Text, TextEncoding};
 
-use crate::engine::{ClientSession, Retry};
+use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::options::{Options, RconCommand};
 
@@ -37,8 +37,7 @@ pub struct RconSession {
     probe: Exchange,
     lines: Vec<String>,
     last_line: Option<Instant>,
-    result: Option<Result<Vec<String>, QueryError>>,
-    finished: bool,
+    outcome: Outcome<Vec<String>>,
 }
 
 impl RconSession {
@@ -78,8 +77,7 @@ impl RconSession {
             probe,
             lines: Vec::new(),
             last_line: None,
-            result: None,
-            finished: false,
+            outcome: Outcome::new(),
         })
     }
 
@@ -97,15 +95,14 @@ impl RconSession {
 
     fn finish(&mut self, result: Result<Vec<String>, QueryError>, now: Instant) {
         self.probe.cancel(now);
-        self.result = Some(result);
-        self.finished = true;
+        self.outcome.finish(result);
     }
 
     fn advance(&mut self, now: Instant) {
         let Some(sent) = self.command_sent else {
             return;
         };
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         if let Some(last) = self.last_line {
@@ -130,7 +127,7 @@ impl ClientSession for RconSession {
     }
 
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        if self.finished {
+        if self.outcome.is_finished() {
             return None;
         }
         if self.command_sent.is_none() {
@@ -141,10 +138,10 @@ impl ClientSession for RconSession {
     }
 
     fn on_reply(&mut self, datagram: &[u8], now: Instant) {
-        if self.finished || self.command_sent.is_none() {
+        if self.outcome.is_finished() || self.command_sent.is_none() {
             return;
         }
-        match datagram.get(HEADER_LEN - 1) {
+        match datagram.get(Header::OPCODE_RANGE.start) {
             Some(&OP_RCON) if datagram.get(..HEADER_LEN) == self.command.get(..HEADER_LEN) => {
                 let Ok(Reply {
                     body: ReplyBody::Rcon(line),
@@ -170,7 +167,7 @@ impl ClientSession for RconSession {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        if self.finished {
+        if self.outcome.is_finished() {
             return None;
         }
         let sent = self.command_sent?;
@@ -185,7 +182,7 @@ impl ClientSession for RconSession {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         self.probe.handle_timeout(now);
@@ -193,6 +190,6 @@ impl ClientSession for RconSession {
     }
 
     fn poll_result(&mut self) -> Option<Result<Vec<String>, QueryError>> {
-        self.result.take()
+        self.outcome.poll_result()
     }
 }

@@ -5,11 +5,10 @@ use std::borrow::Cow;
 use std::fmt;
 use std::net::SocketAddr;
 use std::ops::Range;
-use std::sync::Arc;
 
 use query_specs::samp::{
     Client, Extra, Header, Info, Player as ListedPlayer, Reply, ReplyBody, Request, RequestBody,
-    Rule, OP_CLIENTS, OP_EXTRA, OP_INFO, OP_PLAYERS, OP_RULES,
+    Rule, HEADER_LEN, OP_CLIENTS, OP_EXTRA, OP_INFO, OP_PLAYERS, OP_RULES,
 };
 use query_wire::{Decode, Encode, ErrorKind, Text, TextEncoding};
 use subtle::ConstantTimeEq;
@@ -17,6 +16,7 @@ use subtle::ConstantTimeEq;
 use crate::clock::Now;
 use crate::engine::{DropReason, ReplySink, Responder, Verdict};
 use crate::engines::fit;
+use crate::snapshot::SnapshotCache;
 use crate::state::{RuleValue, ServerState, SharedState};
 
 use super::{BAD_RCON_PASSWORD, DEFAULT_ENCODING, MAX_LISTED_PLAYERS};
@@ -110,8 +110,6 @@ const MAX_RULES_BYTES: usize = 8192;
 /// RCON output: lines per command, bytes per line.
 const MAX_RESPONDER_RCON_LINES: usize = 1000;
 const MAX_RCON_LINE: usize = 512;
-/// The header every reply starts with: `SAMP`, the server's address and port, the opcode.
-const HEADER_LEN: usize = 11;
 
 /// Answers SA:MP / open.mp queries from a [`SharedState`]; see the [module](super) docs.
 ///
@@ -134,14 +132,15 @@ pub struct SampResponder {
     state: SharedState,
     config: SampConfig,
     rcon: RconHandler,
-    replies: Option<EncodedReplies>,
+    /// Keyed by the datagram cap the bodies were fitted to.
+    replies: SnapshotCache<EncodedReplies, usize>,
 }
 
 impl fmt::Debug for SampResponder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SampResponder")
             .field("config", &self.config)
-            .field("cached", &self.replies.is_some())
+            .field("cached", &self.replies.is_built())
             .finish_non_exhaustive()
     }
 }
@@ -153,7 +152,7 @@ impl SampResponder {
             state,
             config,
             rcon: Box::new(unknown_command),
-            replies: None,
+            replies: SnapshotCache::new(),
         }
     }
 
@@ -175,21 +174,16 @@ impl SampResponder {
     /// The reply bodies for the current state and a datagram cap of `datagram` bytes, encoded
     /// again only when either changed.
     fn encoded(&mut self, datagram: usize) -> Result<&EncodedReplies, query_wire::Error> {
-        let current = self.state.load();
-        let stale = !matches!(&self.replies,
-            Some(r) if Arc::ptr_eq(&r.snapshot, &current) && r.datagram == datagram);
-        if stale {
-            let buffer = self.replies.take().map(|r| r.bytes).unwrap_or_default();
-            self.replies = Some(EncodedReplies::build(
-                Arc::clone(&current),
-                &self.config,
+        let config = &self.config;
+        let (_, replies) = self.replies.get(&self.state, datagram, |state, stale| {
+            EncodedReplies::build(
+                state,
+                config,
                 datagram,
-                buffer,
-            )?);
-        }
-        self.replies
-            .as_ref()
-            .ok_or_else(|| query_wire::Error::new(ErrorKind::Invalid("no encoded replies"), 0))
+                stale.map(|r| r.bytes).unwrap_or_default(),
+            )
+        })?;
+        Ok(replies)
     }
 
     fn answer_rcon(
@@ -293,10 +287,6 @@ impl Responder for SampResponder {
 /// than 100 players.
 #[derive(Debug)]
 struct EncodedReplies {
-    /// Held so that the pointer compared against stays this snapshot's.
-    snapshot: Arc<ServerState>,
-    /// The datagram cap the bodies were fitted to.
-    datagram: usize,
     bytes: Vec<u8>,
     info: Range<usize>,
     rules: Range<usize>,
@@ -307,13 +297,12 @@ struct EncodedReplies {
 
 impl EncodedReplies {
     fn build(
-        snapshot: Arc<ServerState>,
+        state: &ServerState,
         config: &SampConfig,
         datagram: usize,
         mut bytes: Vec<u8>,
     ) -> Result<Self, query_wire::Error> {
         bytes.clear();
-        let state = &*snapshot;
         // Room for a body after the 11-byte header.
         let room = datagram.saturating_sub(HEADER_LEN);
         let encoding = config.encoding;
@@ -402,8 +391,6 @@ impl EncodedReplies {
         };
 
         Ok(EncodedReplies {
-            snapshot,
-            datagram,
             bytes,
             info,
             rules,

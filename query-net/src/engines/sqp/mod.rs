@@ -8,17 +8,18 @@
 //! counts rounds.
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 pub use query_specs::sqp::ChunkSet;
 use query_specs::sqp::{
     ChallengeRequest, ChallengeResponse, QueryRequest, QueryResponseFragment, QueryResponseHead,
     Request, Response, VERSION, VERSION_UNSET,
 };
+use query_wire::parts::NumberedParts;
 use query_wire::Decode;
 
 use super::StatusSession;
-use crate::engine::{ClientSession, Retry};
+use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::options::Options;
 use crate::status::ServerStatus;
@@ -100,10 +101,7 @@ pub struct SqpClient {
     step: Step,
     parts: Parts,
     first_sent: Option<Instant>,
-    best_rtt: Option<Duration>,
-    last_bad: Option<QueryError>,
-    result: Option<Result<ServerStatus, QueryError>>,
-    finished: bool,
+    outcome: Outcome<ServerStatus>,
 }
 
 impl SqpClient {
@@ -125,10 +123,7 @@ impl SqpClient {
             step: Step::Challenge,
             parts: Parts::default(),
             first_sent: None,
-            best_rtt: None,
-            last_bad: None,
-            result: None,
-            finished: false,
+            outcome: Outcome::new(),
         };
         session.start_round();
         session
@@ -148,21 +143,14 @@ impl SqpClient {
             .retry
             .start_encoded(Step::Challenge.waiting_for(), &request, ())
         {
-            self.finish(Err(QueryError::protocol(format!(
+            self.outcome.finish(Err(QueryError::protocol(format!(
                 "cannot encode the challenge request: {e}"
             ))));
         }
     }
 
-    fn finish(&mut self, result: Result<ServerStatus, QueryError>) {
-        self.finished = true;
-        self.result = Some(result);
-    }
-
     fn note_rtt(&mut self, now: Instant) {
-        if let Some(rtt) = self.retry.finish(now) {
-            self.best_rtt = Some(self.best_rtt.map_or(rtt, |best| best.min(rtt)));
-        }
+        self.outcome.answered(&mut self.retry, now);
     }
 
     fn on_challenge_step(&mut self, datagram: &[u8], now: Instant) {
@@ -183,13 +171,13 @@ impl SqpClient {
                     .retry
                     .start_encoded(self.step.waiting_for(), &request, ())
                 {
-                    self.finish(Err(QueryError::protocol(format!(
+                    self.outcome.finish(Err(QueryError::protocol(format!(
                         "cannot encode the query request: {e}"
                     ))));
                 }
             }
             Ok(Response::Query(_)) => {}
-            Err(e) => self.last_bad = Some(e.into()),
+            Err(e) => self.outcome.note_malformed(e),
         }
     }
 
@@ -197,14 +185,14 @@ impl SqpClient {
         if datagram.first() == Some(&0) {
             // A duplicate or late challenge response: this round already has its challenge.
             if let Err(e) = Response::from_bytes_with(datagram, ChunkSet::empty()) {
-                self.last_bad = Some(e.into());
+                self.outcome.note_malformed(e);
             }
             return;
         }
         let head = match QueryResponseHead::from_prefix(datagram, ()) {
             Ok((head, _)) => head,
             Err(e) => {
-                self.last_bad = Some(e.into());
+                self.outcome.note_malformed(e);
                 return;
             }
         };
@@ -214,19 +202,20 @@ impl SqpClient {
         }
         // From here on the reply is the server's own.
         if head.version != VERSION && head.version != VERSION_UNSET {
-            self.finish(Err(QueryError::server_reply(QueryError::protocol(
-                format!(
-                    "query response has version {}; this client reads versions {VERSION} and \
+            self.outcome
+                .finish(Err(QueryError::server_reply(QueryError::protocol(
+                    format!(
+                        "query response has version {}; this client reads versions {VERSION} and \
                  {VERSION_UNSET}",
-                    head.version
-                ),
-            ))));
+                        head.version
+                    ),
+                ))));
             return;
         }
         let fragment = match QueryResponseFragment::from_bytes(datagram) {
             Ok(fragment) => fragment,
             Err(e) => {
-                self.finish(Err(QueryError::server_reply(e)));
+                self.outcome.finish(Err(QueryError::server_reply(e)));
                 return;
             }
         };
@@ -237,8 +226,9 @@ impl SqpClient {
         match self.parts.insert(&fragment) {
             Ok(Some(joined)) => self.accept_payload(&joined, head.version, now),
             Ok(None) => {}
-            Err(message) => {
-                self.finish(Err(QueryError::server_reply(QueryError::protocol(message))));
+            Err(error) => {
+                let error = error.in_field("QueryResponseFragment");
+                self.outcome.finish(Err(QueryError::server_reply(error)));
             }
         }
     }
@@ -248,15 +238,18 @@ impl SqpClient {
             Ok(found) => {
                 self.note_rtt(now);
                 let mut status = status_from_reply(self.target, &found, self.requested, version);
-                status.ping_ms = self.best_rtt.unwrap_or_default().as_secs_f64() * 1000.0;
-                self.finish(Ok(status));
+                status.ping_ms = self.outcome.best_rtt().as_secs_f64() * 1000.0;
+                self.outcome.finish(Ok(status));
             }
             Err(ChunkSearchError::NoFit { error, .. }) => {
-                self.finish(Err(QueryError::server_reply(error)));
+                self.outcome.finish(Err(QueryError::server_reply(error)));
             }
-            Err(ambiguous) => self.finish(Err(QueryError::server_reply(QueryError::protocol(
-                ambiguous.to_string(),
-            )))),
+            Err(ambiguous) => {
+                self.outcome
+                    .finish(Err(QueryError::server_reply(QueryError::protocol(
+                        ambiguous.to_string(),
+                    ))))
+            }
         }
     }
 }
@@ -269,10 +262,7 @@ impl ClientSession for SqpClient {
     }
 
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        if self.finished {
-            return None;
-        }
-        let sent = self.retry.poll_transmit(now);
+        let sent = self.outcome.poll_transmit(&mut self.retry, now);
         if sent.is_some() {
             self.first_sent.get_or_insert(now);
         }
@@ -280,7 +270,7 @@ impl ClientSession for SqpClient {
     }
 
     fn on_reply(&mut self, datagram: &[u8], now: Instant) {
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         match self.step {
@@ -290,47 +280,44 @@ impl ClientSession for SqpClient {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        if self.finished {
-            return None;
-        }
-        self.retry.poll_timeout()
+        self.outcome.poll_timeout(&self.retry)
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if self.finished || self.retry.handle_timeout(now).is_ok() {
+        if self.outcome.is_finished() || self.retry.handle_timeout(now).is_ok() {
             return;
         }
         if self.rounds < self.max_rounds {
             self.start_round();
             return;
         }
-        let error = self.last_bad.take().unwrap_or_else(|| QueryError::Timeout {
+        // Every round counts as an attempt, from the first send.
+        let error = self.outcome.unanswered(QueryError::Timeout {
             waiting_for: self.step.waiting_for(),
             attempts: self.rounds,
             after: now.saturating_duration_since(self.first_sent.unwrap_or(now)),
         });
-        self.finish(Err(error));
+        self.outcome.finish(Err(error));
     }
 
     fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.result.take()
+        self.outcome.poll_result()
     }
 }
 
 /// The parts of a split reply, kept until all have arrived.
-#[derive(Debug, Default)]
-struct Parts {
-    last: u8,
-    slots: Vec<Option<Vec<u8>>>,
-    filled: usize,
-    bytes: usize,
+#[derive(Debug)]
+struct Parts(NumberedParts<Vec<u8>>);
+
+impl Default for Parts {
+    fn default() -> Self {
+        Parts(NumberedParts::new(256, MAX_SPLIT_REPLY))
+    }
 }
 
 impl Parts {
     fn clear(&mut self) {
-        self.slots.clear();
-        self.filled = 0;
-        self.bytes = 0;
+        *self = Parts::default();
     }
 
     /// Keeps one part; returns the joined payload once every part from 0 to `last` is in.
@@ -338,34 +325,19 @@ impl Parts {
     fn insert(
         &mut self,
         fragment: &QueryResponseFragment<'_>,
-    ) -> Result<Option<Vec<u8>>, &'static str> {
-        let (current, last) = (fragment.current_packet, fragment.last_packet);
-        if current > last {
-            return Err("a split reply part is numbered past the last part");
-        }
-        if self.slots.is_empty() {
-            self.last = last;
-            self.slots.resize(usize::from(last) + 1, None);
-        } else if last != self.last {
-            return Err("the parts of a split reply disagree on the last part");
-        }
-        let slot = &mut self.slots[usize::from(current)];
-        if slot.is_some() {
+    ) -> Result<Option<Vec<u8>>, query_wire::Error> {
+        let total = u32::from(fragment.last_packet) + 1;
+        let payload = fragment.payload;
+        self.0.file(
+            u32::from(fragment.current_packet),
+            Some(total),
+            payload.len(),
+            || payload.to_vec(),
+        )?;
+        if !self.0.is_complete() {
             return Ok(None);
         }
-        self.bytes += fragment.payload.len();
-        if self.bytes > MAX_SPLIT_REPLY {
-            return Err("a split reply exceeds 1 MiB");
-        }
-        *slot = Some(fragment.payload.to_vec());
-        self.filled += 1;
-        if self.filled < self.slots.len() {
-            return Ok(None);
-        }
-        let mut joined = Vec::with_capacity(self.bytes);
-        for part in self.slots.iter().flatten() {
-            joined.extend_from_slice(part);
-        }
+        let joined = self.0.in_order().flatten().copied().collect();
         self.clear();
         Ok(Some(joined))
     }

@@ -4,7 +4,6 @@
 use std::fmt::Write as _;
 use std::hash::{BuildHasher, RandomState};
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use query_specs::sqp::{
@@ -16,6 +15,7 @@ use query_wire::{items, Decode, Encode, Items};
 use crate::clock::Now;
 use crate::engine::{DropReason, ReplySink, Responder, Verdict};
 use crate::engines::fit;
+use crate::snapshot::SnapshotCache;
 use crate::state::{PlayerState, RuleValue, ServerState, SharedState, TeamState};
 
 /// How an [`SqpResponder`] keeps its challenges.
@@ -63,24 +63,23 @@ impl Default for SqpResponderConfig {
 pub struct SqpResponder {
     state: SharedState,
     challenges: ChallengeTable,
-    prepared: Prepared,
+    prepared: SnapshotCache<Prepared>,
 }
 
 /// What every reply from one state snapshot shares.
 #[derive(Debug)]
 struct Prepared {
-    snapshot: Arc<ServerState>,
     numbers: NumberTexts,
     /// How many rules and rows fit, by requested chunk set (its bits), once asked for.
     fits: [Option<Fit>; 32],
 }
 
 impl Prepared {
-    fn new(snapshot: Arc<ServerState>) -> Self {
-        let mut numbers = NumberTexts::default();
-        numbers.fill(&snapshot);
+    /// For `state`, reusing the buffers of `stale`, prepared for an earlier state.
+    fn new(state: &ServerState, stale: Option<Prepared>) -> Self {
+        let mut numbers = stale.map(|stale| stale.numbers).unwrap_or_default();
+        numbers.fill(state);
         Prepared {
-            snapshot,
             numbers,
             fits: [None; 32],
         }
@@ -107,21 +106,9 @@ impl SqpResponder {
     pub fn with_config(state: SharedState, config: SqpResponderConfig) -> Self {
         SqpResponder {
             challenges: ChallengeTable::new(config),
-            prepared: Prepared::new(state.snapshot()),
+            prepared: SnapshotCache::new(),
             state,
         }
-    }
-
-    /// Brings what replies share up to date with the state.
-    fn prepare(&mut self) -> &mut Prepared {
-        let current = self.state.load();
-        let prepared = &mut self.prepared;
-        if !Arc::ptr_eq(&prepared.snapshot, &current) {
-            prepared.snapshot = Arc::clone(&current);
-            prepared.numbers.fill(&current);
-            prepared.fits = [None; 32];
-        }
-        prepared
     }
 
     /// The state it answers from.
@@ -159,21 +146,19 @@ impl Responder for SqpResponder {
                 // Only `from` was given this challenge: the source is not spoofed.
                 replies.mark_proven();
                 let chunks = query.requested & ChunkSet::all();
-                let prepared = self.prepare();
+                let Ok((snapshot, prepared)) =
+                    self.prepared.get(&self.state, (), |state, stale| {
+                        Ok::<_, std::convert::Infallible>(Prepared::new(state, stale))
+                    });
                 replies.push_with(|buf| {
                     let slot = &mut prepared.fits[usize::from(chunks.bits())];
                     let fit = match *slot {
                         Some(fit) if fit.limit == buf.len() => fit,
-                        _ => *slot.insert(fit(
-                            &prepared.snapshot,
-                            &prepared.numbers,
-                            chunks,
-                            buf.len(),
-                        )),
+                        _ => *slot.insert(fit(snapshot, &prepared.numbers, chunks, buf.len())),
                     };
                     encode_query_response(
                         buf,
-                        &prepared.snapshot,
+                        snapshot,
                         &prepared.numbers,
                         query.challenge,
                         chunks,

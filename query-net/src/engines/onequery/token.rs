@@ -40,7 +40,7 @@ pub fn window_at(wall: SystemTime) -> i32 {
 ///
 /// ```
 /// use std::time::SystemTime;
-/// use query_net::onequery_token::TokenKey;
+/// use query_net::engines::onequery::token::TokenKey;
 ///
 /// let key = TokenKey::random();
 /// let client = "203.0.113.9".parse().unwrap();

@@ -1,0 +1,160 @@
+//! Challenges a responder derives from the source address and the time, keeping nothing per
+//! client: the one keyed challenge window A2S and GameSpy 3/4 share.
+//!
+//! A challenge is a keyed MAC (HMAC-SHA256) of the client's IP and port and the number of the
+//! time window; it is accepted in its own window and the one after, so it lives between one and
+//! two windows. Only the address it was sent to can echo it, which proves that address, and a
+//! flood of new sources costs no memory. Protocols differ only in the numbers they may carry,
+//! which [`KeyedChallenge::shaped`] states.
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::Sha256;
+
+/// Issues and checks address-bound challenges; see the [module](self) docs.
+///
+/// ```
+/// use std::time::{Duration, SystemTime};
+/// use query_net::challenge::KeyedChallenge;
+///
+/// let challenges = KeyedChallenge::new(Duration::from_secs(30)).shaped(|mac| mac % 99_999 + 1);
+/// let client = "192.0.2.1:5000".parse().unwrap();
+/// let now = SystemTime::now();
+/// let issued = challenges.issue(client, now);
+/// assert!((1..=99_999).contains(&issued));
+/// assert!(challenges.accepts(client, issued, now + Duration::from_secs(30)));
+/// assert!(!challenges.accepts(client, issued, now + Duration::from_secs(60)));
+/// assert!(!challenges.accepts("192.0.2.1:5001".parse().unwrap(), issued, now));
+/// ```
+#[derive(Clone)]
+pub struct KeyedChallenge {
+    /// HMAC state already keyed with the secret, cloned per challenge instead of re-keying.
+    keyed: Hmac<Sha256>,
+    window: Duration,
+    /// Turns the MAC's 31 bits into what the protocol carries.
+    shape: fn(i32) -> i32,
+}
+
+impl KeyedChallenge {
+    /// Challenges valid for `window` to twice `window`, from a random secret, carried as the
+    /// MAC's 31 bits (never negative, so never the `-1` of a request that has none).
+    pub fn new(window: Duration) -> Self {
+        let mut secret = [0u8; 32];
+        rand::fill(&mut secret);
+        Self::with_secret(window, &secret)
+    }
+
+    /// Challenges from `secret` instead of a random one, so that several responders (one per
+    /// core behind one address) accept each other's.
+    pub fn with_secret(window: Duration, secret: &[u8; 32]) -> Self {
+        // HMAC is defined for keys of any length, so keying cannot fail.
+        let keyed = <Hmac<Sha256> as KeyInit>::new_from_slice(secret)
+            .expect("HMAC accepts keys of any length");
+        KeyedChallenge {
+            keyed,
+            window,
+            shape: |mac| mac,
+        }
+    }
+
+    /// The same challenges, carried as `shape` makes them of the MAC's 31 bits (a protocol that
+    /// sends them as short decimal text keeps them small).
+    #[must_use]
+    pub fn shaped(mut self, shape: fn(i32) -> i32) -> Self {
+        self.shape = shape;
+        self
+    }
+
+    /// The same challenges from `secret`.
+    #[must_use]
+    pub fn rekeyed(self, secret: &[u8; 32]) -> Self {
+        Self::with_secret(self.window, secret).shaped(self.shape)
+    }
+
+    /// The challenge `client` is given at `wall`.
+    pub fn issue(&self, client: SocketAddr, wall: SystemTime) -> i32 {
+        self.for_window(client, self.window_at(wall))
+    }
+
+    /// Whether `challenge` is the one `client` was given at `wall`'s window or the one before.
+    pub fn accepts(&self, client: SocketAddr, challenge: i32, wall: SystemTime) -> bool {
+        let window = self.window_at(wall);
+        challenge == self.for_window(client, window)
+            || window
+                .checked_sub(1)
+                .is_some_and(|before| challenge == self.for_window(client, before))
+    }
+
+    fn window_at(&self, wall: SystemTime) -> u64 {
+        let millis = self.window.as_millis().max(1);
+        let since = wall.duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
+        u64::try_from(since.as_millis() / millis).unwrap_or(u64::MAX)
+    }
+
+    /// The challenge of `client` (IP and port: another port of the same IP cannot use it; an
+    /// IPv4-mapped address is its IPv4 address) in `window`.
+    fn for_window(&self, client: SocketAddr, window: u64) -> i32 {
+        let mut mac = self.keyed.clone();
+        mac.update(&window.to_le_bytes());
+        match client.ip().to_canonical() {
+            IpAddr::V4(v4) => mac.update(&v4.octets()),
+            IpAddr::V6(v6) => mac.update(&v6.octets()),
+        }
+        mac.update(&client.port().to_le_bytes());
+        let digest = mac.finalize().into_bytes();
+        let first = [digest[0], digest[1], digest[2], digest[3]];
+        (self.shape)(i32::from_le_bytes(first) & i32::MAX)
+    }
+}
+
+impl std::fmt::Debug for KeyedChallenge {
+    /// Never shows the secret.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyedChallenge")
+            .field("window", &self.window)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(secs: u64) -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(1_700_000_000 + secs)
+    }
+
+    #[test]
+    fn a_challenge_lives_one_to_two_windows_and_is_bound_to_ip_and_port() {
+        // 1_700_000_000 is a multiple of 10: windows start at at(0), at(10)...
+        let challenges = KeyedChallenge::with_secret(Duration::from_secs(10), &[7; 32]);
+        let client: SocketAddr = "192.0.2.1:5000".parse().unwrap();
+        let issued = challenges.issue(client, at(0));
+        assert!(issued >= 0);
+        assert!(challenges.accepts(client, issued, at(19)));
+        assert!(!challenges.accepts(client, issued, at(20)));
+        assert!(!challenges.accepts("192.0.2.1:5001".parse().unwrap(), issued, at(0)));
+        assert!(!challenges.accepts("192.0.2.2:5000".parse().unwrap(), issued, at(0)));
+        let mapped: SocketAddr = "[::ffff:192.0.2.1]:5000".parse().unwrap();
+        assert!(challenges.accepts(mapped, issued, at(0)));
+    }
+
+    #[test]
+    fn a_shared_secret_gives_the_same_challenges_and_a_shape_keeps_them_in_range() {
+        let client: SocketAddr = "192.0.2.1:5000".parse().unwrap();
+        let one = KeyedChallenge::new(Duration::from_secs(30)).rekeyed(&[1; 32]);
+        let other = KeyedChallenge::with_secret(Duration::from_secs(30), &[1; 32]);
+        assert_eq!(one.issue(client, at(0)), other.issue(client, at(0)));
+        let small = other.clone().shaped(|mac| mac % 99_999 + 1);
+        for port in 1..200 {
+            let client = SocketAddr::from(([192, 0, 2, 1], port));
+            let issued = small.issue(client, at(0));
+            assert!((1..=99_999).contains(&issued), "{issued}");
+            assert!(small.accepts(client, issued, at(0)));
+            assert_eq!(issued, other.issue(client, at(0)) % 99_999 + 1);
+        }
+        assert!(!format!("{small:?}").contains("keyed"));
+    }
+}
