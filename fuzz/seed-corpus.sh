@@ -61,6 +61,19 @@ printf '\x00\xff\xff\xff\xffTSource Engine Query\x00\x01\x02\x03\x04' \
 printf '\x00\xff\xff\xff\xffU\xff\xff\xff\xff' >corpus/responders/a2s_players_request
 printf '\x00\xff\xff\xff\xffV\x01\x02\x03\x04' >corpus/responders/a2s_rules_request
 
+# Quake 3 shapes real and hostile servers send (separator 0x01, then the body or parts, each
+# given the statusResponse header by the target): three numbers before a name, a cut last
+# line, an overflowing score, a line that is no player, blank lines, and many small parts.
+mkdir -p corpus/quake3
+q3=$'\xff\xff\xff\xffstatusResponse\n'
+printf '\x01%s\\sv_hostname\\s\n1 2 "a"\n3 4 1 "team"\n5 6 7 8 "deaths" x\n' "$q3" >corpus/quake3/numbers
+printf '\x01%s\\sv_hostname\\s\n1 2 "a"\n3 4 "cu' "$q3" >corpus/quake3/cut_last_line
+printf '\x01%s\\sv_hostname\\s\n99999999999999999999 2 "big"\nnot a player\n\n7 8 "z"\n\n' "$q3" \
+  >corpus/quake3/bad_lines
+printf '\x01\\sv_hostname\\s\\pad\\%01100d\n0 1 "a"\n' 0 >corpus/quake3/long_first
+{ printf '\x01\\sv_hostname\\s\n'; for i in $(seq 1 40); do printf '\x01%d 5 "p%d"\n' "$i" "$i"; done; } \
+  >corpus/quake3/many_parts
+printf '\x01\xff\xff\xff\xffgetinfo challenge\n' >corpus/quake3/getinfo_request
 # Hostile shapes (the clients' regression tests on loopback, as seeds): GameSpy 3 count bytes
 # past the values held and a missing middle part, A2S copies of part 0 beside other ids and a
 # compressed reply with a bad CRC32 resent, and, through the replay, the GameSpy ones again

@@ -1,7 +1,8 @@
 //! Quake 3 decoders and the client's multi-datagram join on arbitrary bytes. The first byte is
 //! a separator: the rest is read whole as a request, a `statusResponse` and an
 //! `infoResponse`, then cut at each separator into datagrams, each given the `statusResponse`
-//! header, which the client session joins (pair line first or not, duplicates, garbage) with a
+//! header, which the client session joins. Lenient decoding must agree with strict decoding
+//! wherever the latter succeeds, and keep only lines that re-encode; (pair line first or not, duplicates, garbage) with a
 //! short timeout on the virtual clock. A player line that decodes must re-encode to one that
 //! decodes to the same values; the session must end with a status or an error, never panic.
 #![no_main]
@@ -23,17 +24,33 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(request) = Request::decode(rest) {
         let _ = request.challenge();
     }
-    if let Ok(reply) = StatusResponse::decode(rest, ENCODING) {
+    let strict = StatusResponse::decode(rest, ENCODING);
+    if let Ok(reply) = &strict {
         for player in &reply.players {
             let bytes = player.to_vec().expect("a decoded player line re-encodes");
             let again = Player::from_bytes(&bytes).expect("a re-encoded player line decodes");
-            assert_eq!((again.score, again.ping), (player.score, player.ping));
-            assert_eq!(again.name, player.name);
+            assert_eq!(&again, player);
             let _ = strip_colours(&player.name.decode(ENCODING));
         }
     }
+    // Lenient decoding keeps every line strict decoding reads, and fails only where strict
+    // decoding fails on the header or the pair line.
+    match (StatusResponse::decode_lenient(rest, ENCODING), &strict) {
+        (Ok((lenient, unreadable)), Ok(strict)) => {
+            assert!(unreadable.is_empty());
+            assert_eq!(&lenient, strict);
+        }
+        (Ok((lenient, unreadable)), Err(_)) => {
+            assert!(!unreadable.is_empty());
+            for player in &lenient.players {
+                assert!(player.to_vec().is_ok());
+            }
+        }
+        (Err(lenient), Err(strict)) => assert_eq!(&lenient, strict),
+        (Err(e), Ok(_)) => panic!("lenient decoding failed where strict decoding did not: {e}"),
+    }
     if let Ok(reply) = InfoResponse::decode(rest, ENCODING) {
-        let _ = strip_colours(reply.info.hostname.as_deref().unwrap_or_default());
+        let _ = strip_colours(reply.info.0.hostname.as_deref().unwrap_or_default());
     }
     // The parts of one reply, each with the header, the first usually holding the pair line.
     let replies: Vec<Vec<u8>> = rest

@@ -7,6 +7,7 @@
 use crate::error::{Error, ErrorKind};
 use crate::int::Integer;
 use crate::reader::Reader;
+use crate::terminator::Terminator;
 use crate::writer::Writer;
 
 /// A value a `count = <expr>` expression may produce: any integer, or a reference to one.
@@ -213,6 +214,75 @@ pub fn check_nul_element(w: &Writer<'_>, start: usize) -> Result<(), Error> {
 fn nul_element(start: usize) -> Error {
     Error::new(
         ErrorKind::Invalid("element of a NUL-terminated list is empty or starts with a NUL byte"),
+        start,
+    )
+}
+
+/// Before each element of an `until = ..` repeat: true when the list ends here, at its
+/// terminator (consumed) or, with `or_end`, at the end of the input. Without `or_end`, an
+/// input that ends before the terminator is [`ErrorKind::UnexpectedEnd`].
+#[inline]
+pub fn until_ends_list<E: Terminator>(
+    r: &mut Reader<'_>,
+    end: E,
+    or_end: bool,
+) -> Result<bool, Error> {
+    let rest = r.peek_rest();
+    if rest.starts_with(end.end_bytes()) {
+        r.skip(end.end_len())?;
+        return Ok(true);
+    }
+    match rest {
+        [] if or_end => Ok(true),
+        [] => Err(nul_list_cut(r)),
+        _ => Ok(false),
+    }
+}
+
+/// Before each element of a `before = ..` repeat: true when the input's next bytes are the
+/// terminator, which is left for the next field (or, with `or_end`, at the end of the input).
+#[inline]
+pub fn before_ends_list<E: Terminator>(
+    r: &mut Reader<'_>,
+    end: E,
+    or_end: bool,
+) -> Result<bool, Error> {
+    let rest = r.peek_rest();
+    if rest.starts_with(end.end_bytes()) {
+        return Ok(true);
+    }
+    match rest {
+        [] if or_end => Ok(true),
+        [] => Err(nul_list_cut(r)),
+        _ => Ok(false),
+    }
+}
+
+/// An element of an `until` or `before` list is checked on encode once written: empty, or
+/// starting with the terminator (or with a start of it that the next bytes could complete),
+/// it would read back as the end of the list.
+#[inline]
+pub fn check_until_element<E: Terminator>(
+    w: &Writer<'_>,
+    start: usize,
+    end: E,
+) -> Result<(), Error> {
+    let written = w.written().get(start..).unwrap_or_default();
+    let end = end.end_bytes();
+    let ends_list = written.is_empty()
+        || written.starts_with(end)
+        || (written.len() < end.len() && end.starts_with(written));
+    if ends_list {
+        Err(until_element(start))
+    } else {
+        Ok(())
+    }
+}
+
+#[cold]
+fn until_element(start: usize) -> Error {
+    Error::new(
+        ErrorKind::Invalid("element of a list is empty or starts with the bytes that end it"),
         start,
     )
 }

@@ -4,6 +4,7 @@ use std::borrow::Cow;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::int::{Endian, Number};
+use crate::terminator::Terminator;
 use crate::text::TextEncoding;
 use crate::varint::{LengthPrefix, VarIntValue};
 
@@ -327,36 +328,79 @@ impl<'a> Reader<'a> {
         Ok(text)
     }
 
-    /// Takes the bytes before the next `end` byte and that byte itself, returning the bytes:
-    /// [`nul_bytes`](Reader::nul_bytes) for another terminator (a space, a newline, a quote).
+    /// Takes the bytes before the next `end` (a byte, or a byte string: a
+    /// [`Terminator`]) and the terminator itself, returning the bytes:
+    /// [`nul_bytes`](Reader::nul_bytes) for another terminator (a space, a newline, a quote,
+    /// `\r\n`).
     #[inline]
-    pub fn until_bytes(&mut self, end: u8, max: Option<usize>) -> Result<&'a [u8]> {
+    pub fn until_bytes<E: Terminator>(&mut self, end: E, max: Option<usize>) -> Result<&'a [u8]> {
         let len = self.until_position(end, max)?;
         let bytes = self.bytes(len)?;
-        self.skip(1)?;
+        self.skip(end.end_len())?;
         Ok(bytes)
     }
 
     /// [`until_bytes`](Reader::until_bytes) as strict UTF-8.
     #[inline]
-    pub fn until_str(&mut self, end: u8, max: Option<usize>) -> Result<&'a str> {
+    pub fn until_str<E: Terminator>(&mut self, end: E, max: Option<usize>) -> Result<&'a str> {
         let len = self.until_position(end, max)?;
         let text = self.str_utf8(len)?;
-        self.skip(1)?;
+        self.skip(end.end_len())?;
         Ok(text)
     }
 
     /// [`until_bytes`](Reader::until_bytes) as text in `encoding`.
     #[inline]
-    pub fn until_text(
+    pub fn until_text<E: Terminator>(
         &mut self,
-        end: u8,
+        end: E,
         max: Option<usize>,
         encoding: TextEncoding,
     ) -> Result<Cow<'a, str>> {
         let len = self.until_position(end, max)?;
         let text = self.text(len, encoding)?;
-        self.skip(1)?;
+        self.skip(end.end_len())?;
+        Ok(text)
+    }
+
+    /// [`until_bytes`](Reader::until_bytes), except that the end of the input ends the
+    /// bytes too: the last line of a reply that a server sends without its newline.
+    #[inline]
+    pub fn until_or_end_bytes<E: Terminator>(
+        &mut self,
+        end: E,
+        max: Option<usize>,
+    ) -> Result<&'a [u8]> {
+        let (len, skip) = self.until_or_end_position(end, max)?;
+        let bytes = self.bytes(len)?;
+        self.skip(skip)?;
+        Ok(bytes)
+    }
+
+    /// [`until_or_end_bytes`](Reader::until_or_end_bytes) as strict UTF-8.
+    #[inline]
+    pub fn until_or_end_str<E: Terminator>(
+        &mut self,
+        end: E,
+        max: Option<usize>,
+    ) -> Result<&'a str> {
+        let (len, skip) = self.until_or_end_position(end, max)?;
+        let text = self.str_utf8(len)?;
+        self.skip(skip)?;
+        Ok(text)
+    }
+
+    /// [`until_or_end_bytes`](Reader::until_or_end_bytes) as text in `encoding`.
+    #[inline]
+    pub fn until_or_end_text<E: Terminator>(
+        &mut self,
+        end: E,
+        max: Option<usize>,
+        encoding: TextEncoding,
+    ) -> Result<Cow<'a, str>> {
+        let (len, skip) = self.until_or_end_position(end, max)?;
+        let text = self.text(len, encoding)?;
+        self.skip(skip)?;
         Ok(text)
     }
 
@@ -398,16 +442,37 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// How many bytes come before the next `end` byte, at most `max`.
+    /// How many bytes come before the next `end`, at most `max`.
     #[inline]
-    fn until_position(&self, end: u8, max: Option<usize>) -> Result<usize> {
-        let Some(len) = memchr::memchr(end, self.rest) else {
-            let kind = ErrorKind::UnexpectedEnd { need: 1, have: 0 };
+    fn until_position<E: Terminator>(&self, end: E, max: Option<usize>) -> Result<usize> {
+        let Some(len) = end.find_in(self.rest) else {
+            let kind = ErrorKind::UnexpectedEnd {
+                need: end.end_len(),
+                have: 0,
+            };
             return Err(Error::new(kind, self.end));
         };
         match max {
             Some(max) if len > max => Err(self.error(ErrorKind::TooLong { len, max })),
             _ => Ok(len),
+        }
+    }
+
+    /// How many bytes come before the next `end` or the end of the input, at most `max`, and
+    /// how many bytes of terminator follow them.
+    #[inline]
+    fn until_or_end_position<E: Terminator>(
+        &self,
+        end: E,
+        max: Option<usize>,
+    ) -> Result<(usize, usize)> {
+        let (len, skip) = match end.find_in(self.rest) {
+            Some(len) => (len, end.end_len()),
+            None => (self.rest.len(), 0),
+        };
+        match max {
+            Some(max) if len > max => Err(self.error(ErrorKind::TooLong { len, max })),
+            _ => Ok((len, skip)),
         }
     }
 

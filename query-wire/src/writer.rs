@@ -4,6 +4,7 @@ use std::marker::PhantomData;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::int::{Endian, Integer, Number};
+use crate::terminator::{early_end, Terminator};
 use crate::text::TextEncoding;
 use crate::varint::{LengthPrefix, VarIntValue};
 
@@ -261,39 +262,47 @@ impl<'b> Writer<'b> {
         self.put_u8(0)
     }
 
-    /// Writes `bytes` and the `end` byte after them: [`put_nul_bytes`](Writer::put_nul_bytes)
-    /// for another terminator. Bytes holding `end` are [`ErrorKind::Invalid`] at that byte.
+    /// Writes `bytes` and `end` after them (a byte or a byte string, a [`Terminator`]):
+    /// [`put_nul_bytes`](Writer::put_nul_bytes) for another terminator. Bytes that would
+    /// read back shorter, because they hold `end` or end with the start of a terminator that
+    /// overlaps itself, are [`ErrorKind::Invalid`] at that byte.
     #[inline]
-    pub fn put_until_bytes(&mut self, bytes: &[u8], end: u8, max: Option<usize>) -> Result<()> {
+    pub fn put_until_bytes<E: Terminator>(
+        &mut self,
+        bytes: &[u8],
+        end: E,
+        max: Option<usize>,
+    ) -> Result<()> {
         check_max(bytes.len(), max).map_err(|kind| self.error(kind))?;
-        if let Some(at) = memchr::memchr(end, bytes) {
+        if let Some(at) = early_end(bytes, end) {
             return Err(Error::new(ErrorKind::Invalid(END_INSIDE), self.pos + at));
         }
         self.put_bytes(bytes)?;
-        self.put_u8(end)
+        self.put_bytes(end.end_bytes())
     }
 
-    /// Writes `text` in `encoding` and the `end` byte after it; see
+    /// Writes `text` in `encoding` and `end` after it; see
     /// [`put_until_bytes`](Writer::put_until_bytes). `end` must be ASCII.
     #[inline]
-    pub fn put_until_text(
+    pub fn put_until_text<E: Terminator>(
         &mut self,
         text: &str,
-        end: u8,
+        end: E,
         max: Option<usize>,
         encoding: TextEncoding,
     ) -> Result<()> {
         if encoding == TextEncoding::Utf8 {
             return self.put_until_bytes(text.as_bytes(), end, max);
         }
-        if let Some(at) = text.bytes().position(|b| b == end) {
-            let at = self.pos + encoding.encoded_len(&text[..at]);
+        // An ASCII terminator is the same bytes in the text and in its encoding.
+        if let Some(at) = early_end(text.as_bytes(), end) {
+            let at = self.pos + encoding.encoded_len(&text[..floor_char(text, at)]);
             return Err(Error::new(ErrorKind::Invalid(END_INSIDE), at));
         }
         let len = encoding.encoded_len(text);
         check_max(len, max).map_err(|kind| self.error(kind))?;
         self.put_encoded(text, len, encoding)?;
-        self.put_u8(end)
+        self.put_bytes(end.end_bytes())
     }
 
     /// Writes `"`, `bytes` and `"`; bytes holding a `"` are [`ErrorKind::Invalid`].
@@ -376,6 +385,14 @@ impl<'b> Writer<'b> {
 }
 
 /// Why a NUL-terminated text or byte string cannot be written.
+/// The start of the character holding byte `at` of `text`.
+fn floor_char(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
 const END_INSIDE: &str = "the value holds the byte that ends it";
 const NUL_INSIDE: &str = "holds a NUL byte, which would end it early on the wire";
 

@@ -5,16 +5,20 @@
 //!   `FF FF FF FF getinfo\n` (a smaller summary). Both may carry a challenge after a space,
 //!   which the server echoes as `\challenge\` (CoD: MW2 sends an empty one).
 //! - [`StatusResponse`]: `FF FF FF FF statusResponse\n`, one line of `\key\value` pairs
-//!   ([`Info`], a `#[derive(KeyValues)]` type), then one line per player, [`Player`]:
-//!   `score ping "name"`, and whatever some games add after the name (kept in
-//!   [`Player::extra`]).
+//!   ([`Info`], a `#[derive(KeyValues)]` type read as a [`KvLine`]), then one line per
+//!   player, each framed by [`Line`] and read as a [`Player`]: `score ping "name"`, the
+//!   numbers some engines add before the name (kept in [`Player::more`]), and whatever some
+//!   games add after it (kept in [`Player::extra`]).
 //! - [`InfoResponse`]: `FF FF FF FF infoResponse\n` and one line of pairs.
 //!
 //! Where this follows the captures rather than the notes:
 //! - Lenient: empty lines among or after the player lines (CoD: MW2 ends with `\n\n`) are
-//!   skipped, and the last line may lack its newline.
-//! - Strict: a player line that is not `score ping "name"` is an error at its offset, not a
-//!   skipped player, since a reply that says otherwise is not one this client understands.
+//!   skipped, the last line may lack its newline, and any count of numbers may come before
+//!   a name.
+//! - Strict or lenient by the caller's choice: a player line that is not two numbers or more
+//!   and a quoted name is an error at its offset in [`StatusResponse::decode`];
+//!   [`StatusResponse::decode_lenient`] leaves it out and returns its error beside the lines
+//!   it read, so that a client can keep them and say the reply is incomplete.
 //! - Text is Latin-1 / Windows-1252 ([`ENCODING`]) on most servers: names are kept as the raw
 //!   bytes ([`Text`]) and decoded by the caller in the encoding it chooses.
 //! - Names carry colour codes, `^` and one character (`^1`, and `^^00` in Call of Duty, whose
@@ -27,7 +31,7 @@
 
 use std::borrow::Cow;
 
-use query_wire::kv::{FromKeyValues, Pair, Pairs};
+use query_wire::kv::KvLine;
 use query_wire::{Decode, Error, ErrorKind, KeyValues, Reader, Result, Text, TextEncoding, Wire};
 use serde::Serialize;
 
@@ -192,40 +196,92 @@ impl Info<'_> {
     }
 }
 
-/// One player line, `score ping "name"` and what a game adds after the name.
+/// The most numbers a player line may carry before the name (score, ping and what a game
+/// adds: a team, deaths).
+pub const MAX_NUMBERS: usize = 8;
+
+/// One player line: numbers, the quoted name, and whatever a game adds after it, then the
+/// newline (which the last line of a datagram may lack).
+///
+/// Lenient where engines differ: ioquake3 and OpenArena send `score ping "name"`, some
+/// engines a third number (a team, deaths) before the name; any count up to [`MAX_NUMBERS`]
+/// decodes, the ones after the ping kept in [`more`](Player::more). Strict about the rest: a
+/// line without two numbers and a quoted name, or with a number that does not fit an `i64`,
+/// is an error at its offset (which [`StatusResponse::decode_lenient`] keeps apart from the
+/// lines it could read).
 #[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
 pub struct Player<'a> {
     /// The score (frags); Call of Duty servers send large ones.
-    #[wire(dec(until = b' ', max = 12))]
+    #[wire(dec(until = b' ', max = 20))]
     pub score: i64,
     /// The ping in milliseconds; 999 for a player still connecting.
-    #[wire(dec(until = b' ', max = 12))]
+    #[wire(dec(until = b' ', max = 20))]
     pub ping: i64,
+    /// The numbers between the ping and the name, as sent; usually none.
+    #[wire(before = b'"', max_count = MAX_NUMBERS, dec(until = b' ', max = 20))]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub more: Vec<i64>,
     /// The name as sent, with colour codes, in the server's encoding.
     #[wire(str(quoted))]
     pub name: Text<'a>,
     /// The rest of the line after the closing quote (a team on some games), usually empty.
-    #[wire(str(rest))]
+    #[wire(str(until = b'\n', or_end))]
     pub extra: Text<'a>,
 }
 
-/// The bytes a status reply starts with, then its pair line.
+/// One line of a reply's body without its newline; the last one may lack it. A status
+/// reply's player lines are framed by it before their fields are read, so that a line a
+/// server garbled cannot take the next one with it.
 #[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
-#[wire(magic = b"\xff\xff\xff\xffstatusResponse\n")]
-pub struct StatusHeader<'a> {
-    /// Everything after the header: the pair line, then the player lines.
-    #[wire(bytes(rest))]
-    pub body: &'a [u8],
+pub struct Line<'a> {
+    /// The bytes before the newline.
+    #[wire(bytes(until = b'\n', or_end))]
+    pub text: &'a [u8],
 }
 
+/// The bytes a status reply (and each of its continuation datagrams) starts with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Wire, Serialize)]
+#[wire(magic = STATUS_HEADER)]
+pub struct StatusHeader {}
+
+/// The settings line: `\key\value` pairs and a newline, read and written in the encoding
+/// given as context.
+pub type InfoLine<'a> = KvLine<Info<'a>>;
+
 /// The bytes an info reply starts with.
-#[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
-#[wire(magic = b"\xff\xff\xff\xffinfoResponse\n")]
-pub struct InfoHeader<'a> {
-    /// The pair line.
-    #[wire(bytes(rest))]
-    pub body: &'a [u8],
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Wire, Serialize)]
+#[wire(magic = INFO_HEADER)]
+pub struct InfoHeader {}
+
+/// A pair a responder writes before its cached settings: the request's challenge, echoed
+/// as the raw bytes it arrived as.
+#[derive(Debug, Clone, PartialEq, Eq, Default, KeyValues, Serialize)]
+#[kv(encoding = "windows-1252")]
+pub struct Challenge<'a> {
+    /// `challenge`.
+    pub challenge: Option<&'a [u8]>,
 }
+
+/// A whole `infoResponse`: the header, the settings line, and nothing but blank lines after it.
+#[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
+#[wire(ctx(encoding: TextEncoding))]
+pub struct InfoResponse<'a> {
+    /// `FF FF FF FF infoResponse\n`.
+    #[serde(skip)]
+    pub header: InfoHeader,
+    /// The pair line.
+    #[wire(ctx = encoding)]
+    pub info: InfoLine<'a>,
+    /// Blank lines some servers end with; a responder writes none.
+    #[wire(until_end)]
+    #[serde(skip)]
+    pub blank: Vec<BlankLine>,
+}
+
+/// An empty line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Wire, Serialize)]
+#[wire(magic = b"\n")]
+pub struct BlankLine {}
 
 /// One `statusResponse` datagram decoded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -236,28 +292,61 @@ pub struct StatusResponse<'a> {
     pub players: Vec<Player<'a>>,
 }
 
-/// One `infoResponse` datagram decoded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct InfoResponse<'a> {
-    /// The pair line.
-    pub info: Info<'a>,
-}
-
 impl<'a> StatusResponse<'a> {
-    /// Decodes one datagram. Offsets in errors count from the datagram's first byte; the
-    /// pair line's text is read in `encoding` (names stay raw bytes).
+    /// Decodes one datagram, strictly: a line that is not a [`Player`] is an error. Offsets
+    /// in errors count from the datagram's first byte; the pair line's text is read in
+    /// `encoding` (names stay raw bytes). Blank lines are skipped.
     pub fn decode(datagram: &'a [u8], encoding: TextEncoding) -> Result<Self> {
-        let header = StatusHeader::decode_exact(&mut Reader::new(datagram), ())?;
-        let start = STATUS_HEADER.len();
-        let mut lines = Lines::new(header.body, start);
-        let info = match header.body.first() {
-            Some(b'\\') => {
-                let (line, at) = lines.next().expect("the body is not empty");
-                Some(decode_info(line, at, encoding)?)
-            }
+        Self::decode_with(datagram, encoding, Err)
+    }
+
+    /// Decodes one datagram, leniently: a player line that does not decode (a line cut at
+    /// the datagram's end, a number out of range) is left out and its error returned beside
+    /// the lines that did, so that one bad line does not cost the whole reply. The header
+    /// and the pair line are still strict.
+    pub fn decode_lenient(
+        datagram: &'a [u8],
+        encoding: TextEncoding,
+    ) -> Result<(Self, Vec<Error>)> {
+        let mut unreadable = Vec::new();
+        let reply = Self::decode_with(datagram, encoding, |error| {
+            unreadable.push(error);
+            Ok(())
+        })?;
+        Ok((reply, unreadable))
+    }
+
+    /// The header, the pair line when the body starts with a backslash (a continuation starts
+    /// with a player line's first digit), then each line framed by [`Line`] and decoded as a
+    /// [`Player`] from exactly its bytes; `bad_line` decides what a line that fails costs.
+    fn decode_with(
+        datagram: &'a [u8],
+        encoding: TextEncoding,
+        mut bad_line: impl FnMut(Error) -> Result<()>,
+    ) -> Result<Self> {
+        let mut r = Reader::new(datagram);
+        StatusHeader::decode(&mut r, ())?;
+        let info = match r.peek_rest().first() {
+            Some(b'\\') => Some(InfoLine::decode(&mut r, encoding)?.0),
             _ => None,
         };
-        let players = decode_players(lines)?;
+        let mut players = Vec::new();
+        let mut index = 0;
+        while !r.is_empty() {
+            let mut fields = r.clone();
+            let line = Line::decode(&mut r, ()).map_err(|e| e.in_field("players"))?;
+            if line.text.is_empty() {
+                continue;
+            }
+            let player = fields
+                .sub(line.text.len())
+                .and_then(|mut fields| Player::decode_exact(&mut fields, ()));
+            match player {
+                Ok(player) => players.push(player),
+                Err(error) => bad_line(error.at_index(index).in_field("players"))?,
+            }
+            index += 1;
+        }
         Ok(StatusResponse { info, players })
     }
 }
@@ -265,91 +354,7 @@ impl<'a> StatusResponse<'a> {
 impl<'a> InfoResponse<'a> {
     /// Decodes one datagram; see [`StatusResponse::decode`].
     pub fn decode(datagram: &'a [u8], encoding: TextEncoding) -> Result<Self> {
-        let header = InfoHeader::decode_exact(&mut Reader::new(datagram), ())?;
-        let mut lines = Lines::new(header.body, INFO_HEADER.len());
-        let (line, at) = lines.next().unwrap_or((&[], INFO_HEADER.len()));
-        let info = decode_info(line, at, encoding)?;
-        if let Some((_, at)) = lines.next() {
-            return Err(Error::new(
-                ErrorKind::TrailingBytes {
-                    count: datagram.len() - at,
-                },
-                at,
-            )
-            .in_field("InfoResponse"));
-        }
-        Ok(InfoResponse { info })
-    }
-}
-
-/// The pair line at absolute offset `at`.
-fn decode_info<'a>(line: &'a [u8], at: usize, encoding: TextEncoding) -> Result<Info<'a>> {
-    let name = <Info<'_> as FromKeyValues<'_>>::NAME;
-    let pairs: Vec<Pair<'a>> = Pairs::with_origin(line, at)
-        .collect::<Result<_>>()
-        .map_err(|e| e.in_field(name))?;
-    Info::from_pairs(&pairs, None, encoding).map_err(|e| e.in_field(name))
-}
-
-/// Every non-empty line as a [`Player`], offsets absolute.
-fn decode_players<'a>(lines: Lines<'a>) -> Result<Vec<Player<'a>>> {
-    lines
-        .enumerate()
-        .map(|(index, (line, at))| {
-            let mut r = Reader::new(line);
-            Player::decode_exact(&mut r, ())
-                .map_err(|e| shift(e, at).at_index(index).in_field("players"))
-        })
-        .collect()
-}
-
-/// `error` with its offset moved by `by` (a line decoded on its own).
-fn shift(error: Error, by: usize) -> Error {
-    let mut moved = Error::new(error.kind().clone(), error.offset() + by);
-    let path: Vec<_> = error.path().collect();
-    for segment in path.into_iter().rev() {
-        moved = match segment {
-            query_wire::PathSegment::Field(name) => moved.in_field(name),
-            query_wire::PathSegment::Index(i) => moved.at_index(i),
-        };
-    }
-    moved
-}
-
-/// The non-empty lines of a body and their absolute offsets; the last may lack its newline.
-#[derive(Debug, Clone)]
-pub struct Lines<'a> {
-    rest: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Lines<'a> {
-    /// The lines of `body`, whose first byte is at absolute offset `at`.
-    pub fn new(body: &'a [u8], at: usize) -> Self {
-        Lines { rest: body, at }
-    }
-}
-
-impl<'a> Iterator for Lines<'a> {
-    type Item = (&'a [u8], usize);
-
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if self.rest.is_empty() {
-                return None;
-            }
-            let len = self.rest.iter().position(|&b| b == b'\n');
-            let (line, taken) = match len {
-                Some(n) => (&self.rest[..n], n + 1),
-                None => (self.rest, self.rest.len()),
-            };
-            let at = self.at;
-            self.rest = &self.rest[taken..];
-            self.at += taken;
-            if !line.is_empty() {
-                return Some((line, at));
-            }
-        }
+        Self::decode_exact(&mut Reader::new(datagram), encoding)
     }
 }
 
@@ -380,50 +385,6 @@ pub fn strip_colours(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
-}
-
-/// Writes a `statusResponse` from what a responder holds, split at `max_datagram` bytes
-/// between player lines: each datagram carries the header, the first the pair line. Encoding
-/// goes through the declared types; nothing is allocated when `out` has room.
-pub mod write {
-    use query_wire::kv::ToKeyValues;
-    use query_wire::{Encode, Writer};
-
-    use super::{Info, Player, Result, TextEncoding, INFO_HEADER, STATUS_HEADER};
-
-    /// Writes the header and the pair line into `w`.
-    pub fn status_head(w: &mut Writer<'_>, info: &Info<'_>, encoding: TextEncoding) -> Result<()> {
-        w.put_bytes(STATUS_HEADER)?;
-        info.write_document(w, encoding)?;
-        w.put_u8(b'\n')
-    }
-
-    /// Writes the header of a continuation datagram.
-    pub fn status_continuation(w: &mut Writer<'_>) -> Result<()> {
-        w.put_bytes(STATUS_HEADER)
-    }
-
-    /// Writes one player line and its newline.
-    pub fn player(w: &mut Writer<'_>, player: &Player<'_>) -> Result<()> {
-        player.encode(w, ())?;
-        w.put_u8(b'\n')
-    }
-
-    /// The bytes [`player`] writes.
-    pub fn player_len(player: &Player<'_>) -> usize {
-        player.encoded_len(()) + 1
-    }
-
-    /// Writes a whole `infoResponse`.
-    pub fn info_response(
-        w: &mut Writer<'_>,
-        info: &Info<'_>,
-        encoding: TextEncoding,
-    ) -> Result<()> {
-        w.put_bytes(INFO_HEADER)?;
-        info.write_document(w, encoding)?;
-        w.put_u8(b'\n')
-    }
 }
 
 #[cfg(test)]
@@ -458,6 +419,33 @@ mod tests {
         let err = StatusResponse::decode(bytes, ENCODING).unwrap_err();
         assert_eq!(err.offset(), bytes.len() - 6);
         assert_eq!(err.path_string(), "players[0].ping");
+    }
+
+    #[test]
+    fn lenient_decoding_keeps_the_lines_around_a_bad_one() {
+        let bytes = b"\xff\xff\xff\xffstatusResponse\n\\a\\b\n1 2 3 \"x\"\n9 y \"bad\"\n4 5 \"z\" t\n6 7 \"cu";
+        let err = StatusResponse::decode(bytes, ENCODING).unwrap_err();
+        assert_eq!(err.path_string(), "players[1].ping");
+        let (reply, unreadable) = StatusResponse::decode_lenient(bytes, ENCODING).unwrap();
+        assert_eq!(reply.players.len(), 2);
+        assert_eq!(reply.players[0].more, [3]);
+        assert_eq!(reply.players[1].extra.as_bytes(), b" t");
+        let paths: Vec<String> = unreadable.iter().map(Error::path_string).collect();
+        assert_eq!(paths, ["players[1].ping", "players[3].name"]);
+        // The header and the pair line stay strict.
+        assert!(
+            StatusResponse::decode_lenient(b"\xff\xff\xff\xffstatusRespons", ENCODING).is_err()
+        );
+    }
+
+    #[test]
+    fn an_info_reply_is_its_pair_line_and_blank_lines() {
+        let bytes = b"\xff\xff\xff\xffinfoResponse\n\\hostname\\x\\clients\\3\n\n\n";
+        let reply = InfoResponse::decode(bytes, ENCODING).unwrap();
+        assert_eq!(reply.info.0.clients, Some(3));
+        assert!(
+            InfoResponse::decode(b"\xff\xff\xff\xffinfoResponse\n\\a\\b\nx", ENCODING).is_err()
+        );
     }
 
     #[test]

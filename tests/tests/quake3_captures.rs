@@ -157,8 +157,8 @@ fn call_of_duty_colour_codes_and_passwords() {
     assert_eq!(status.game_type.as_deref(), Some("bas"));
 }
 
-/// Re-encoding gives the captured bytes back: the pairs in their order, each player line
-/// through the declared [`Player`](query_specs::quake3::Player); blank lines at the end (MW2
+/// Re-encoding gives the captured bytes back: the pairs in their order, each player line and
+/// its newline through the declared [`Player`](query_specs::quake3::Player); blank lines at the end (MW2
 /// ends with `\n\n`) are not kept. The declared [`Info`](query_specs::quake3::Info) writes its
 /// fields first, so it is checked to decode to itself instead.
 #[test]
@@ -177,9 +177,9 @@ fn replies_re_encode_byte_for_byte() {
             kv::KvSink::put_pair(&mut out, pair.key, None, pair.value).unwrap();
         }
         out.push(b'\n');
+        // Each line writes its own newline.
         for p in &reply.players {
             out.extend(p.to_vec().unwrap());
-            out.push(b'\n');
         }
         let mut expected = bytes.as_slice();
         while expected.ends_with(b"\n\n") {

@@ -257,9 +257,11 @@ pub enum Framing {
     Nul {
         max: Option<Expr>,
     },
-    /// `until = b' '`: ended by the given byte, which is not part of the value.
+    /// `until = b' '` or `until = b"\r\n"`: ended by the given byte or byte string, which
+    /// is not part of the value; with `or_end`, the end of the input ends it too.
     Until {
         end: Expr,
+        or_end: bool,
         max: Option<Expr>,
     },
     /// `quoted`: between two `"`, which are not part of the value.
@@ -290,6 +292,14 @@ pub enum Count {
     /// of the input ends the list too.
     UntilNul {
         or_end: bool,
+    },
+    /// `until = ..` (`consume`) or `before = ..`: elements until the terminator, a byte or a
+    /// byte string; `until` reads it and writes it after the elements, `before` leaves it for
+    /// the next field. With `or_end`, the end of the input ends the list too.
+    Until {
+        end: Expr,
+        or_end: bool,
+        consume: bool,
     },
 }
 
@@ -847,7 +857,7 @@ fn value_body(
         errors.spanning(
             ty,
             "a `Vec` field needs its length: `count(prefix = u8|u16|u32|u64)`, \
-             `count = <expression>`, `until_end` or `until_nul`",
+             `count = <expression>`, `until_end`, `until_nul`, `until = ..` or `before = ..`",
         );
         return Body::Bool;
     };
@@ -859,6 +869,15 @@ fn value_body(
         RepeatAttr::Expr(expr) => Count::Expr(scope.expr(expr, errors)),
         RepeatAttr::UntilEnd => Count::UntilEnd,
         RepeatAttr::UntilNul { or_end } => Count::UntilNul { or_end: *or_end },
+        RepeatAttr::Until {
+            end,
+            or_end,
+            consume,
+        } => Count::Until {
+            end: end.clone(),
+            or_end: *or_end,
+            consume: *consume,
+        },
     };
     let ctx = match (&attrs.ctx, &attrs.each_ctx) {
         // Both given is `check`'s to report.
@@ -1050,6 +1069,7 @@ fn framing(text: &TextAttr, endian: Endian) -> Framing {
                 .as_ref()
                 .map(|u| u.value.clone())
                 .expect("checked"),
+            or_end: text.or_end.is_some(),
             max,
         },
         None => Framing::Rest { max },

@@ -93,7 +93,8 @@ choice! {
     /// A directive of `#[wire(...)]` on a field.
     FieldKey {
         Endian = "endian", Str = "str", Bytes = "bytes", Dec = "dec", Len = "len", Count = "count",
-        UntilEnd = "until_end", UntilNul = "until_nul", MinCount = "min_count", MaxCount = "max_count", Ctx = "ctx",
+        UntilEnd = "until_end", UntilNul = "until_nul", Until = "until", Before = "before",
+        MinCount = "min_count", MaxCount = "max_count", Ctx = "ctx",
         EachCtx = "each_ctx", Cycle = "cycle",
         When = "when", Trailing = "trailing", Bits = "bits", BitWidth = "bit_width", Flags = "flags",
         Flag = "flag", Range = "range", Default = "default", Computed = "computed", View = "view",
@@ -109,7 +110,7 @@ choice! {
     /// An option inside `str(...)` or `bytes(...)`.
     TextKey {
         Prefix = "prefix", Max = "max", Encoding = "encoding", Rest = "rest", Nul = "nul",
-        Until = "until", Quoted = "quoted",
+        Until = "until", Quoted = "quoted", OrEnd = "or_end",
     }
     |found| format!("unknown option `{found}`, expected one of: {}", TextKey::listed())
 }
@@ -247,6 +248,8 @@ pub struct TextAttr {
     pub until: Option<Spanned<Expr>>,
     /// `quoted`: the text is between two `"`.
     pub quoted: Option<Spanned<()>>,
+    /// `or_end` with `until`: the end of the input ends the text too.
+    pub or_end: Option<Spanned<()>>,
     pub max: Option<Spanned<Expr>>,
     pub encoding: Option<Spanned<Encoding>>,
 }
@@ -270,6 +273,27 @@ pub enum RepeatAttr {
     UntilEnd,
     /// `until_nul`, `until_nul(or_end)`: elements until a NUL byte, which ends the list.
     UntilNul { or_end: bool },
+    /// `until = b'\n'`, `until(b"\r\n", or_end)`: elements until the terminator, which is
+    /// consumed; `before = b'"'`: elements until the input starts with the bytes, which are
+    /// left for the next field.
+    Until {
+        end: Expr,
+        or_end: bool,
+        consume: bool,
+    },
+}
+
+impl RepeatAttr {
+    /// The directive as written, for messages.
+    pub fn keyword(&self) -> &'static str {
+        match self {
+            RepeatAttr::Prefix(_) | RepeatAttr::Expr(_) => "count",
+            RepeatAttr::UntilEnd => "until_end",
+            RepeatAttr::UntilNul { .. } => "until_nul",
+            RepeatAttr::Until { consume: true, .. } => "until",
+            RepeatAttr::Until { consume: false, .. } => "before",
+        }
+    }
 }
 
 /// `flag(flags, MASK)`: the flag field's name and the bits that announce this field.
@@ -475,6 +499,20 @@ pub fn field(attrs: &[Attribute], errors: &mut Errors) -> FieldAttrs {
                     errors,
                 );
             }
+            FieldKey::Until | FieldKey::Before => {
+                let (end, or_end) = end_options(input, key)?;
+                let consume = key == "until";
+                set_repeat(
+                    &mut out.repeat,
+                    key,
+                    RepeatAttr::Until {
+                        end,
+                        or_end,
+                        consume,
+                    },
+                    errors,
+                );
+            }
             FieldKey::MinCount => {
                 input.parse::<Token![=]>()?;
                 let value: Expr = input.parse()?;
@@ -623,7 +661,8 @@ fn set_repeat(
             key.span(),
             format!(
                 "`{key}` is a second repeat form: a Vec takes exactly one of \
-                 `count(prefix = ..)`, `count = ..`, `until_end` and `until_nul`"
+                 `count(prefix = ..)`, `count = ..`, `until_end`, `until_nul`, `until = ..` and \
+                 `before = ..`"
             ),
         );
     } else {
@@ -632,6 +671,42 @@ fn set_repeat(
             span: key.span(),
         });
     }
+}
+
+/// The terminator of `until` / `before` on a list: `= <byte or byte string>`, or
+/// `(<byte or byte string>, or_end)` to let the end of the input end the list too.
+fn end_options(input: ParseStream<'_>, key: &Ident) -> syn::Result<(Expr, bool)> {
+    if input.peek(Token![=]) {
+        input.parse::<Token![=]>()?;
+        return Ok((input.parse()?, false));
+    }
+    if !input.peek(syn::token::Paren) {
+        return Err(syn::Error::new(
+            key.span(),
+            format!(
+                "`{key}` needs the bytes that end the list: `{key} = b'\\n'`, or \
+                 `{key}(b\"\\r\\n\", or_end)` to let the end of the input end it too"
+            ),
+        ));
+    }
+    let content;
+    syn::parenthesized!(content in input);
+    let end: Expr = content.parse()?;
+    if content.is_empty() {
+        return Ok((end, false));
+    }
+    content.parse::<Token![,]>()?;
+    let option: Ident = content.parse()?;
+    if option != "or_end" {
+        return Err(syn::Error::new(
+            option.span(),
+            format!("unknown option `{option}` of `{key}`, expected `or_end`"),
+        ));
+    }
+    if !content.is_empty() {
+        return Err(content.error(format!("`{key}` takes one option, `or_end`")));
+    }
+    Ok((end, true))
 }
 
 /// A directive that is a bare word.
@@ -829,6 +904,10 @@ fn text_options(
                 flag(&content, &option)?;
                 set(&mut out.quoted, &option, (), errors);
             }
+            TextKey::OrEnd => {
+                flag(&content, &option)?;
+                set(&mut out.or_end, &option, (), errors);
+            }
         }
         if content.is_empty() {
             break;
@@ -845,6 +924,13 @@ fn text_options(
     .into_iter()
     .flatten()
     .collect();
+    if let (Some(or_end), None) = (&out.or_end, &out.until) {
+        errors.at(
+            or_end.span,
+            "`or_end` applies to `until = ..`: the text ends at its terminator or at the end of \
+             the input",
+        );
+    }
     match ends[..] {
         [] => errors.at(
             key.span(),

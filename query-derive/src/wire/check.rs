@@ -6,7 +6,7 @@ use proc_macro2::Span;
 use syn::{Expr, Member};
 
 use super::ast::{self, Body, Container, Data, Field, FieldKind, Variant, VariantTag};
-use super::attr::{ContainerAttrs, Encoding, FieldAttrs, RepeatAttr};
+use super::attr::{ContainerAttrs, Encoding, FieldAttrs};
 use super::types::{self, Shape, StrKind};
 use crate::errors::Errors;
 
@@ -452,8 +452,7 @@ fn check_repeat_keys_absent(field: &Field, errors: &mut Errors) {
             continue;
         };
         let key = match (key, attrs.repeat.as_ref().map(|r| &r.value)) {
-            ("count", Some(RepeatAttr::UntilEnd)) => "until_end",
-            ("count", Some(RepeatAttr::UntilNul { .. })) => "until_nul",
+            ("count", Some(repeat)) => repeat.keyword(),
             _ => key,
         };
         errors.at(

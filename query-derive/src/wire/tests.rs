@@ -227,6 +227,24 @@ fn lists_ended_by_a_nul_byte() {
 }
 
 #[test]
+fn lists_and_text_ended_by_a_byte_string_or_before_a_byte() {
+    insta::assert_snapshot!(expand(
+        r#"
+        pub struct Line<'a> {
+            #[wire(before = b'"', max_count = 8, dec(until = b' '))]
+            pub numbers: Vec<i64>,
+            #[wire(str(quoted))]
+            pub name: Text<'a>,
+            #[wire(until(b"\r\n", or_end), bytes(until = b"; ", or_end))]
+            pub fields: Vec<&'a [u8]>,
+            #[wire(str(until = b"\r\n", or_end))]
+            pub rest: Text<'a>,
+        }
+        "#
+    ));
+}
+
+#[test]
 fn bit_fields_flag_byte_and_ranges() {
     insta::assert_snapshot!(expand(
         r#"
@@ -269,8 +287,8 @@ fn every_error_of_a_declaration_is_reported() {
             "unknown byte order \"middle\", expected one of: \"big\", \"little\"",
             "prefix must be one of u8, u16, u32, u64, varint, leb128, found `u9`",
             "unknown wire attribute `colour` on a field, expected one of: endian, str, bytes, dec, \
-             len, count, until_end, until_nul, min_count, max_count, ctx, each_ctx, cycle, when, trailing, \
-             bits, bit_width, flags, flag, range, default, computed, view, varint, crc32",
+             len, count, until_end, until_nul, until, before, min_count, max_count, ctx, each_ctx, cycle, \
+             when, trailing, bits, bit_width, flags, flag, range, default, computed, view, varint, crc32",
             "`str` applies to `&'a str`, `String`, `Cow<'a, str>` and `Text<'a>`, not `u32`",
             "`tag` applies to enums only",
             "`count` applies to `Vec` fields, and `u8` is not one",

@@ -103,6 +103,7 @@
 //! group element by element, so decode → encode → decode gives back an equal value.
 
 mod group;
+mod line;
 mod nul;
 mod pairs;
 mod sink;
@@ -110,6 +111,7 @@ mod table;
 mod value;
 
 pub use group::{split_index, FromRest, IndexedField, IndexedGroup, ToIndexedField, ToRest};
+pub use line::KvLine;
 pub use nul::{nul_pair_len, read_nul_pairs, write_nul_document, KvBlock, KvFormat, Nul};
 pub use pairs::{pair_capacity, pairs, split_pairs, Pair, PairSpan, Pairs, DELIMITER};
 pub use sink::{check_pair, pair_len, KvSink, LenCounter};

@@ -700,9 +700,10 @@ fn value(
                     let max = optional(max.as_ref());
                     path.try_(quote!(#r.nul_str(#max)))
                 }
-                (StrKind::Borrowed, Framing::Until { end, max }) => {
+                (StrKind::Borrowed, Framing::Until { end, or_end, max }) => {
                     let max = optional(max.as_ref());
-                    path.try_(quote!(#r.until_str(#end, #max)))
+                    let read = until_method("str", *or_end);
+                    path.try_(quote!(#r.#read(#end, #max)))
                 }
                 (StrKind::Borrowed, Framing::Quoted { max }) => {
                     let max = optional(max.as_ref());
@@ -734,10 +735,11 @@ fn value(
                     let text = path.try_(quote!(#r.nul_text(#max, #encoding)));
                     quote!(#from(#text))
                 }
-                (StrKind::Converted, Framing::Until { end, max }) => {
+                (StrKind::Converted, Framing::Until { end, or_end, max }) => {
                     let max = optional(max.as_ref());
                     let from = names::from();
-                    let text = path.try_(quote!(#r.until_text(#end, #max, #encoding)));
+                    let read = until_method("text", *or_end);
+                    let text = path.try_(quote!(#r.#read(#end, #max, #encoding)));
                     quote!(#from(#text))
                 }
                 (StrKind::Converted, Framing::Quoted { max }) => {
@@ -797,15 +799,27 @@ fn bytes(framing: &Framing, r: &Ident, path: &ErrorPath) -> TokenStream {
             let max = optional(max.as_ref());
             path.try_(quote!(#r.nul_bytes(#max)))
         }
-        Framing::Until { end, max } => {
+        Framing::Until { end, or_end, max } => {
             let max = optional(max.as_ref());
-            path.try_(quote!(#r.until_bytes(#end, #max)))
+            let read = until_method("bytes", *or_end);
+            path.try_(quote!(#r.#read(#end, #max)))
         }
         Framing::Quoted { max } => {
             let max = optional(max.as_ref());
             path.try_(quote!(#r.quoted_bytes(#max)))
         }
     }
+}
+
+/// The `Reader` method of an `until` framing: `until_bytes`, or `until_or_end_bytes` when
+/// the end of the input may end the value.
+fn until_method(what: &str, or_end: bool) -> Ident {
+    let name = if or_end {
+        format!("until_or_end_{what}")
+    } else {
+        format!("until_{what}")
+    };
+    Ident::new(&name, proc_macro2::Span::call_site())
 }
 
 fn repeat(
@@ -932,7 +946,26 @@ fn repeat(
                 ctx_let: element_ctx_let,
                 decode: decode_element,
             };
-            until_nul(repeat, r, path, *or_end, element, too_few)
+            let ends = names::private("nul_ends_list");
+            let ended = path.try_(quote!(#ends(#r, #or_end)));
+            until_nul(repeat, r, path, ended, element, too_few)
+        }
+        Count::Until {
+            end,
+            or_end,
+            consume,
+        } => {
+            let element = UntilNulElement {
+                ctx_let: element_ctx_let,
+                decode: decode_element,
+            };
+            let ends = names::private(if *consume {
+                "until_ends_list"
+            } else {
+                "before_ends_list"
+            });
+            let ended = path.try_(quote!(#ends(#r, #end, #or_end)));
+            until_nul(repeat, r, path, ended, element, too_few)
         }
     }
 }
@@ -943,13 +976,14 @@ struct UntilNulElement {
     decode: TokenStream,
 }
 
-/// `until_nul`: elements until a NUL byte, which is consumed (or, with `or_end`, the end of
-/// the input). An element that reads nothing would be read again forever, so it is an error.
+/// `until_nul`, `until` and `before`: elements until `ended` (the expression that checks
+/// for the terminator, and consumes it for `until_nul` and `until`) is true. An element that
+/// reads nothing would be read again forever, so it is an error.
 fn until_nul(
     repeat: &Repeat,
     r: &Ident,
     path: &ErrorPath,
-    or_end: bool,
+    ended: TokenStream,
     element_code: UntilNulElement,
     too_few: impl Fn(TokenStream, &Ident) -> Option<TokenStream>,
 ) -> TokenStream {
@@ -973,8 +1007,6 @@ fn until_nul(
     });
     let zero = Literal::usize_suffixed(0);
     let check_min = too_few(quote!(#r.offset()), &index);
-    let ends = names::private("nul_ends_list");
-    let ended = path.try_(quote!(#ends(#r, #or_end)));
     quote!({
         let mut #elements = <#vec_ty>::new();
         #element_ctx_let

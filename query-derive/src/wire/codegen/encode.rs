@@ -530,7 +530,7 @@ fn write(
                     let max = optional(max.as_ref());
                     quote!(#w.put_nul_text(#v, #max, #encoding_path))
                 }
-                Framing::Until { end, max } => {
+                Framing::Until { end, max, .. } => {
                     let max = optional(max.as_ref());
                     quote!(#w.put_until_text(#v, #end, #max, #encoding_path))
                 }
@@ -581,7 +581,7 @@ fn bytes(framing: &Framing, slice: &TokenStream, w: &Ident) -> TokenStream {
             let max = optional(max.as_ref());
             quote!(#w.put_nul_bytes(#slice, #max))
         }
-        Framing::Until { end, max } => {
+        Framing::Until { end, max, .. } => {
             let max = optional(max.as_ref());
             quote!(#w.put_until_bytes(#slice, #end, #max))
         }
@@ -631,7 +631,7 @@ fn repeat(
                 #check_max
             }
         }
-        Count::UntilEnd | Count::UntilNul { .. } => quote!(#check_max),
+        Count::UntilEnd | Count::UntilNul { .. } | Count::Until { .. } => quote!(#check_max),
     };
     let (element_ctx_let, element_body) =
         element_with_ctx_in(&repeat.element, fields, Mode::Encode);
@@ -639,6 +639,7 @@ fn repeat(
     let (ok, result) = (names::ok(), names::result_type());
     let (write_element, tail) = match &repeat.count {
         Count::UntilNul { .. } => until_nul_parts(w, path, write_element),
+        Count::Until { end, consume, .. } => until_parts(w, path, write_element, end, *consume),
         _ => (write_element, None),
     };
     quote! {
@@ -671,4 +672,29 @@ fn until_nul_parts(
     };
     let put = path.try_(quote!(#w.put_u8(0)));
     (element, Some(quote!(#put;)))
+}
+
+/// `until` and `before`: each element checked not to begin with the terminator that would
+/// end the list on decode; for `until`, the terminator written after the last.
+fn until_parts(
+    w: &Ident,
+    path: &ErrorPath,
+    write_element: TokenStream,
+    end: &syn::Expr,
+    consume: bool,
+) -> (TokenStream, Option<TokenStream>) {
+    let start = names::element_start();
+    let check = names::private("check_until_element");
+    let checked = path.element().try_(quote!(#check(#w, #start, #end)));
+    let element = quote! {
+        let #start = #w.position();
+        #write_element
+        #checked;
+    };
+    let tail = consume.then(|| {
+        let terminator = quote!(::query_wire::Terminator::end_bytes(&#end));
+        let put = path.try_(quote!(#w.put_bytes(#terminator)));
+        quote!(#put;)
+    });
+    (element, tail)
 }

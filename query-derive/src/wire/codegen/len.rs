@@ -229,7 +229,10 @@ fn framed_len(framing: &Framing, content: TokenStream) -> TokenStream {
             }
         },
         Framing::Rest { .. } => content,
-        Framing::Nul { .. } | Framing::Until { .. } => quote!(1 + #content),
+        Framing::Nul { .. } => quote!(1 + #content),
+        Framing::Until { end, .. } => {
+            quote!(::query_wire::Terminator::end_len(&#end) + #content)
+        }
         Framing::Quoted { .. } => quote!(2 + #content),
     }
 }
@@ -244,6 +247,10 @@ fn repeat(repeat: &Repeat, v: &TokenStream, fields: &[Field]) -> TokenStream {
         Count::Expr(_) | Count::UntilEnd => None,
         // The closing NUL.
         Count::UntilNul { .. } => Some(quote!(1 +)),
+        Count::Until {
+            end, consume: true, ..
+        } => Some(quote!(::query_wire::Terminator::end_len(&#end) +)),
+        Count::Until { consume: false, .. } => None,
     };
     let items = names::items_trait();
     if let Some(each) = fixed_size(&repeat.element) {

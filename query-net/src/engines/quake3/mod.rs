@@ -11,11 +11,18 @@
 //!   line), which are appended in arrival order. A first datagram shorter than
 //!   [`SPLIT_HINT`] bytes is a whole reply (a server splits only when a datagram is full) and
 //!   ends the query at once. A longer one waits for continuations a short gap after the
-//!   latest datagram ([`PartWait`]: four round trips, 50 ms at the
-//!   least). At most [`MAX_DATAGRAMS`] datagrams are held, and [`Options::max_reply_bytes`]
-//!   caps their bytes; more are dropped. Continuations that arrive before the first are kept.
-//!   A second datagram with a pair line is the answer to a resent request, and is dropped;
-//!   so is a continuation identical to one held (duplicated on the way, or sent again).
+//!   latest datagram ([`PartWait`]: four round trips, 50 ms at the least, at most the
+//!   attempt's timeout). [`Options::max_reply_bytes`] caps the bytes held (back to back in
+//!   one buffer, so memory follows the bytes accepted whatever their count); a datagram over
+//!   it is dropped and the status says so (`complete: false`, the reason in `raw.incomplete`).
+//!   Continuations that arrive before the first are kept. A second datagram with a pair line
+//!   is the answer to a resent request, and is dropped; so is a continuation identical to one
+//!   held (duplicated on the way, or sent again).
+//! - Cut short: a deadline (or a caller giving up) that ends the wait for continuations
+//!   returns what arrived with `complete: false` and the reason in `raw.incomplete`.
+//! - Lenient about player lines: a line that does not decode (cut at a datagram's end, a
+//!   number out of range, no quoted name) is left out, the lines around it kept, and the
+//!   status is `complete: false` with each unreadable line's error in `raw.incomplete`.
 //! - Not a reply: datagrams that are not `statusResponse` (garbage, an A2S reply, a cut line)
 //!   are counted as malformed and never taken as an answer; if nothing else comes, the query
 //!   fails with the last one's decode error. Datagrams from other addresses never reach the
@@ -37,7 +44,10 @@ mod status;
 
 pub use responder::{Quake3Config, Quake3Responder};
 
+use std::collections::HashSet;
+use std::hash::{BuildHasher, RandomState};
 use std::net::SocketAddr;
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use query_specs::quake3::{StatusResponse, GETSTATUS};
@@ -56,9 +66,6 @@ pub const DEFAULT_ENCODING: TextEncoding = query_specs::quake3::ENCODING;
 /// A first datagram shorter than this is a whole reply; see the [module](self) docs.
 pub const SPLIT_HINT: usize = 1024;
 
-/// The most datagrams one reply is joined from.
-pub const MAX_DATAGRAMS: usize = 16;
-
 /// A status query of `target`.
 pub fn client(target: SocketAddr, options: &Options) -> Result<StatusSession, QueryError> {
     Ok(Box::new(Quake3Session::new(target, options)))
@@ -71,11 +78,18 @@ pub struct Quake3Session {
     encoding: TextEncoding,
     max_bytes: usize,
     retry: Retry,
-    /// The datagram with the pair line.
-    first: Option<Vec<u8>>,
-    /// Datagrams with player lines only, in arrival order.
-    continuations: Vec<Vec<u8>>,
-    held_bytes: usize,
+    /// Every datagram held, back to back: memory is the bytes accepted, whatever their count.
+    held: Vec<u8>,
+    /// Where in `held` the datagram with the pair line is.
+    first: Option<Range<usize>>,
+    /// Where the datagrams with player lines only are, in arrival order.
+    continuations: Vec<Range<usize>>,
+    /// Fingerprints of the continuations held, to drop one that arrives twice; keyed per
+    /// session, so that no sender can make two datagrams collide on purpose.
+    seen: HashSet<u64>,
+    fingerprints: RandomState,
+    /// Datagrams of this reply that [`Options::max_reply_bytes`] left out.
+    over_cap: usize,
     first_rtt: Option<Duration>,
     /// Once a part arrived: the wait for the rest.
     rest: PartWait,
@@ -92,35 +106,52 @@ impl Quake3Session {
             encoding: options.encoding_or(DEFAULT_ENCODING),
             max_bytes: options.max_reply_bytes,
             retry,
+            held: Vec::new(),
             first: None,
             continuations: Vec::new(),
-            held_bytes: 0,
+            seen: HashSet::new(),
+            fingerprints: RandomState::new(),
+            over_cap: 0,
             first_rtt: None,
             rest: PartWait::new(options.timeout),
             outcome: Outcome::new(),
         }
     }
 
-    fn status(&self) -> Result<ServerStatus, QueryError> {
+    /// The status from the datagrams held; `cut` when the wait for continuations ended before
+    /// its gap (the deadline, or the caller giving up).
+    fn status(&self, cut: bool) -> Result<ServerStatus, QueryError> {
         let Some(first) = &self.first else {
             return Err(QueryError::protocol(
                 "no datagram with the server's settings arrived",
             ));
         };
-        let parts: Vec<&[u8]> = std::iter::once(first.as_slice())
-            .chain(self.continuations.iter().map(Vec::as_slice))
+        let parts: Vec<&[u8]> = std::iter::once(first)
+            .chain(&self.continuations)
+            .map(|range| &self.held[range.clone()])
             .collect();
+        let mut dropped = Vec::new();
+        if self.over_cap > 0 {
+            dropped.push(format!(
+                "{} datagram(s) dropped: over the {} bytes a reply may take (--max-reply-bytes)",
+                self.over_cap, self.max_bytes
+            ));
+        }
+        if cut {
+            dropped
+                .push("the query ended while waiting for more datagrams of the reply".to_owned());
+        }
         Ok(status::from_datagrams(
             self.target,
             &parts,
             self.encoding,
             self.first_rtt.unwrap_or_default(),
+            dropped,
         )?)
     }
 
-    fn has_room(&self, datagram: &[u8]) -> bool {
-        1 + self.continuations.len() < MAX_DATAGRAMS
-            && self.held_bytes.saturating_add(datagram.len()) <= self.max_bytes
+    fn fingerprint(&self, datagram: &[u8]) -> u64 {
+        self.fingerprints.hash_one(datagram)
     }
 }
 
@@ -143,8 +174,10 @@ impl ClientSession for Quake3Session {
         if self.outcome.is_finished() {
             return;
         }
-        let has_info = match StatusResponse::decode(datagram, self.encoding) {
-            Ok(reply) => reply.info.is_some(),
+        // Lenient about player lines (the status notes those it could not read), strict
+        // about the header and the pair line: anything else is not an answer.
+        let has_info = match StatusResponse::decode_lenient(datagram, self.encoding) {
+            Ok((reply, _)) => reply.info.is_some(),
             Err(error) => {
                 self.outcome.note_malformed(error);
                 return;
@@ -155,22 +188,27 @@ impl ClientSession for Quake3Session {
         let seen = if has_info {
             self.first.is_some()
         } else {
-            self.continuations.iter().any(|held| held == datagram)
+            !self.seen.insert(self.fingerprint(datagram))
         };
-        if seen || !self.has_room(datagram) {
+        if seen {
             return;
         }
-        self.held_bytes += datagram.len();
+        if self.held.len().saturating_add(datagram.len()) > self.max_bytes {
+            self.over_cap += 1;
+            return;
+        }
+        let range = self.held.len()..self.held.len() + datagram.len();
+        self.held.extend_from_slice(datagram);
         if !has_info {
-            self.continuations.push(datagram.to_vec());
+            self.continuations.push(range);
             if self.first.is_none() {
                 return;
             }
         } else {
-            self.first = Some(datagram.to_vec());
+            self.first = Some(range);
             self.first_rtt = Some(self.retry.finish(now).unwrap_or_default());
             if datagram.len() < SPLIT_HINT && self.continuations.is_empty() {
-                self.outcome.finish(self.status());
+                self.outcome.finish(self.status(false));
                 return;
             }
         }
@@ -193,7 +231,7 @@ impl ClientSession for Quake3Session {
         if self.first.is_none() {
             self.outcome.handle_timeout(&mut self.retry, now);
         } else if self.rest.is_over(now) {
-            self.outcome.finish(self.status());
+            self.outcome.finish(self.status(false));
         }
     }
 
@@ -201,8 +239,8 @@ impl ClientSession for Quake3Session {
         self.outcome.poll_result()
     }
 
-    /// What arrived; without the datagram holding the settings, `why` (or the last malformed
-    /// datagram's error).
+    /// What arrived, `complete: false` (the wait for continuations was cut short); without
+    /// the datagram holding the settings, `why` (or the last malformed datagram's error).
     fn give_up(&mut self, why: QueryError, _now: Instant) -> Result<ServerStatus, QueryError> {
         if let Some(ended) = self.outcome.end() {
             return ended;
@@ -210,7 +248,7 @@ impl ClientSession for Quake3Session {
         if self.first.is_none() {
             Err(self.outcome.unanswered(why))
         } else {
-            self.status()
+            self.status(true)
         }
     }
 }

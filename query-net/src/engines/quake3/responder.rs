@@ -14,16 +14,18 @@
 //!   the encoding lacks become `?`. Names are cut to [`MAX_NAME`] bytes and other text to 255,
 //!   players stop at [`MAX_PLAYERS_BYTES`] of lines.
 //!
-//! Everything but the challenge is encoded through the specs' types once per state snapshot;
-//! a reply then copies those bytes into the datagrams and allocates nothing.
+//! The settings and player lines are built as the specs' declared values once per state
+//! snapshot; each reply encodes them through those declarations (header, settings line with
+//! the challenge first, player lines), sized by their `encoded_len`, and allocates nothing.
 
 use std::borrow::Cow;
 use std::net::SocketAddr;
-use std::ops::Range;
 
-use query_specs::quake3::{write, Info, Player, Request, INFO_HEADER, MAX_DATAGRAM, STATUS_HEADER};
-use query_wire::kv::{FromKeyValues, KvSink, ToKeyValues};
-use query_wire::{Text, TextEncoding, Writer};
+use query_specs::quake3::{
+    Challenge, Info, InfoHeader, Player, Request, StatusHeader, MAX_DATAGRAM,
+};
+use query_wire::kv::{FromKeyValues, KvLine, ToKeyValues};
+use query_wire::{Encode, Text, TextEncoding, Writer};
 
 use super::DEFAULT_ENCODING;
 use crate::clock::Now;
@@ -34,8 +36,10 @@ use crate::state::{RuleValue, ServerState, SharedState};
 
 /// Names are cut to this many bytes (Quake 3 allows 36).
 pub const MAX_NAME: usize = 64;
-/// Player lines stop once they take this many bytes: at most a dozen datagrams.
-pub const MAX_PLAYERS_BYTES: usize = 12 * 1024;
+/// Player lines stop once they take this many bytes (about fifty 1400-byte datagrams, some
+/// 2,000 players): a state holding more is answered with the players that fit. The service's
+/// byte budgets bound what unproven sources receive.
+pub const MAX_PLAYERS_BYTES: usize = 64 * 1024;
 /// Rules stop once the pair line is this long, so that it fits one datagram.
 const MAX_INFO_BYTES: usize = 1024;
 /// Keys and values are cut to this many bytes.
@@ -119,20 +123,14 @@ impl Responder for Quake3Responder {
         }
         let config = &self.config;
         let built = self.sections.get(&self.state, (), |state, stale| {
-            Sections::build(state, config, stale.map(|s| (s.bytes, s.line_ends)))
+            Sections::build(state, config, stale.map(|s| (s.players, s.line_lens)))
         });
         let Ok((_, sections)) = built else {
             return Verdict::Dropped(DropReason::Unsupported);
         };
         let max = self.config.max_datagram.min(replies.max_datagram());
         let sent = match request {
-            Request::Info(_) => replies.push_with(|buf| {
-                let cap = max.min(buf.len());
-                let mut w = Writer::new(&mut buf[..cap]);
-                w.put_bytes(INFO_HEADER)?;
-                sections.head(&mut w, challenge, &sections.info_pairs)?;
-                Ok::<usize, query_wire::Error>(w.position())
-            }),
+            Request::Info(_) => sections.info(challenge, max, replies),
             Request::Status(_) => sections.status(challenge, max, replies),
         };
         match sent {
@@ -142,31 +140,32 @@ impl Responder for Quake3Responder {
     }
 }
 
-/// The encoded pairs and player lines of one state snapshot.
+/// What one state snapshot is answered with: the declared settings and player lines, built
+/// once; each reply encodes them with the request's challenge.
 #[derive(Debug)]
 struct Sections {
-    bytes: Vec<u8>,
-    /// The pairs of `statusResponse`, without header or newline.
-    status_pairs: Range<usize>,
-    /// The pairs of `infoResponse`.
-    info_pairs: Range<usize>,
-    /// The player lines, newlines included; `line_ends` holds where each ends.
-    players: Range<usize>,
-    line_ends: Vec<usize>,
+    encoding: TextEncoding,
+    /// The pairs of `statusResponse`: the server keys and the rules.
+    status_info: Info<'static>,
+    /// The pairs of `infoResponse`: the server keys and `clients`.
+    info_info: Info<'static>,
+    /// The player lines, as many as [`MAX_PLAYERS_BYTES`] allows, and each one's encoded size.
+    players: Vec<Player<'static>>,
+    line_lens: Vec<usize>,
 }
 
 impl Sections {
     fn build(
         state: &ServerState,
         config: &Quake3Config,
-        reuse: Option<(Vec<u8>, Vec<usize>)>,
+        reuse: Option<(Vec<Player<'static>>, Vec<usize>)>,
     ) -> Result<Self, query_wire::Error> {
-        let (mut bytes, mut line_ends) = reuse.unwrap_or_default();
-        bytes.clear();
-        line_ends.clear();
+        let (mut players, mut line_lens) = reuse.unwrap_or_default();
+        players.clear();
+        line_lens.clear();
         let encoding = config.encoding;
-        let text = |s| pair_text(s, encoding);
-        let non_empty = |s| (!str::is_empty(s)).then(|| pair_text(s, encoding));
+        let text = |s: &str| Cow::Owned(pair_text(s, encoding).into_owned());
+        let non_empty = |s: &str| (!s.is_empty()).then(|| text(s));
 
         let server = Info {
             hostname: Some(text(&state.name)),
@@ -179,7 +178,6 @@ impl Sections {
             ..Info::default()
         };
 
-        let start = bytes.len();
         let mut rules = Vec::with_capacity(state.rules.len());
         let mut len = server.encoded_len_with(encoding)?;
         for (key, value) in &state.rules {
@@ -189,71 +187,75 @@ impl Sections {
             }
             let value = match value {
                 RuleValue::Text(t) => text(t),
-                other => Cow::Owned(pair_text(&other.to_string(), encoding).into_owned()),
+                other => text(&other.to_string()),
             };
-            // Counted as sent: in the wire encoding, not in UTF-8.
-            len += 2 + encoding.encoded_len(&key) + encoding.encoded_len(&value);
+            let rule = Info {
+                rules: vec![(key, value)],
+                ..Info::default()
+            };
+            len += rule.encoded_len_with(encoding)?;
             if len > MAX_INFO_BYTES {
                 break;
             }
-            rules.push((key, value));
+            rules.extend(rule.rules);
         }
-        Info {
+        let status_info = Info {
             rules,
             ..server.clone()
-        }
-        .write_pairs(&mut bytes, None, encoding)?;
-        let status_pairs = start..bytes.len();
-
-        let start = bytes.len();
-        Info {
+        };
+        let info_info = Info {
             clients: Some(state.num_players()),
             ..server
-        }
-        .write_pairs(&mut bytes, None, encoding)?;
-        let info_pairs = start..bytes.len();
+        };
 
-        let start = bytes.len();
+        let mut total = 0;
         for p in &state.players {
-            let name = name_bytes(&p.name, encoding);
             let player = Player {
                 score: p.score,
                 ping: i64::from(p.ping),
-                name: Text::from_bytes(&name),
+                more: Vec::new(),
+                name: Text(Cow::Owned(name_bytes(&p.name, encoding))),
                 extra: Text::from_bytes(b""),
             };
-            let line_len = write::player_len(&player);
-            if bytes.len() - start + line_len > MAX_PLAYERS_BYTES {
+            let line_len = player.encoded_len(());
+            if total + line_len > MAX_PLAYERS_BYTES {
                 break;
             }
-            let at = bytes.len();
-            bytes.resize(at + line_len, 0);
-            let mut w = Writer::new(&mut bytes[at..]);
-            write::player(&mut w, &player)?;
-            line_ends.push(bytes.len());
+            total += line_len;
+            players.push(player);
+            line_lens.push(line_len);
         }
-        let players = start..bytes.len();
         Ok(Sections {
-            bytes,
-            status_pairs,
-            info_pairs,
+            encoding,
+            status_info,
+            info_info,
             players,
-            line_ends,
+            line_lens,
         })
     }
 
-    /// Writes the challenge pair, the cached `pairs` and the newline.
-    fn head(
+    /// The settings line of a reply: the echoed challenge, then `info`'s pairs.
+    fn head<'s>(
+        challenge: Option<&'s [u8]>,
+        info: &'s Info<'static>,
+    ) -> KvLine<(Challenge<'s>, &'s Info<'static>)> {
+        KvLine((Challenge { challenge }, info))
+    }
+
+    /// Pushes the `infoResponse`.
+    fn info(
         &self,
-        w: &mut Writer<'_>,
         challenge: Option<&[u8]>,
-        pairs: &Range<usize>,
+        max: usize,
+        replies: &mut ReplySink,
     ) -> Result<(), query_wire::Error> {
-        if let Some(challenge) = challenge {
-            w.put_pair(b"challenge", None, challenge)?;
-        }
-        w.put_bytes(&self.bytes[pairs.clone()])?;
-        w.put_u8(b'\n')
+        replies.push_with(|buf| {
+            let cap = max.min(buf.len());
+            let mut w = Writer::new(&mut buf[..cap]);
+            InfoHeader {}.encode(&mut w, ())?;
+            Self::head(challenge, &self.info_info).encode(&mut w, self.encoding)?;
+            Ok(w.position())
+        })
     }
 
     /// Pushes the `statusResponse` datagrams: the first with the pairs and the player lines
@@ -264,37 +266,38 @@ impl Sections {
         max: usize,
         replies: &mut ReplySink,
     ) -> Result<(), query_wire::Error> {
+        let header = StatusHeader {};
+        let head = Self::head(challenge, &self.status_info);
         let mut line = 0;
         let mut first = true;
-        while first || line < self.line_ends.len() {
+        while first || line < self.players.len() {
             replies.push_with(|buf| {
                 let cap = max.min(buf.len());
                 let mut w = Writer::new(&mut buf[..cap]);
-                w.put_bytes(STATUS_HEADER)?;
+                header.encode(&mut w, ())?;
                 if first {
-                    self.head(&mut w, challenge, &self.status_pairs)?;
+                    head.encode(&mut w, self.encoding)?;
                 }
-                let from = match line {
-                    0 => self.players.start,
-                    n => self.line_ends[n - 1],
-                };
-                let mut to = from;
-                let room = w.position();
-                while line < self.line_ends.len() && room + self.line_ends[line] - from <= max {
-                    to = self.line_ends[line];
+                let room = max.saturating_sub(w.position());
+                let from = line;
+                let mut used = 0;
+                while line < self.players.len() && used + self.line_lens[line] <= room {
+                    used += self.line_lens[line];
                     line += 1;
                 }
-                if to == from && !first && line < self.line_ends.len() {
+                if line == from && !first && line < self.players.len() {
                     // A line longer than a whole datagram: the cap is too small to go on.
                     return Err(query_wire::Error::new(
                         query_wire::ErrorKind::TooLong {
-                            len: self.line_ends[line] - from,
-                            max: max - room,
+                            len: self.line_lens[line],
+                            max: room,
                         },
-                        from,
+                        w.position(),
                     ));
                 }
-                w.put_bytes(&self.bytes[from..to])?;
+                for player in &self.players[from..line] {
+                    player.encode(&mut w, ())?;
+                }
                 Ok(w.position())
             })?;
             first = false;

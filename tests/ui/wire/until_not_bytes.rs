@@ -1,0 +1,9 @@
+use query_wire::Wire;
+
+#[derive(Wire)]
+pub struct Packet<'a> {
+    #[wire(until = "\n", str(nul))]
+    pub names: Vec<&'a str>,
+}
+
+fn main() {}
