@@ -362,10 +362,18 @@ impl Tcpdump {
             }
             Err(e) => panic!("tcpdump is missing under CI=true ({e}): .ci/run installs it"),
         };
-        // It says "listening on <interface>" once the capture has begun.
-        let stderr = child.stderr.take().unwrap();
+        // It says "listening on <interface>" once the capture has begun, after a note on the
+        // link type where one is chosen (`-i any`: "data link type LINUX_SLL2").
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
         let mut line = String::new();
-        let _ = BufReader::new(stderr).read_line(&mut line);
+        for _ in 0..4 {
+            line.clear();
+            if stderr.read_line(&mut line).unwrap_or(0) == 0
+                || !line.starts_with("tcpdump: data link type")
+            {
+                break;
+            }
+        }
         if !line.contains("listening on") {
             let _ = child.kill();
             assert!(
