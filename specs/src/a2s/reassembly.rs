@@ -134,11 +134,23 @@ pub const MAX_DECOMPRESSIONS: usize = 2;
 /// assert_eq!(whole.as_deref(), Some(&b"\xff\xff\xff\xffDworld\0"[..]));
 /// # Ok::<(), query_wire::Error>(())
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Reassembly {
     replies: Vec<SplitReply>,
     /// Compressed replies decompressed so far.
     decompressions: usize,
+    /// The most a compressed reply may declare and decompress to.
+    max_decompressed: usize,
+}
+
+impl Default for Reassembly {
+    fn default() -> Self {
+        Reassembly {
+            replies: Vec::new(),
+            decompressions: 0,
+            max_decompressed: MAX_DECOMPRESSED,
+        }
+    }
 }
 
 /// The parts of one reply id.
@@ -182,7 +194,12 @@ impl SplitReply {
 
     /// Files one datagram of this id; the joined reply once every part is in, decompressed
     /// while `decompressions` (counted up) is below [`MAX_DECOMPRESSIONS`].
-    fn push(&mut self, datagram: &[u8], decompressions: &mut usize) -> Result<Option<Vec<u8>>> {
+    fn push(
+        &mut self,
+        datagram: &[u8],
+        decompressions: &mut usize,
+        max_decompressed: usize,
+    ) -> Result<Option<Vec<u8>>> {
         match &self.verdict {
             Some(Ok(())) => return Ok(None),
             Some(Err(error)) => return Err(error.clone()),
@@ -214,7 +231,7 @@ impl SplitReply {
         if !self.parts.is_complete() {
             return Ok(None);
         }
-        let joined = self.join(decompressions);
+        let joined = self.join(decompressions, max_decompressed);
         self.verdict = Some(joined.as_ref().map(|_| ()).map_err(Clone::clone));
         joined.map(Some)
     }
@@ -234,7 +251,7 @@ impl SplitReply {
     }
 
     /// The payloads joined in order, decompressed when the id says so.
-    fn join(&self, decompressions: &mut usize) -> Result<Vec<u8>> {
+    fn join(&self, decompressions: &mut usize, max_decompressed: usize) -> Result<Vec<u8>> {
         let joined: Vec<u8> = self.parts.in_order().flatten().copied().collect();
         if self.id & COMPRESSED_ID == 0 {
             return Ok(joined);
@@ -244,7 +261,7 @@ impl SplitReply {
             return Err(Error::new(ErrorKind::Invalid(reason), 4).in_field("Reassembly"));
         }
         *decompressions += 1;
-        decompress(&joined)
+        decompress(&joined, max_decompressed)
     }
 }
 
@@ -252,6 +269,16 @@ impl Reassembly {
     /// Nothing received yet.
     pub fn new() -> Self {
         Reassembly::default()
+    }
+
+    /// Nothing received yet, and a compressed reply may decompress to at most `max` bytes
+    /// (and never more than [`MAX_DECOMPRESSED`]): a client passes its reply-byte cap, so what a
+    /// server can make it hold stays within that cap.
+    pub fn with_max_decompressed(max: usize) -> Self {
+        Reassembly {
+            max_decompressed: max.min(MAX_DECOMPRESSED),
+            ..Reassembly::default()
+        }
     }
 
     /// The reply the caller most likely waits for: the id whose first part arrived with the
@@ -302,7 +329,7 @@ impl Reassembly {
                 return Err(Error::new(ErrorKind::Invalid(reason), 4).in_field("Reassembly"));
             }
         };
-        self.replies[index].push(datagram, &mut self.decompressions)
+        self.replies[index].push(datagram, &mut self.decompressions, self.max_decompressed)
     }
 
     /// The part numbers not received yet of the reply whose first part arrived (the one with
@@ -335,14 +362,14 @@ impl Reassembly {
 
 /// A compressed reply's payload: the [`Compression`] header, then bzip2 data that must
 /// decompress to exactly the declared size with the declared CRC32.
-fn decompress(joined: &[u8]) -> Result<Vec<u8>> {
+fn decompress(joined: &[u8], max_decompressed: usize) -> Result<Vec<u8>> {
     let mut reader = Reader::new(joined);
     let header = Compression::decode(&mut reader, ()).map_err(|e| e.in_field("Compression"))?;
     let size = header.size as usize;
-    if size > MAX_DECOMPRESSED {
+    if size > max_decompressed {
         let kind = ErrorKind::TooLong {
             len: size,
-            max: MAX_DECOMPRESSED,
+            max: max_decompressed,
         };
         return Err(Error::new(kind, 0).in_field("size").in_field("Compression"));
     }
@@ -508,5 +535,22 @@ mod tests {
         good[4] = 0x40;
         let refused = r.push(&good).unwrap_err().to_string();
         assert!(refused.contains("MAX_DECOMPRESSIONS"), "{refused}");
+    }
+
+    #[test]
+    fn a_compressed_reply_may_decompress_only_to_the_callers_cap() {
+        let whole = b"\xff\xff\xff\xffEsome rules\0".repeat(200);
+        let crc = crc32fast::hash(&whole);
+        let datagram = compressed(&whole, whole.len() as u32, crc);
+        // Within the cap it joins; over it, it is refused before any bzip2 work, the cap named.
+        let fits = Reassembly::with_max_decompressed(whole.len()).push(&datagram);
+        assert_eq!(fits.unwrap().as_deref(), Some(&whole[..]));
+        let over = Reassembly::with_max_decompressed(whole.len() - 1)
+            .push(&datagram)
+            .unwrap_err();
+        assert!(over.to_string().contains("size"), "{over}");
+        // A cap above MAX_DECOMPRESSED is held to it.
+        let huge = Reassembly::with_max_decompressed(usize::MAX);
+        assert_eq!(huge.max_decompressed, MAX_DECOMPRESSED);
     }
 }

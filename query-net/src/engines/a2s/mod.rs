@@ -148,6 +148,8 @@ pub struct A2sClient {
     /// Challenges received for the current step.
     challenges: u32,
     parts: Reassembly,
+    /// `--max-reply-bytes`: also the most a compressed reply may decompress to.
+    max_reply_bytes: usize,
     /// The app id INFO gave (0 before, and for GoldSrc's detailed reply): PLAYER decodes by it.
     app_id: u16,
     /// The status being built, once INFO is in.
@@ -167,7 +169,8 @@ impl A2sClient {
             step: Step::Info,
             challenge: None,
             challenges: 0,
-            parts: Reassembly::new(),
+            parts: Reassembly::with_max_decompressed(options.max_reply_bytes),
+            max_reply_bytes: options.max_reply_bytes,
             app_id: 0,
             status: None,
             outcome: Outcome::new(),
@@ -179,7 +182,7 @@ impl A2sClient {
     fn start(&mut self, step: Step) {
         self.step = step;
         self.challenges = 0;
-        self.parts = Reassembly::new();
+        self.parts = Reassembly::with_max_decompressed(self.max_reply_bytes);
         self.outcome.forget_malformed();
         self.send_request();
     }
