@@ -227,16 +227,7 @@ pub fn until_ends_list<E: Terminator>(
     end: E,
     or_end: bool,
 ) -> Result<bool, Error> {
-    let rest = r.peek_rest();
-    if rest.starts_with(end.end_bytes()) {
-        r.skip(end.end_len())?;
-        return Ok(true);
-    }
-    match rest {
-        [] if or_end => Ok(true),
-        [] => Err(nul_list_cut(r)),
-        _ => Ok(false),
-    }
+    list_ends(r, end, or_end, true)
 }
 
 /// Before each element of a `before = ..` repeat: true when the input's next bytes are the
@@ -247,8 +238,23 @@ pub fn before_ends_list<E: Terminator>(
     end: E,
     or_end: bool,
 ) -> Result<bool, Error> {
+    list_ends(r, end, or_end, false)
+}
+
+/// Whether a terminated list ends here: its terminator comes next (skipped when `consume`), or
+/// the input ends and `or_end` allows that; an input that ends otherwise cuts the list.
+#[inline]
+fn list_ends<E: Terminator>(
+    r: &mut Reader<'_>,
+    end: E,
+    or_end: bool,
+    consume: bool,
+) -> Result<bool, Error> {
     let rest = r.peek_rest();
     if rest.starts_with(end.end_bytes()) {
+        if consume {
+            r.skip(end.end_len())?;
+        }
         return Ok(true);
     }
     match rest {
