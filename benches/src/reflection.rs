@@ -123,6 +123,10 @@ fn responder(protocol: Protocol, state: SharedState) -> Box<dyn Responder + Send
                 query_net::engines::gamespy3::GameSpy3Config::default(),
             ))
         }
+        Protocol::Bedrock => Box::new(query_net::engines::bedrock::BedrockResponder::new(
+            state,
+            query_net::engines::bedrock::BedrockConfig::default(),
+        )),
     }
 }
 

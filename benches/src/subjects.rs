@@ -125,6 +125,10 @@ pub fn responder(protocol: Protocol, state: &SharedState, sqp_challenges: usize)
         Protocol::Quake3 => Box::new(quake3(state)),
         Protocol::GameSpy2 => Box::new(gamespy2(state)),
         Protocol::GameSpy3 | Protocol::Minecraft => Box::new(gamespy3(state)),
+        Protocol::Bedrock => Box::new(query_net::engines::bedrock::BedrockResponder::new(
+            state.clone(),
+            query_net::engines::bedrock::BedrockConfig::default(),
+        )),
     })
 }
 

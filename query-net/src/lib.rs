@@ -30,6 +30,8 @@ pub mod replay;
 pub mod service;
 pub mod state;
 mod status;
+pub mod stream;
+pub mod tcp;
 
 #[cfg(feature = "test-util")]
 pub mod testing;

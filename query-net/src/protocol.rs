@@ -45,11 +45,13 @@ pub enum Protocol {
     GameSpy3,
     /// Minecraft's "Query" (enable-query): GameSpy 4, always with the challenge.
     Minecraft,
+    /// Minecraft Bedrock Edition (and Geyser, Nukkit, PocketMine): RakNet's unconnected ping.
+    Bedrock,
 }
 
 impl Protocol {
     /// Every protocol, in a stable order.
-    pub const ALL: [Protocol; 9] = [
+    pub const ALL: [Protocol; 10] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
@@ -59,6 +61,7 @@ impl Protocol {
         Protocol::GameSpy2,
         Protocol::GameSpy3,
         Protocol::Minecraft,
+        Protocol::Bedrock,
     ];
 
     /// The port servers of the protocol usually answer on, for a target given without one:
@@ -77,6 +80,7 @@ impl Protocol {
     ///   Vietnam (23000) use ports of their own, which must then be given.
     /// - GameSpy 3: 29900, Battlefield 2's query port.
     /// - Minecraft: 25565, the game port, on which `enable-query` servers answer by default.
+    /// - Bedrock: 19132, the game port, which answers the ping.
     pub fn default_port(self) -> u16 {
         match self {
             Protocol::Sqp => 7779,
@@ -88,6 +92,7 @@ impl Protocol {
             Protocol::GameSpy2 => 2302,
             Protocol::GameSpy3 => 29900,
             Protocol::Minecraft => 25565,
+            Protocol::Bedrock => 19132,
         }
     }
 
@@ -104,6 +109,7 @@ impl Protocol {
             Protocol::GameSpy2 => "gamespy2",
             Protocol::GameSpy3 => "gamespy3",
             Protocol::Minecraft => "minecraft",
+            Protocol::Bedrock => "bedrock",
         }
     }
 }

@@ -25,6 +25,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use query_specs::a2s;
+use query_specs::bedrock;
 use query_specs::gamespy2;
 use query_specs::gamespy3;
 use query_specs::onequery::{self, ReplyBody};
@@ -186,7 +187,20 @@ impl<'a> Answering<'a> {
             Protocol::Quake3 => self.replies.to_vec(),
             Protocol::GameSpy2 => self.gamespy2(request),
             Protocol::GameSpy3 | Protocol::Minecraft => self.gamespy3(request),
+            Protocol::Bedrock => self.bedrock(request),
         }
+    }
+
+    /// Bedrock: every pong, with the ping's time written in (the echo the client checks).
+    fn bedrock(&self, request: &[u8]) -> Vec<Vec<u8>> {
+        let Ok(ping) = bedrock::UnconnectedPing::from_bytes(request) else {
+            return Vec::new();
+        };
+        let time = ping.time.to_be_bytes();
+        self.replies
+            .iter()
+            .map(|r| with_echo(r, BEDROCK_TIME, &time))
+            .collect()
     }
 
     /// The replies that decode as the sections `request` asks for, with its id written in; a
@@ -378,6 +392,9 @@ fn a2s_kind(datagram: &[u8], all: &[Vec<u8>]) -> Option<u8> {
 }
 
 /// `reply` with `range` replaced by `echo`.
+/// Where a Bedrock pong echoes the ping's time.
+const BEDROCK_TIME: std::ops::Range<usize> = 1..9;
+
 fn with_echo(reply: &[u8], range: std::ops::Range<usize>, echo: &[u8]) -> Vec<u8> {
     let mut reply = reply.to_vec();
     if reply.len() >= range.end && echo.len() == range.len() {

@@ -13,9 +13,11 @@
 //! | [`quake3`] | Quake 3 family (Quake 3, Call of Duty, Jedi Knight, Urban Terror) | text | Windows-1252, raw names |
 
 pub mod a2s;
+pub mod bedrock;
 pub mod gamespy1;
 pub mod gamespy2;
 pub mod gamespy3;
+pub mod minecraft_legacy;
 pub mod onequery;
 pub mod quake3;
 pub mod samp;

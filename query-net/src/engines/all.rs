@@ -251,6 +251,8 @@ impl Responder for AllProtocols {
             Some(Protocol::GameSpy3 | Protocol::Minecraft) => {
                 self.gamespy3.handle(from, datagram, now, replies)
             }
+            // `route` never names it: Bedrock servers answer on a port of their own.
+            Some(Protocol::Bedrock) => Verdict::Dropped(DropReason::Unsupported),
         }
     }
 }

@@ -11,10 +11,12 @@ use crate::status::ServerStatus;
 
 pub mod a2s;
 pub mod all;
+pub mod bedrock;
 mod fit;
 pub mod gamespy1;
 pub mod gamespy2;
 pub mod gamespy3;
+pub mod minecraft;
 pub mod onequery;
 pub mod quake3;
 pub mod samp;
@@ -39,6 +41,7 @@ pub fn new_session(
         Protocol::GameSpy2 => gamespy2::client(target, options),
         Protocol::GameSpy3 => gamespy3::client(target, options),
         Protocol::Minecraft => gamespy3::minecraft_client(target, options),
+        Protocol::Bedrock => bedrock::client(target, options),
     }?;
     // Every protocol's query ends by the deadline and holds at most the byte cap.
     Ok(Box::new(Bounded::from_options(session, options)))

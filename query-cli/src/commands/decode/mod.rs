@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use query_net::engines::sqp::{chunk_names, find_chunks, ChunkSearchError};
 use query_net::{replay, Options, Protocol, ServerStatus};
-use query_specs::{a2s, gamespy1, gamespy2, gamespy3, onequery, quake3, samp, sqp};
+use query_specs::{a2s, bedrock, gamespy1, gamespy2, gamespy3, onequery, quake3, samp, sqp};
 use query_wire::{Decode, TextEncoding};
 use serde::Serialize;
 
@@ -76,6 +76,7 @@ fn decode_datagrams(args: &DecodeArgs, datagrams: &[Datagram]) -> Outcome<(Body,
         Protocol::GameSpy3 | Protocol::Minecraft => {
             decode_gamespy3_datagrams(datagrams, args.protocol, args.as_kind, encoding)
         }
+        Protocol::Bedrock => each_datagram(datagrams, |d| decode_bedrock(d, args.as_kind)),
     }
 }
 
@@ -670,6 +671,26 @@ fn decode_quake3(
         reading.packet.map_strings(&|text| reread(text, encoding));
     }
     Ok((reading, notes))
+}
+
+/// A Bedrock ping or pong; a pong's server string also read field by field (`server`, null
+/// when it lacks the first six fields).
+fn decode_bedrock(datagram: &Datagram, forced: Option<PacketKind>) -> Outcome<Decoded> {
+    let bytes = &datagram.bytes;
+    choose(
+        datagram,
+        Protocol::Bedrock,
+        forced,
+        || bedrock::UnconnectedPing::from_bytes(bytes).map(|r| serialize(&r)),
+        || {
+            bedrock::UnconnectedPong::from_bytes(bytes).map(|pong| {
+                let text = pong.server_text();
+                let server = bedrock::ServerId::parse(&text).ok();
+                serialize(&serde_json::json!({ "pong": pong, "server": server }))
+            })
+        },
+        PacketKind::Request,
+    )
 }
 
 /// GameSpy 3/4 datagrams. Several reply parts (type byte `00`: requests start with `FE FD`,

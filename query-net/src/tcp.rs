@@ -1,0 +1,155 @@
+//! The tokio layer for [`stream`](crate::stream) sessions: [`run_stream`] runs a
+//! [`StreamSession`] over a `TcpStream`.
+
+use std::io;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::engine::DEADLINE_PASSED;
+use crate::error::QueryError;
+use crate::options::Options;
+use crate::stream::StreamSession;
+
+/// Bytes read from the socket at a time: what a session is handed at most per call, so that
+/// a peer's bytes reach a session's frame cap in bounded steps.
+pub const READ_CHUNK: usize = 8 * 1024;
+
+/// What [`QueryError::Timeout`] names when the TCP connection was not made in time.
+pub const CONNECTING: &str = "TCP connection";
+
+/// The limits of one stream query: the connect timeout, the overall deadline (connecting
+/// included) and the most bytes read from the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamLimits {
+    /// How long the TCP handshake may take.
+    pub connect_timeout: Duration,
+    /// How long the whole exchange may take, from the start of the connect.
+    pub deadline: Duration,
+    /// The most bytes read from the server in all.
+    pub max_bytes: usize,
+}
+
+impl StreamLimits {
+    /// [`Options::timeout`] to connect (each attempt's wait, as a datagram query has),
+    /// [`Options::deadline`] and [`Options::max_reply_bytes`].
+    pub fn from_options(options: &Options) -> Self {
+        StreamLimits {
+            connect_timeout: options.timeout,
+            deadline: options.deadline,
+            max_bytes: options.max_reply_bytes,
+        }
+    }
+}
+
+/// Connects to `target` and runs `session` over the connection until it has its result.
+///
+/// The connect must finish within [`StreamLimits::connect_timeout`], and everything within
+/// [`StreamLimits::deadline`] from the start ([`QueryError::Timeout`] waiting for
+/// [`CONNECTING`] or for [`DEADLINE_PASSED`]); a server that sends more than
+/// [`StreamLimits::max_bytes`] ends it with an error. The connection is closed when the
+/// function returns.
+///
+/// ```no_run
+/// use query_net::engines::minecraft_legacy::LegacySession;
+/// use query_net::tcp::{run_stream, StreamLimits};
+/// use query_net::Options;
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let target = "203.0.113.5:25565".parse().unwrap();
+/// let options = Options::default();
+/// let session = LegacySession::new(target, &options);
+/// let status = run_stream(target, session, StreamLimits::from_options(&options)).await?;
+/// println!("{}", status.name);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn run_stream<S: StreamSession>(
+    target: SocketAddr,
+    session: S,
+    limits: StreamLimits,
+) -> Result<S::Output, QueryError> {
+    let started = Instant::now();
+    let ends_at = started + limits.deadline;
+    let connect_by = ends_at.min(started + limits.connect_timeout);
+    let connect = tokio::time::timeout_at(connect_by.into(), TcpStream::connect(target));
+    let mut stream = match connect.await {
+        Ok(connected) => connected?,
+        Err(_) => {
+            return Err(QueryError::Timeout {
+                waiting_for: CONNECTING,
+                attempts: 1,
+                after: started.elapsed(),
+            })
+        }
+    };
+    // Requests are small and written whole: send them at once.
+    stream.set_nodelay(true)?;
+    let deadline = QueryError::Timeout {
+        waiting_for: DEADLINE_PASSED,
+        attempts: 1,
+        after: limits.deadline,
+    };
+    match tokio::time::timeout_at(ends_at.into(), exchange(&mut stream, session, limits)).await {
+        Ok(result) => result,
+        Err(_) => Err(deadline),
+    }
+}
+
+async fn exchange<S: StreamSession>(
+    stream: &mut TcpStream,
+    mut session: S,
+    limits: StreamLimits,
+) -> Result<S::Output, QueryError> {
+    let mut buf = vec![0u8; READ_CHUNK];
+    let mut received = 0usize;
+    let mut eof = false;
+    loop {
+        let now = Instant::now();
+        while let Some(bytes) = session.poll_transmit(now) {
+            stream.write_all(bytes).await?;
+        }
+        if let Some(result) = session.poll_result() {
+            return result;
+        }
+        let wake = session.poll_timeout();
+        if eof && wake.is_none() {
+            return Err(QueryError::protocol(
+                "the session neither finished at the end of the stream nor asked to be woken up",
+            ));
+        }
+        let sleep = async {
+            match wake {
+                Some(at) => tokio::time::sleep_until(at.into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            read = stream.read(&mut buf), if !eof => match read {
+                Ok(0) => {
+                    eof = true;
+                    session.handle_eof(Instant::now());
+                }
+                Ok(len) => {
+                    received = received.saturating_add(len);
+                    if received > limits.max_bytes {
+                        return Err(QueryError::protocol(format!(
+                            "the server sent more than the {} bytes one query may hold",
+                            limits.max_bytes
+                        )));
+                    }
+                    session.handle_bytes(&buf[..len], Instant::now());
+                }
+                Err(e) if e.kind() == io::ErrorKind::ConnectionReset && received > 0 => {
+                    // Some servers reset the connection right after their last byte.
+                    eof = true;
+                    session.handle_eof(Instant::now());
+                }
+                Err(e) => return Err(e.into()),
+            },
+            () = sleep => session.handle_timeout(Instant::now()),
+        }
+    }
+}
