@@ -92,6 +92,53 @@ pub fn declared_frame_len<'a, P: Decode<'a, Ctx = ()>>(buf: &'a [u8]) -> Result<
     }
 }
 
+/// [`Framing`] for a frame whose declared header states its size: once the header `H` is
+/// buffered, `frame_len` (given the header) is the whole frame's length, header included.
+///
+/// Use it where [`declared_frame_len`] would learn the size only bit by bit: a body that is a
+/// list read element by element asks for one element more at a time, so a peer that drips
+/// bytes would make every element cost a decode of everything before it.
+///
+/// ```
+/// use query_net::stream::{header_frame_len, FrameLen};
+/// use query_wire::Wire;
+///
+/// /// A count of u16 units, then the units.
+/// #[derive(Debug, Wire)]
+/// #[wire(endian = "big")]
+/// struct Header {
+///     units: u16,
+/// }
+///
+/// let frame = |buf: &[u8]| header_frame_len(buf, |h: &Header| 2 + 2 * usize::from(h.units));
+/// assert_eq!(frame(b"\x00")?, FrameLen::Need(2));
+/// assert_eq!(frame(b"\x00\x03ab")?, FrameLen::Need(8));
+/// assert_eq!(frame(b"\x00\x01abcd")?, FrameLen::Whole(4));
+/// # Ok::<(), query_wire::Error>(())
+/// ```
+pub fn header_frame_len<'a, H: Decode<'a, Ctx = ()>>(
+    buf: &'a [u8],
+    frame_len: impl FnOnce(&H) -> usize,
+) -> Result<FrameLen, Error> {
+    let mut reader = Reader::new(buf);
+    match H::decode(&mut reader, ()) {
+        Ok(header) => {
+            let len = frame_len(&header).max(reader.offset());
+            Ok(if buf.len() >= len {
+                FrameLen::Whole(len)
+            } else {
+                FrameLen::Need(len)
+            })
+        }
+        Err(error) => match *error.kind() {
+            ErrorKind::UnexpectedEnd { need, have } if error.offset() + have == buf.len() => {
+                Ok(FrameLen::Need(error.offset().saturating_add(need)))
+            }
+            _ => Err(error.in_field(H::NAME)),
+        },
+    }
+}
+
 /// Why a stream's bytes do not make a frame.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

@@ -92,6 +92,22 @@ impl Kick {
     }
 }
 
+/// The first three bytes of a [`Kick`]: what a stream reader needs to know the reply's size
+/// before its text arrives ([`KickHeader::frame_len`]), and to refuse an oversized one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Wire, Serialize)]
+#[wire(endian = "big", magic = b"\xff")]
+pub struct KickHeader {
+    /// How many UTF-16 units follow.
+    pub units: u16,
+}
+
+impl KickHeader {
+    /// The bytes of the whole reply: this header and two per unit.
+    pub fn frame_len(&self) -> usize {
+        3 + 2 * usize::from(self.units)
+    }
+}
+
 /// What a legacy reply says.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LegacyStatus {

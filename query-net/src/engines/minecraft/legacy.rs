@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use indexmap::IndexMap;
 use query_specs::minecraft_legacy::{
-    Kick, LegacyStatus, PingHost, MAX_REPLY_UNITS, PING_1_4, PING_BETA,
+    Kick, KickHeader, LegacyStatus, PingHost, MAX_REPLY_UNITS, PING_1_4, PING_BETA,
 };
 use query_wire::{Decode, Encode, Error};
 use serde_json::json;
@@ -24,7 +24,7 @@ use crate::error::QueryError;
 use crate::options::Options;
 use crate::protocol::Protocol;
 use crate::status::ServerStatus;
-use crate::stream::{declared_frame_len, FrameBuffer, FrameLen, StreamSession};
+use crate::stream::{header_frame_len, FrameBuffer, FrameLen, StreamSession};
 
 /// The largest reply accepted: `FF`, the count, and [`MAX_REPLY_UNITS`] units.
 pub const MAX_FRAME: usize = 3 + 2 * MAX_REPLY_UNITS;
@@ -49,8 +49,10 @@ pub enum LegacyPing {
 
 type Framing = fn(&[u8]) -> Result<FrameLen, Error>;
 
+/// The reply's size from its declared header: the whole size once three bytes are in,
+/// rather than one unit more at a time, as decoding the unit list would say.
 fn kick_frame_len(buf: &[u8]) -> Result<FrameLen, Error> {
-    declared_frame_len::<Kick>(buf)
+    header_frame_len(buf, KickHeader::frame_len)
 }
 
 /// A legacy status query; see the [module](self) docs.
@@ -210,7 +212,7 @@ mod tests {
 
     /// The 1.6 request of the same description, to `localhost:25565` with protocol 74.
     const REQUEST_1_6: &str = "fe01fa000b004d0043007c00500069006e00670048006f00730074\
-        00194a0009006c006f00630061006c0068006f0073007400000063dd";
+        00194a0009006c006f00630061006c0068006f00730074000063dd";
 
     #[test]
     fn the_1_6_request_is_the_documented_bytes() {
