@@ -37,6 +37,19 @@ unhex() { xxd -r -p <(tr -s ' \n' ' ' <"$1"); }
 for f in "$fixtures"/*/*request*.hex; do
   { printf '\x00'; xxd -r -p <(tr -s ' \n' ' ' <"$f"); } >"corpus/responders/$(basename "$f" .hex)"
 done
+# Minecraft Java Edition: a handshake, a status request, a ping, a status response.
+mkdir -p corpus/minecraft_java corpus/battleye
+printf '\x0f\x00\x2f\x09localhost\x63\xdd\x01' >corpus/minecraft_java/handshake
+printf '\x01\x00' >corpus/minecraft_java/status_request
+printf '\x09\x01\x00\x00\x01\x8b\x2f\x6a\x9c\x40' >corpus/minecraft_java/ping
+printf '\x1e\x00\x1c{"description":{"text":"x"}}' >corpus/minecraft_java/status_response
+# BattlEye: the first byte asks the target to fix the checksum up; login, command, keepalive,
+# a server message and its acknowledgement, with their real checksums.
+printf '\x00BE\xde\x26\x2d\x52\xff\x00password' >corpus/battleye/login
+printf '\x00BE\xf9\x37\x94\xae\xff\x01\x00players' >corpus/battleye/command
+printf '\x00BE\xbe\xdc\xc2\x58\xff\x01\x00' >corpus/battleye/keepalive
+printf '\x01BE\x00\x00\x00\x00\xff\x02\x05RCon admin #0 logged in' >corpus/battleye/message
+printf '\x00BE\xf2\x7b\x85\x03\xff\x02\x05' >corpus/battleye/ack
 # A2S requests have no fixture: INFO without and with a challenge, PLAYER and RULES.
 printf '\x00\xff\xff\xff\xffTSource Engine Query\x00' >corpus/responders/a2s_info_request
 printf '\x00\xff\xff\xff\xffTSource Engine Query\x00\x01\x02\x03\x04' \

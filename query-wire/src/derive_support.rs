@@ -277,3 +277,38 @@ mod tests {
         assert_eq!(err.kind(), &ErrorKind::TrailingBytes { count: 1 });
     }
 }
+
+/// The CRC-32 (IEEE 802.3, as zlib and BattlEye compute it) of `bytes`, for
+/// `#[wire(crc32(..))]`.
+#[inline]
+pub fn crc32(bytes: &[u8]) -> u32 {
+    crc32fast::hash(bytes)
+}
+
+/// A `crc32` field whose value is not the checksum of the bytes it covers, at the field.
+#[cold]
+pub fn checksum_mismatch(offset: usize, declared: u32, computed: u32) -> Error {
+    Error::new(ErrorKind::ChecksumMismatch { declared, computed }, offset)
+}
+
+/// The bytes a `crc32(before)` field covers on decode: from `origin` (the unread input where
+/// its container began) up to the reader's position.
+#[inline]
+pub fn read_so_far<'a>(origin: &'a [u8], r: &Reader<'a>) -> &'a [u8] {
+    &origin[..origin.len() - r.remaining()]
+}
+
+/// The bytes written from `start`, which a `crc32` field covers on encode.
+#[inline]
+pub fn written_since<'w>(w: &'w Writer<'_>, start: usize) -> &'w [u8] {
+    &w.written()[start..]
+}
+
+/// A nested value wrote another number of bytes than its `encoded_len` said, so the
+/// variable-width length written before it is wrong.
+#[cold]
+pub fn encoded_len_disagrees(w: &Writer<'_>) -> Error {
+    w.error(ErrorKind::Invalid(
+        "the value wrote another number of bytes than its encoded_len",
+    ))
+}

@@ -33,6 +33,13 @@ pub enum ErrorKind {
     /// A string or byte field longer than its declared maximum or its prefix can express.
     #[error("{len} bytes exceed the maximum of {max}")]
     TooLong { len: usize, max: usize },
+    /// A length prefix smaller than the bytes it must count besides the body (itself, a
+    /// header).
+    #[error("length {len} is less than the {includes} bytes it includes")]
+    LengthBelowIncluded { len: usize, includes: usize },
+    /// A declared checksum that disagrees with the bytes it covers.
+    #[error("checksum mismatch: declared {declared:#010x}, computed {computed:#010x}")]
+    ChecksumMismatch { declared: u32, computed: u32 },
     /// A repeat with fewer elements than its declared minimum.
     #[error("{len} elements are fewer than the minimum of {min}")]
     TooFew { len: usize, min: usize },

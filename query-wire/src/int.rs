@@ -9,7 +9,7 @@ pub enum Endian {
     Little,
 }
 
-mod sealed {
+pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
@@ -32,7 +32,7 @@ pub trait Number: Copy + sealed::Sealed {
 }
 
 /// An integer that can also be a length prefix, a count or an enum tag.
-pub trait Integer: Number {
+pub trait Integer: Number + crate::varint::LengthPrefix {
     /// The value widened to `u64` (sign-extended integers reinterpret their bits).
     fn to_u64(self) -> u64;
     /// The value narrowed from `u64`, or `None` when it does not fit.

@@ -23,6 +23,7 @@ pub mod items;
 pub mod kv;
 mod reader;
 mod text;
+pub mod varint;
 mod writer;
 
 pub use codec::{Decode, Encode};
@@ -32,6 +33,7 @@ pub use int::{Endian, Integer, Number};
 pub use items::Items;
 pub use reader::Reader;
 pub use text::{Text, TextEncoding};
+pub use varint::{LengthPrefix, VarIntValue};
 pub use writer::{LengthSlot, Writer};
 
 pub use query_derive::KeyValues;

@@ -3,8 +3,9 @@
 use std::borrow::Cow;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::int::{Endian, Integer, Number};
+use crate::int::{Endian, Number};
 use crate::text::TextEncoding;
+use crate::varint::{LengthPrefix, VarIntValue};
 
 /// Reads fields from a borrowed byte slice, tracking the absolute offset for error messages.
 ///
@@ -173,11 +174,12 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Reads an integer length or count prefix, checking it against `max` when one is declared.
+    /// Reads a length or count prefix (an integer, [`VarInt`](crate::varint::VarInt) or
+    /// [`Leb128`](crate::varint::Leb128)), checking it against `max` when one is declared.
     #[inline]
-    pub fn length<P: Integer>(&mut self, endian: Endian, max: Option<usize>) -> Result<usize> {
+    pub fn length<P: LengthPrefix>(&mut self, endian: Endian, max: Option<usize>) -> Result<usize> {
         let start = self.offset();
-        let raw = self.number::<P>(endian)?.to_u64();
+        let raw = P::read_length(self, endian)?;
         let len = usize::try_from(raw).unwrap_or(usize::MAX);
         match max {
             Some(max) if len > max => Err(Error::new(ErrorKind::TooLong { len, max }, start)),
@@ -185,9 +187,35 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Reads a length prefix whose value also counts `includes` bytes besides the body that
+    /// follows (the prefix itself, a header before it), and returns the body's length. A value
+    /// below `includes` is [`ErrorKind::LengthBelowIncluded`] at the prefix.
+    #[inline]
+    pub fn length_including<P: LengthPrefix>(
+        &mut self,
+        endian: Endian,
+        includes: usize,
+    ) -> Result<usize> {
+        let start = self.offset();
+        let len = self.length::<P>(endian, None)?;
+        match len.checked_sub(includes) {
+            Some(body) => Ok(body),
+            None => Err(Error::new(
+                ErrorKind::LengthBelowIncluded { len, includes },
+                start,
+            )),
+        }
+    }
+
+    /// Reads a variable-length integer (`u32`/`u64` LEB128, `i32` VarInt, `i64` VarLong).
+    #[inline]
+    pub fn varint<T: VarIntValue>(&mut self) -> Result<T> {
+        T::read_varint(self)
+    }
+
     /// Reads a length prefix of type `P`, then that many bytes.
     #[inline]
-    pub fn prefixed_bytes<P: Integer>(
+    pub fn prefixed_bytes<P: LengthPrefix>(
         &mut self,
         endian: Endian,
         max: Option<usize>,
@@ -211,7 +239,7 @@ impl<'a> Reader<'a> {
 
     /// Reads a length prefix of type `P`, then that many bytes of strict UTF-8, borrowed.
     #[inline]
-    pub fn prefixed_str<P: Integer>(
+    pub fn prefixed_str<P: LengthPrefix>(
         &mut self,
         endian: Endian,
         max: Option<usize>,
@@ -225,7 +253,7 @@ impl<'a> Reader<'a> {
     /// Borrows when the bytes are already the UTF-8 of the text (always for valid UTF-8, and
     /// for ASCII in the single-byte encodings).
     #[inline]
-    pub fn prefixed_text<P: Integer>(
+    pub fn prefixed_text<P: LengthPrefix>(
         &mut self,
         endian: Endian,
         max: Option<usize>,

@@ -5,6 +5,7 @@ use std::marker::PhantomData;
 use crate::error::{Error, ErrorKind, Result};
 use crate::int::{Endian, Integer, Number};
 use crate::text::TextEncoding;
+use crate::varint::{LengthPrefix, VarIntValue};
 
 /// Writes fields into a caller-provided `&mut [u8]`.
 ///
@@ -122,32 +123,61 @@ impl<'b> Writer<'b> {
         self.put_bytes(value.to_bytes(endian).as_ref())
     }
 
-    /// Writes a length or count as a prefix of type `P`, failing if `P` cannot hold it or it
-    /// exceeds the declared `max`.
+    /// Writes a length or count as a prefix of type `P` (an integer, [`VarInt`] or
+    /// [`Leb128`]), failing if `P` cannot hold it or it exceeds the declared `max`.
+    ///
+    /// [`VarInt`]: crate::varint::VarInt
+    /// [`Leb128`]: crate::varint::Leb128
     #[inline]
-    pub fn put_length<P: Integer>(
+    pub fn put_length<P: LengthPrefix>(
         &mut self,
         len: usize,
         endian: Endian,
         max: Option<usize>,
     ) -> Result<()> {
-        let value = check_length::<P>(len, max).map_err(|kind| self.error(kind))?;
-        self.put_number(value, endian)
+        let value = check_prefix::<P>(len, max).map_err(|kind| self.error(kind))?;
+        self.put_bytes(P::length_bytes(value, endian).as_ref())
+    }
+
+    /// Writes a variable-length integer (`u32`/`u64` LEB128, `i32` VarInt, `i64` VarLong).
+    #[inline]
+    pub fn put_varint<T: VarIntValue>(&mut self, value: T) -> Result<()> {
+        self.put_bytes(value.varint_bytes().as_ref())
+    }
+
+    /// Overwrites the number at `at`, which was written before (a checksum reserved as zeros
+    /// and computed once the bytes it covers are written).
+    #[inline]
+    pub fn put_number_at<T: Number>(&mut self, at: usize, value: T, endian: Endian) -> Result<()> {
+        let bytes = value.to_bytes(endian);
+        let bytes = bytes.as_ref();
+        match at.checked_add(bytes.len()) {
+            Some(end) if end <= self.pos => {
+                self.buf[at..end].copy_from_slice(bytes);
+                Ok(())
+            }
+            _ => Err(Error::new(
+                ErrorKind::Invalid("overwrites bytes that were not written"),
+                at,
+            )),
+        }
     }
 
     /// Writes `bytes` behind a length prefix of type `P`.
     #[inline]
-    pub fn put_prefixed_bytes<P: Integer>(
+    pub fn put_prefixed_bytes<P: LengthPrefix>(
         &mut self,
         bytes: &[u8],
         endian: Endian,
         max: Option<usize>,
     ) -> Result<()> {
-        let value = check_length::<P>(bytes.len(), max).map_err(|kind| self.error(kind))?;
+        let value = check_prefix::<P>(bytes.len(), max).map_err(|kind| self.error(kind))?;
+        let prefix = P::length_bytes(value, endian);
+        let prefix = prefix.as_ref();
         // Prefix and bytes claimed together: one bounds check for both.
-        let out = self.claim(P::SIZE + bytes.len())?;
-        let (prefix, body) = out.split_at_mut(P::SIZE);
-        prefix.copy_from_slice(value.to_bytes(endian).as_ref());
+        let out = self.claim(prefix.len() + bytes.len())?;
+        let (head, body) = out.split_at_mut(prefix.len());
+        head.copy_from_slice(prefix);
         body.copy_from_slice(bytes);
         Ok(())
     }
@@ -156,7 +186,7 @@ impl<'b> Writer<'b> {
     /// bytes. Encodes straight into the buffer, without allocating; a character the encoding
     /// cannot represent is an [`ErrorKind::InvalidText`] at the byte it would have taken.
     #[inline]
-    pub fn put_prefixed_text<P: Integer>(
+    pub fn put_prefixed_text<P: LengthPrefix>(
         &mut self,
         text: &str,
         endian: Endian,
@@ -327,7 +357,18 @@ impl<'b> Writer<'b> {
     /// Fills in a reserved length prefix with the number of bytes written since.
     #[inline]
     pub fn end_length<P: Integer>(&mut self, slot: LengthSlot<P>) -> Result<()> {
-        let body = self.pos - slot.at - P::SIZE;
+        self.end_length_including(slot, 0)
+    }
+
+    /// Fills in a reserved length prefix with the number of bytes written since plus
+    /// `includes`: a length that counts itself or a header besides the body.
+    #[inline]
+    pub fn end_length_including<P: Integer>(
+        &mut self,
+        slot: LengthSlot<P>,
+        includes: usize,
+    ) -> Result<()> {
+        let body = (self.pos - slot.at - P::SIZE).saturating_add(includes);
         let value = check_length::<P>(body, None).map_err(|kind| Error::new(kind, slot.at))?;
         self.buf[slot.at..slot.at + P::SIZE].copy_from_slice(value.to_bytes(slot.endian).as_ref());
         Ok(())
@@ -344,6 +385,22 @@ fn check_max(len: usize, max: Option<usize>) -> std::result::Result<(), ErrorKin
         Some(max) if len > max => Err(ErrorKind::TooLong { len, max }),
         _ => Ok(()),
     }
+}
+
+#[inline]
+fn check_prefix<P: LengthPrefix>(
+    len: usize,
+    max: Option<usize>,
+) -> std::result::Result<u64, ErrorKind> {
+    check_max(len, max)?;
+    let value = len as u64;
+    if value > P::LARGEST {
+        return Err(ErrorKind::TooLong {
+            len,
+            max: usize::try_from(P::LARGEST).unwrap_or(usize::MAX),
+        });
+    }
+    Ok(value)
 }
 
 #[inline]

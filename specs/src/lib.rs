@@ -11,12 +11,18 @@
 //! | [`gamespy2`] | GameSpy 2 | big | NUL-terminated, Windows-1252 |
 //! | [`gamespy3`] | GameSpy 3 and 4 (Minecraft Query), in parts | big | NUL-terminated, raw bytes |
 //! | [`quake3`] | Quake 3 family (Quake 3, Call of Duty, Jedi Knight, Urban Terror) | text | Windows-1252, raw names |
+//! | [`minecraft_java`] | Minecraft Java Edition server list ping | big, VarInt | VarInt-length UTF-8 |
+//! | [`battleye`] | BattlEye RCon, CRC32-checked | little | raw bytes |
+//! | [`minecraft_legacy`] | Minecraft Java's legacy ping (before 1.7) | big | UTF-16BE units |
+//! | [`bedrock`] | Minecraft Bedrock (RakNet unconnected ping) | big | u16-length UTF-8 |
 
 pub mod a2s;
+pub mod battleye;
 pub mod bedrock;
 pub mod gamespy1;
 pub mod gamespy2;
 pub mod gamespy3;
+pub mod minecraft_java;
 pub mod minecraft_legacy;
 pub mod onequery;
 pub mod quake3;

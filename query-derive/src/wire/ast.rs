@@ -12,8 +12,8 @@ use syn::spanned::Spanned as _;
 use syn::{DeriveInput, Expr, Generics, Ident, Index, Lifetime, Member, Pat, Type};
 
 use super::attr::{
-    self, ContainerAttrs, CtxBinding, Encoding, Endian, FieldAttrs, Prefix, RepeatAttr, Surplus,
-    TagType, TextAttr, VariantAttrs,
+    self, ChecksumSpan, ContainerAttrs, CtxBinding, Encoding, Endian, FieldAttrs, Prefix,
+    RepeatAttr, Surplus, TagType, TextAttr, VariantAttrs,
 };
 use super::names;
 use super::scope::{self, Reach, Scoped};
@@ -79,9 +79,11 @@ impl Field {
         }
     }
 
-    /// Whether the field is written from an expression rather than from its value.
+    /// Whether the field is written from an expression or a checksum rather than from its
+    /// value (so a view leaves it out).
     pub fn is_computed(&self) -> bool {
-        self.wire().is_some_and(|w| w.computed.is_some())
+        self.wire()
+            .is_some_and(|w| w.computed.is_some() || w.checksum.is_some())
     }
 
     /// The type of the value on the wire: the `Some` content of an `Option`.
@@ -111,6 +113,16 @@ pub struct Wire {
     pub computed: Option<Scoped>,
     /// `view`: in the view, any type (for a repeat, any elements) that encodes like this one.
     pub view: bool,
+    /// `crc32(..)`: a checksum of other bytes, verified on decode and computed on encode.
+    pub checksum: Option<Checksum>,
+}
+
+/// A CRC32 the field holds: of the bytes after it to the end of the input, or of its
+/// container's bytes before it.
+#[derive(Clone, Copy)]
+pub struct Checksum {
+    pub span: ChecksumSpan,
+    pub endian: Endian,
 }
 
 /// Whether an `Option` field is on the wire.
@@ -132,11 +144,13 @@ impl Presence {
 }
 
 /// A length prefix written after the fact and bounding the decode.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Len {
     pub prefix: Prefix,
     pub endian: Endian,
     pub surplus: Surplus,
+    /// `includes = N`: bytes the length counts besides the value.
+    pub includes: Option<Expr>,
 }
 
 // Built once per field at compile time: the size of the variants does not matter.
@@ -151,6 +165,10 @@ pub enum Body {
     },
     Bool,
     ByteArray,
+    /// `varint`: LEB128 groups of a `u32`/`u64`, or a VarInt/VarLong `i32`/`i64`.
+    VarInt {
+        ty: Type,
+    },
     Uuid {
         endian: Endian,
     },
@@ -342,6 +360,7 @@ fn enumeration(
         prefix: len.value,
         endian: env.endian,
         surplus: attrs.surplus.as_ref().map_or(Surplus::Error, |s| s.value),
+        includes: None,
     });
 
     let mut variants = Vec::new();
@@ -553,21 +572,27 @@ fn field_kind(
     };
 
     let len = attrs.len.as_ref().map(|len| Len {
-        prefix: len.value.prefix,
+        prefix: len.value.prefix.value,
         endian,
         surplus: len.value.surplus,
+        includes: len.value.includes.as_ref().map(|i| i.value.clone()),
     });
     let body = value_body(value_ty, attrs, endian, scope, errors);
     let computed = attrs
         .computed
         .as_ref()
         .map(|computed| scope.computed(&computed.value, errors));
+    let checksum = attrs.crc32.as_ref().map(|crc| Checksum {
+        span: crc.value,
+        endian,
+    });
     FieldKind::Wire(Box::new(Wire {
         presence,
         len,
         body,
         computed,
         view: attrs.view.is_some(),
+        checksum,
     }))
 }
 
@@ -711,6 +736,19 @@ fn single_body(
             ty: ty.clone(),
             framing: Box::new(framing(&dec.value, endian)),
         };
+    }
+    if let Some(varint) = &attrs.varint {
+        if !types::is_varint_type(ty) {
+            errors.at(
+                varint.span,
+                format!(
+                    "`varint` applies to `u32` and `u64` (LEB128) and to `i32` and `i64` \
+                     (VarInt, VarLong), not `{shown}`"
+                ),
+            );
+            return Body::Bool;
+        }
+        return Body::VarInt { ty: ty.clone() };
     }
     if attrs.bits.is_some() {
         return Body::Bits {

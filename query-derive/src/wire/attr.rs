@@ -96,6 +96,7 @@ choice! {
         UntilEnd = "until_end", UntilNul = "until_nul", MinCount = "min_count", MaxCount = "max_count", Ctx = "ctx",
         EachCtx = "each_ctx", Cycle = "cycle",
         When = "when", Trailing = "trailing", Bits = "bits", Default = "default", Computed = "computed", View = "view",
+        Varint = "varint", Crc32 = "crc32",
     }
     |found| format!(
         "unknown wire attribute `{found}` on a field, expected one of: {}",
@@ -114,7 +115,7 @@ choice! {
 
 choice! {
     /// An option inside `len(...)`.
-    LenKey { Prefix = "prefix", Surplus = "surplus" }
+    LenKey { Prefix = "prefix", Surplus = "surplus", Includes = "includes" }
     |found| format!("unknown `len` option `{found}`, expected one of: {}", LenKey::listed())
 }
 
@@ -126,7 +127,7 @@ choice! {
 
 choice! {
     /// The integer type of a length or count prefix.
-    Prefix { U8 = "u8", U16 = "u16", U32 = "u32", U64 = "u64" }
+    Prefix { U8 = "u8", U16 = "u16", U32 = "u32", U64 = "u64", VarInt = "varint", Leb128 = "leb128" }
     |found| format!("prefix must be one of {}, found `{found}`", Prefix::listed())
 }
 
@@ -134,7 +135,7 @@ choice! {
     /// The integer type of an enum's tag.
     TagType {
         U8 = "u8", U16 = "u16", U32 = "u32", U64 = "u64",
-        I8 = "i8", I16 = "i16", I32 = "i32", I64 = "i64",
+        I8 = "i8", I16 = "i16", I32 = "i32", I64 = "i64", VarInt = "varint",
     }
     |found| format!("tag type must be one of {}, found `{found}`", TagType::listed())
 }
@@ -148,23 +149,31 @@ choice! {
 }
 
 choice! {
+    /// The bytes a `crc32(...)` field covers.
+    ChecksumSpan { After = "after", Before = "before" }
+    |found| format!("unknown checksum span `{found}`, expected one of: {}", ChecksumSpan::listed())
+}
+
+choice! {
     /// What to do with bytes a length-bounded body leaves unread.
     Surplus { Skip = "skip", Error = "error" }
     |found| format!("unknown surplus policy \"{found}\", expected one of: {}", Surplus::quoted())
 }
 
 impl Prefix {
-    /// Width on the wire in bytes.
-    pub fn size(self) -> usize {
+    /// Width on the wire in bytes, for the fixed-width prefixes; `None` for variable-length
+    /// ones.
+    pub fn size(self) -> Option<usize> {
         match self {
-            Prefix::U8 => 1,
-            Prefix::U16 => 2,
-            Prefix::U32 => 4,
-            Prefix::U64 => 8,
+            Prefix::U8 => Some(1),
+            Prefix::U16 => Some(2),
+            Prefix::U32 => Some(4),
+            Prefix::U64 => Some(8),
+            Prefix::VarInt | Prefix::Leb128 => None,
         }
     }
 
-    /// The Rust type name, for generated code.
+    /// The Rust type name of a fixed-width prefix, for generated code.
     pub fn name(self) -> &'static str {
         Self::ALL
             .iter()
@@ -174,18 +183,22 @@ impl Prefix {
 }
 
 impl TagType {
-    /// Width on the wire in bytes.
-    pub fn size(self) -> usize {
+    /// Width on the wire in bytes; `None` for a VarInt tag.
+    pub fn size(self) -> Option<usize> {
         match self {
-            TagType::U8 | TagType::I8 => 1,
-            TagType::U16 | TagType::I16 => 2,
-            TagType::U32 | TagType::I32 => 4,
-            TagType::U64 | TagType::I64 => 8,
+            TagType::U8 | TagType::I8 => Some(1),
+            TagType::U16 | TagType::I16 => Some(2),
+            TagType::U32 | TagType::I32 => Some(4),
+            TagType::U64 | TagType::I64 => Some(8),
+            TagType::VarInt => None,
         }
     }
 
-    /// The Rust type name, for generated code.
+    /// The Rust type of the tag's value, for generated code (`i32` for a VarInt tag).
     pub fn name(self) -> &'static str {
+        if self == TagType::VarInt {
+            return "i32";
+        }
         Self::ALL
             .iter()
             .find(|(_, v)| *v == self)
@@ -239,8 +252,11 @@ pub struct TextAttr {
 
 /// The options of `len(...)`.
 pub struct LenAttr {
-    pub prefix: Prefix,
+    pub prefix: Spanned<Prefix>,
     pub surplus: Surplus,
+    /// `includes = N`: the length also counts `N` bytes besides the value (the prefix itself,
+    /// a header before it).
+    pub includes: Option<Spanned<Expr>>,
 }
 
 /// How many elements a `Vec` holds.
@@ -286,6 +302,10 @@ pub struct FieldAttrs {
     pub computed: Option<Spanned<Expr>>,
     /// `view`: in the container's view, any type (or elements) that encodes like this one.
     pub view: Option<Spanned<()>>,
+    /// `varint`: the integer as LEB128 groups (VarInt / VarLong for signed types).
+    pub varint: Option<Spanned<()>>,
+    /// `crc32(after)` / `crc32(before)`: a CRC32 of the bytes after or before the field.
+    pub crc32: Option<Spanned<ChecksumSpan>>,
 }
 
 impl FieldAttrs {
@@ -306,6 +326,8 @@ impl FieldAttrs {
             && self.bits.is_none()
             && self.computed.is_none()
             && self.view.is_none()
+            && self.varint.is_none()
+            && self.crc32.is_none()
     }
 }
 
@@ -491,6 +513,14 @@ pub fn field(attrs: &[Attribute], errors: &mut Errors) -> FieldAttrs {
             FieldKey::View => {
                 flag(input, key)?;
                 set(&mut out.view, key, (), errors);
+            }
+            FieldKey::Varint => {
+                flag(input, key)?;
+                set(&mut out.varint, key, (), errors);
+            }
+            FieldKey::Crc32 => {
+                let value = checksum_span(input, key, errors)?;
+                set(&mut out.crc32, key, value, errors);
             }
         }
         Ok(())
@@ -791,19 +821,51 @@ fn text_options(
     Ok(out)
 }
 
-/// `(prefix = u16, surplus = "skip")`, or the shorthand `= u16`.
+/// `(after)` or `(before)` after `crc32`.
+fn checksum_span(
+    input: ParseStream<'_>,
+    key: &Ident,
+    errors: &mut Errors,
+) -> syn::Result<ChecksumSpan> {
+    const SHAPE: &str = "expected `crc32(after)` (the bytes after the field, to the end of the \
+                         input) or `crc32(before)` (the container's bytes before the field)";
+    if !input.peek(syn::token::Paren) {
+        return Err(syn::Error::new(key.span(), SHAPE));
+    }
+    let content;
+    syn::parenthesized!(content in input);
+    let span: Ident = content
+        .call(Ident::parse_any)
+        .map_err(|e| syn::Error::new(e.span(), SHAPE))?;
+    if !content.is_empty() {
+        return Err(content.error(SHAPE));
+    }
+    let word = span.unraw().to_string();
+    Ok(ChecksumSpan::lookup(&word).unwrap_or_else(|| {
+        errors.at(span.span(), ChecksumSpan::unknown(&word));
+        ChecksumSpan::After
+    }))
+}
+
+/// `(prefix = u16, surplus = "skip", includes = 1)`, or the shorthand `= u16`.
 fn len_options(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<LenAttr> {
     if input.peek(Token![=]) {
+        let span = input.span();
         let prefix = eq_type_choice(input, errors)?;
         return Ok(LenAttr {
-            prefix,
+            prefix: Spanned {
+                value: prefix,
+                span,
+            },
             surplus: Surplus::Error,
+            includes: None,
         });
     }
     let content;
     syn::parenthesized!(content in input);
     let mut prefix: Option<Spanned<Prefix>> = None;
     let mut surplus: Option<Spanned<Surplus>> = None;
+    let mut includes: Option<Spanned<Expr>> = None;
     while !content.is_empty() {
         let option = content.call(Ident::parse_any)?;
         match lookup::<LenKey>(&option)? {
@@ -815,6 +877,23 @@ fn len_options(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<LenAt
                 let value = eq_str_choice(&content, errors)?;
                 set(&mut surplus, &option, value, errors);
             }
+            LenKey::Includes => {
+                content.parse::<Token![=]>()?;
+                let value: Expr = content.parse()?;
+                let count = match &value {
+                    Expr::Lit(lit) => matches!(lit.lit, syn::Lit::Int(_)),
+                    Expr::Path(_) => true,
+                    _ => false,
+                };
+                if !count {
+                    errors.spanning(
+                        &value,
+                        "`includes` is the number of bytes the length counts besides the \
+                         value: an integer such as `1`, or a `usize` constant",
+                    );
+                }
+                set(&mut includes, &option, value, errors);
+            }
         }
         if content.is_empty() {
             break;
@@ -825,8 +904,9 @@ fn len_options(input: ParseStream<'_>, errors: &mut Errors) -> syn::Result<LenAt
         return Err(content.error("`len` needs `prefix = u8|u16|u32|u64`"));
     };
     Ok(LenAttr {
-        prefix: prefix.value,
+        prefix,
         surplus: surplus.map_or(Surplus::Error, |s| s.value),
+        includes,
     })
 }
 

@@ -84,6 +84,16 @@ fn check_enum_keys(container: &Container, errors: &mut Errors) {
             "`surplus` applies to a TLV enum's body: add `len = u16` (or another prefix type)",
         );
     }
+    if let Some(len) = &attrs.len {
+        if len.value.size().is_none() {
+            errors.at(
+                len.span,
+                "a TLV enum's length is filled in after its body is written, so it must be \
+                 fixed-width (`len = u8|u16|u32|u64`); a field's `len(prefix = varint)` can \
+                 frame the enum instead",
+            );
+        }
+    }
     if let (Some(_), Some(ctx)) = (&attrs.external, &attrs.ctx) {
         errors.at(
             ctx.span,
@@ -256,6 +266,7 @@ fn check_field(container: &Container, field: &Field, errors: &mut Errors) {
         check_repeat_keys(attrs, errors);
     }
     check_text_keys(attrs, errors);
+    check_new_words(field, errors);
     let FieldKind::Wire(wire) = &field.kind else {
         return;
     };
@@ -291,17 +302,18 @@ fn check_field(container: &Container, field: &Field, errors: &mut Errors) {
         }
     }
     if let Some(computed) = &attrs.computed {
-        let message =
-            if !matches!(wire.body, Body::Number { .. }) || types::is_float(field.value_ty()) {
-                Some(format!(
-                    "`computed` applies to integer fields, and `{}` is not one",
-                    types::show(&field.ty)
-                ))
-            } else if wire.presence.is_some() || wire.len.is_some() {
-                Some("a computed field is always written: it takes no `when` or `len`".to_owned())
-            } else {
-                None
-            };
+        let message = if !matches!(wire.body, Body::Number { .. } | Body::VarInt { .. })
+            || types::is_float(field.value_ty())
+        {
+            Some(format!(
+                "`computed` applies to integer fields, and `{}` is not one",
+                types::show(&field.ty)
+            ))
+        } else if wire.presence.is_some() || wire.len.is_some() {
+            Some("a computed field is always written: it takes no `when` or `len`".to_owned())
+        } else {
+            None
+        };
         if let Some(message) = message {
             errors.at(computed.span, message);
         }
@@ -382,6 +394,64 @@ fn check_repeat_keys(attrs: &FieldAttrs, errors: &mut Errors) {
             each.span,
             "`ctx` and `each_ctx` both set the elements' context: keep one",
         );
+    }
+}
+
+/// `varint` is a framing of its own; `crc32` is a `u32` field written from other bytes;
+/// `includes` belongs to `len(...)`.
+fn check_new_words(field: &Field, errors: &mut Errors) {
+    let attrs = &field.attrs;
+    if let Some(varint) = &attrs.varint {
+        for (other, present) in [
+            ("str", attrs.str_.is_some()),
+            ("bytes", attrs.bytes.is_some()),
+            ("dec", attrs.dec.is_some()),
+            ("bits", attrs.bits.is_some()),
+            ("endian", attrs.endian.is_some()),
+        ] {
+            if present {
+                errors.at(
+                    varint.span,
+                    format!(
+                        "`varint` is the integer's whole framing (7-bit groups, low first): \
+                         it cannot be combined with `{other}`"
+                    ),
+                );
+            }
+        }
+    }
+    let Some(crc) = &attrs.crc32 else {
+        return;
+    };
+    let plain_u32 = matches!(
+        field.wire().map(|w| &w.body),
+        Some(Body::Number { ty, .. }) if types::show(ty) == "u32"
+    );
+    if !plain_u32 || !matches!(types::shape(&field.ty), Shape::Number(4)) {
+        errors.at(
+            crc.span,
+            format!(
+                "`crc32` holds a CRC32 as a `u32` field, not `{}`",
+                types::show(&field.ty)
+            ),
+        );
+    }
+    for (other, present) in [
+        ("computed", attrs.computed.is_some()),
+        ("when", attrs.when.is_some()),
+        ("trailing", attrs.trailing.is_some()),
+        ("len", attrs.len.is_some()),
+        ("varint", attrs.varint.is_some()),
+    ] {
+        if present {
+            errors.at(
+                crc.span,
+                format!(
+                    "a `crc32` field is always there and written from the bytes it covers: \
+                     it takes no `{other}`"
+                ),
+            );
+        }
     }
 }
 

@@ -272,3 +272,33 @@ pub fn str() -> TokenStream {
 pub fn primitive(name: &str) -> Ident {
     Ident::new(name, Span::call_site())
 }
+
+/// Where a count prefix of variable width starts, for a `min_count` error.
+pub fn count_at() -> Ident {
+    local("__count_at")
+}
+
+/// The unread input where a container began, and its offset, for `crc32(before)`.
+pub fn origin() -> Ident {
+    local("__origin")
+}
+
+/// The offset of [`origin`].
+pub fn origin_at() -> Ident {
+    local("__origin_at")
+}
+
+/// Where a `crc32(after)` field was reserved on encode, to be filled in at the end.
+pub fn checksum_at(name: &str) -> Ident {
+    format_ident!("__checksum_at_{}", name, span = Span::mixed_site())
+}
+
+/// The length a variable-width `len` prefix counts, computed before the value is written.
+pub fn body_len() -> Ident {
+    local("__body_len")
+}
+
+/// A checksum computed over the bytes a `crc32` field covers.
+pub fn checksum_computed() -> Ident {
+    local("__checksum")
+}

@@ -57,6 +57,44 @@ fn struct_with_ctx_when_len_and_repeats() {
 }
 
 #[test]
+fn varint_values_tag_and_prefixes_a_length_that_includes_itself_and_checksums() {
+    insta::assert_snapshot!(expand(
+        r#"
+        #[wire(endian = "little", magic = b"BE")]
+        pub struct Frame<'a> {
+            #[wire(crc32(after))]
+            pub checksum: u32,
+            #[wire(varint)]
+            pub id: i32,
+            #[wire(str(prefix = varint, max = 765))]
+            pub address: &'a str,
+            #[wire(count(prefix = leb128), varint)]
+            pub values: Vec<u64>,
+            #[wire(len(prefix = varint))]
+            pub packet: Packet<'a>,
+            #[wire(len(prefix = u8, includes = 1), bytes(rest))]
+            pub counted: &'a [u8],
+            #[wire(crc32(before))]
+            pub trailer: u32,
+        }
+        "#
+    ));
+    insta::assert_snapshot!(expand(
+        r#"
+        #[wire(tag = varint)]
+        pub enum Packet<'a> {
+            #[wire(tag = 0)]
+            Request,
+            #[wire(tag = 1)]
+            Ping(i64),
+            #[wire(other)]
+            Unknown(i32, &'a [u8]),
+        }
+        "#
+    ));
+}
+
+#[test]
 fn tlv_enum_with_a_catch_all() {
     insta::assert_snapshot!(expand(
         r#"
@@ -206,10 +244,10 @@ fn every_error_of_a_declaration_is_reported() {
         [
             // Parsing and building first, then the rules across attributes.
             "unknown byte order \"middle\", expected one of: \"big\", \"little\"",
-            "prefix must be one of u8, u16, u32, u64, found `u9`",
+            "prefix must be one of u8, u16, u32, u64, varint, leb128, found `u9`",
             "unknown wire attribute `colour` on a field, expected one of: endian, str, bytes, dec, \
              len, count, until_end, until_nul, min_count, max_count, ctx, each_ctx, cycle, when, trailing, \
-             bits, default, computed, view",
+             bits, default, computed, view, varint, crc32",
             "`str` applies to `&'a str`, `String`, `Cow<'a, str>` and `Text<'a>`, not `u32`",
             "`tag` applies to enums only",
             "`count` applies to `Vec` fields, and `u8` is not one",

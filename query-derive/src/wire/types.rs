@@ -57,6 +57,13 @@ pub enum Shape<'t> {
     Other,
 }
 
+/// Whether `ty` is one of the types `varint` applies to: `u32`, `u64`, `i32`, `i64`.
+pub fn is_varint_type(ty: &Type) -> bool {
+    ["u32", "u64", "i32", "i64"]
+        .iter()
+        .any(|name| is_named(ty, name))
+}
+
 /// Whether `ty` is `f32` or `f64`.
 pub fn is_float(ty: &Type) -> bool {
     matches!(peel(ty), Type::Path(path) if path.path.is_ident("f32") || path.path.is_ident("f64"))

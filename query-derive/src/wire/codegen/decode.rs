@@ -4,12 +4,12 @@ use proc_macro2::{Ident, Literal, TokenStream};
 use quote::quote;
 use syn::{Expr, Lifetime};
 
-use super::{bind, optional, prefix_type, size, tag_type, ErrorPath, Mode};
+use super::{bind, needs_origin, optional, prefix_type, size, tag_type, ErrorPath, Mode};
 use crate::wire::ast::{
     Body, Container, Count, Data, Enum, Field, FieldKind, Framing, Len, NestedCtx, Presence,
     Repeat, VariantTag,
 };
-use crate::wire::attr::{Endian, Surplus};
+use crate::wire::attr::{ChecksumSpan, Endian, Surplus};
 use crate::wire::names;
 use crate::wire::types::{BytesKind, StrKind};
 
@@ -26,10 +26,18 @@ pub enum Until {
 pub fn container(container: &Container, lifetime: &Lifetime, until: Until) -> TokenStream {
     let reader = names::reader();
     let ok = names::ok();
+    let origin = needs_origin(&container.data).then(|| {
+        let (origin, origin_at) = (names::origin(), names::origin_at());
+        quote! {
+            let #origin: &#lifetime [::core::primitive::u8] = #reader.peek_rest();
+            let #origin_at: ::core::primitive::usize = #reader.offset();
+        }
+    });
     let magic = container
         .magic
         .as_ref()
-        .map(|magic| quote!(#reader.magic(#magic)?;));
+        .map(|magic| quote!(#origin #reader.magic(#magic)?;))
+        .or(origin);
     match &container.data {
         Data::Struct(fields) => {
             let must_end = must_end(until, &reader);
@@ -70,9 +78,13 @@ fn enumeration(data: &Enum, reader: &Ident, lifetime: &Lifetime, until: Until) -
 
     let read_tag = if data.tag_on_wire {
         let offset = (!has_other).then(|| quote!(let #tag_offset = #reader.offset();));
+        let read = match data.tag_ty.size() {
+            Some(_) => quote!(#reader.number::<#tag_ty>(#endian)?),
+            None => quote!(#reader.varint::<#tag_ty>()?),
+        };
         quote! {
             #offset
-            let #tag: #tag_ty = #reader.number::<#tag_ty>(#endian)?;
+            let #tag: #tag_ty = #read;
         }
     } else {
         // An external tag is the context parameter; an unknown one is reported where the
@@ -301,7 +313,11 @@ impl RunSlot {
 fn fixed_runs(fields: &[Field]) -> Vec<Option<RunSlot>> {
     let width = |field: &Field| {
         let wire = field.wire()?;
-        if wire.presence.is_some() || wire.len.is_some() || wire.computed.is_some() {
+        if wire.presence.is_some()
+            || wire.len.is_some()
+            || wire.computed.is_some()
+            || wire.checksum.is_some()
+        {
             return None;
         }
         match &wire.body {
@@ -430,6 +446,9 @@ fn field_value(
         fields,
         lifetime,
     );
+    if let Some(checksum) = wire.checksum {
+        return verified(checksum.span, value, reader, &path);
+    }
     let present = names::present();
     let bool = names::bool();
     let condition = match &wire.presence {
@@ -444,6 +463,43 @@ fn field_value(
     })
 }
 
+/// A `crc32` field's value (`read`), checked against the CRC32 of the bytes it covers: the
+/// unread input after it, or its container's bytes before it. A mismatch is an error at the
+/// field.
+fn verified(
+    span: ChecksumSpan,
+    read: TokenStream,
+    reader: &Ident,
+    path: &ErrorPath,
+) -> TokenStream {
+    let (at, declared, covered) = (names::value(), names::inner(), names::local_bytes());
+    let crc32 = names::private("crc32");
+    let mismatch = names::private("checksum_mismatch");
+    let computed = names::checksum_computed();
+    let fail = path.fail(quote!(#mismatch(#at, #declared, #computed)));
+    let (before, after) = match span {
+        ChecksumSpan::Before => {
+            let (origin, origin_at) = (names::origin(), names::origin_at());
+            (
+                Some(quote!(let #covered = &#origin[..#reader.offset() - #origin_at];)),
+                None,
+            )
+        }
+        ChecksumSpan::After => (None, Some(quote!(let #covered = #reader.peek_rest();))),
+    };
+    quote!({
+        let #at = #reader.offset();
+        #before
+        let #declared: ::core::primitive::u32 = #read;
+        #after
+        let #computed = #crc32(#covered);
+        if #declared != #computed {
+            #fail;
+        }
+        #declared
+    })
+}
+
 /// A reader bounded by a length prefix: the statements that make it, and its name.
 fn sub_reader(len: &Len, reader: &Ident, path: &ErrorPath, name: Ident) -> (TokenStream, Ident) {
     let length = names::length();
@@ -451,7 +507,12 @@ fn sub_reader(len: &Len, reader: &Ident, path: &ErrorPath, name: Ident) -> (Toke
     let prefix = prefix_type(len.prefix);
     let endian = names::endian(len.endian);
     let none = names::none();
-    let read_length = path.try_(quote!(#reader.length::<#prefix>(#endian, #none)));
+    let read_length = match &len.includes {
+        Some(includes) => {
+            path.try_(quote!(#reader.length_including::<#prefix>(#endian, #includes)))
+        }
+        None => path.try_(quote!(#reader.length::<#prefix>(#endian, #none))),
+    };
     let take = path.try_(quote!(#reader.sub(#length)));
     let frame = quote! {
         let #length = #read_length;
@@ -549,6 +610,7 @@ fn value(
             })
         }
         Body::Bool => path.try_(quote!(#r.bool())),
+        Body::VarInt { ty } => path.try_(quote!(#r.varint::<#ty>())),
         Body::ByteArray => path.try_(quote!(#r.array())),
         Body::Uuid { endian } => {
             let endian = names::endian(*endian);
@@ -732,9 +794,20 @@ fn repeat(
             let prefix = prefix_type(*prefix_kind);
             let endian = names::endian(*endian);
             let read_count = path.try_(quote!(#r.length::<#prefix>(#endian, #max)));
-            let width = size(prefix_kind.size());
-            let check_min = too_few(quote!(#r.offset() - #width), &count);
+            let (count_at_let, count_at) = match prefix_kind.size() {
+                Some(width) => {
+                    let width = size(width);
+                    (None, quote!(#r.offset() - #width))
+                }
+                None if repeat.min_count.is_some() => {
+                    let at = names::count_at();
+                    (Some(quote!(let #at = #r.offset();)), quote!(#at))
+                }
+                None => (None, quote!(0)),
+            };
+            let check_min = too_few(count_at, &count);
             quote!({
+                #count_at_let
                 let #count: #usize = #read_count;
                 #check_min
                 let mut #elements = <#vec_ty>::with_capacity(#min(#count, #r.remaining()));

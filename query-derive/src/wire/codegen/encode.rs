@@ -5,33 +5,41 @@ use quote::quote;
 
 use super::decode::element_with_ctx_in;
 use super::{
-    bind, computed_locals, encoded_pattern, optional, prefix_type, tag_type, ErrorPath, Mode,
+    bind, computed_locals, encoded_pattern, needs_origin, optional, prefix_type, tag_type,
+    ErrorPath, Mode,
 };
 use crate::wire::ast::{
     Body, Container, Count, Data, Enum, Field, FieldKind, Framing, Len, NestedCtx, Presence,
     Repeat, VariantTag,
 };
-use crate::wire::attr::Encoding;
+use crate::wire::attr::{ChecksumSpan, Encoding};
 use crate::wire::names;
 use crate::wire::types::StrKind;
 
 pub fn container(container: &Container) -> TokenStream {
     let writer = names::writer();
     let ok = names::ok();
+    let origin = needs_origin(&container.data).then(|| {
+        let origin = names::origin();
+        quote!(let #origin: ::core::primitive::usize = #writer.position();)
+    });
     let magic = container
         .magic
         .as_ref()
-        .map(|magic| quote!(#writer.put_bytes(#magic)?;));
+        .map(|magic| quote!(#origin #writer.put_bytes(#magic)?;))
+        .or(origin);
     let body = match &container.data {
         Data::Struct(fields) => {
             let pattern = encoded_pattern(quote!(Self), fields);
             let computed = computed_locals(fields, Some(&writer));
             let statements = fields_statements(fields, &writer);
+            let checksums = checksums_after(fields, &writer);
             quote! {
                 let #pattern = self;
                 #computed
                 #magic
                 #(#statements)*
+                #checksums
             }
         }
         Data::Enum(data) => {
@@ -52,8 +60,6 @@ pub fn container(container: &Container) -> TokenStream {
 
 fn enum_arms(data: &Enum, w: &Ident) -> Vec<TokenStream> {
     let tag = names::tag();
-    let tag_ty = tag_type(data.tag_ty);
-    let endian = names::endian(data.endian);
     let slot = names::length_slot();
     let (begin, end) = match &data.len {
         Some(len) => {
@@ -76,7 +82,7 @@ fn enum_arms(data: &Enum, w: &Ident) -> Vec<TokenStream> {
             match &variant.tag {
                 VariantTag::Value(value) => {
                     let head = if data.tag_on_wire {
-                        quote!(#w.put_number::<#tag_ty>(#value, #endian)?;)
+                        put_tag(data, w, &quote!(#value))
                     } else {
                         quote! {
                             if #tag != #value {
@@ -87,12 +93,14 @@ fn enum_arms(data: &Enum, w: &Ident) -> Vec<TokenStream> {
                     let pattern = encoded_pattern(quote!(Self::#ident), &variant.fields);
                     let computed = computed_locals(&variant.fields, Some(w));
                     let statements = fields_statements(&variant.fields, w);
+                    let checksums = checksums_after(&variant.fields, w);
                     quote! {
                         #pattern => {
                             #computed
                             #head
                             #begin
                             #(#statements)*
+                            #checksums
                             #end
                         }
                     }
@@ -105,7 +113,7 @@ fn enum_arms(data: &Enum, w: &Ident) -> Vec<TokenStream> {
                     let kept_tag = names::field("tag");
                     let kept_body = names::field("body");
                     let head = if data.tag_on_wire {
-                        quote!(#w.put_number::<#tag_ty>(*#kept_tag, #endian)?;)
+                        put_tag(data, w, &quote!(*#kept_tag))
                     } else {
                         quote! {
                             if #tag != *#kept_tag {
@@ -125,6 +133,18 @@ fn enum_arms(data: &Enum, w: &Ident) -> Vec<TokenStream> {
             }
         })
         .collect()
+}
+
+/// Writes an enum's tag on the wire: fixed-width, or a VarInt.
+fn put_tag(data: &Enum, w: &Ident, value: &TokenStream) -> TokenStream {
+    let tag_ty = tag_type(data.tag_ty);
+    match data.tag_ty.size() {
+        Some(_) => {
+            let endian = names::endian(data.endian);
+            quote!(#w.put_number::<#tag_ty>(#value, #endian)?;)
+        }
+        None => quote!(#w.put_varint::<#tag_ty>(#value)?;),
+    }
 }
 
 /// The body of the generated `tag()` method.
@@ -170,7 +190,7 @@ fn fields_statements(fields: &[Field], w: &Ident) -> Vec<TokenStream> {
 /// The width on the wire of a field written as a plain fixed-width number or bool.
 fn fixed_width(field: &Field) -> Option<usize> {
     let wire = field.wire()?;
-    if wire.presence.is_some() || wire.len.is_some() {
+    if wire.presence.is_some() || wire.len.is_some() || wire.checksum.is_some() {
         return None;
     }
     match &wire.body {
@@ -230,6 +250,15 @@ fn field_statements(field: &Field, w: &Ident, fields: &[Field]) -> Option<TokenS
     };
     let path = ErrorPath::of(field);
     let local = &field.local;
+    if let Some(checksum) = wire.checksum {
+        return Some(checksum_field(
+            field,
+            checksum.span,
+            checksum.endian,
+            w,
+            &path,
+        ));
+    }
     let Some(presence) = &wire.presence else {
         return Some(framed(
             wire.len.as_ref(),
@@ -276,6 +305,58 @@ fn field_statements(field: &Field, w: &Ident, fields: &[Field]) -> Option<TokenS
     })
 }
 
+/// A `crc32` field: the checksum of the container's bytes so far (`before`), or zeros that
+/// [`checksums_after`] fills in once the bytes after the field are written (`after`).
+fn checksum_field(
+    field: &Field,
+    span: ChecksumSpan,
+    endian: crate::wire::attr::Endian,
+    w: &Ident,
+    path: &ErrorPath,
+) -> TokenStream {
+    let endian = names::endian(endian);
+    match span {
+        ChecksumSpan::Before => {
+            let (crc32, written_since) = (names::private("crc32"), names::private("written_since"));
+            let origin = names::origin();
+            let put = path.try_(quote!(#w.put_number::<::core::primitive::u32>(
+                #crc32(#written_since(#w, #origin)),
+                #endian,
+            )));
+            quote!(#put;)
+        }
+        ChecksumSpan::After => {
+            let at = names::checksum_at(&field.local.to_string());
+            let put = path.try_(quote!(#w.put_number::<::core::primitive::u32>(0, #endian)));
+            quote! {
+                let #at: ::core::primitive::usize = #w.position();
+                #put;
+            }
+        }
+    }
+}
+
+/// After the last field: each `crc32(after)` field's checksum of the bytes written after it.
+fn checksums_after(fields: &[Field], w: &Ident) -> TokenStream {
+    let (crc32, written_since) = (names::private("crc32"), names::private("written_since"));
+    let patches = fields.iter().filter_map(|field| {
+        let checksum = field.wire()?.checksum?;
+        if checksum.span != ChecksumSpan::After {
+            return None;
+        }
+        let at = names::checksum_at(&field.local.to_string());
+        let endian = names::endian(checksum.endian);
+        let path = ErrorPath::of(field);
+        let put = path.try_(quote!(#w.put_number_at::<::core::primitive::u32>(
+            #at,
+            #crc32(#written_since(#w, #at + 4)),
+            #endian,
+        )));
+        Some(quote!(#put;))
+    });
+    quote!(#(#patches)*)
+}
+
 /// Statements writing `value` (an expression of type `&T`), inside its `len(...)` frame.
 fn framed(
     len: Option<&Len>,
@@ -289,11 +370,36 @@ fn framed(
     let Some(len) = len else {
         return write;
     };
-    let slot = names::length_slot();
     let prefix = prefix_type(len.prefix);
     let endian = names::endian(len.endian);
+    let includes = len.includes.as_ref();
+    if len.prefix.size().is_none() {
+        // A variable-width prefix is written before the value, from its exact encoded
+        // length.
+        let body_len = names::body_len();
+        let counted = super::len::value(body, value, fields);
+        let plus = includes.map(|n| quote!(.saturating_add(#n)));
+        let none = names::none();
+        let put = path.try_(quote!(#w.put_length::<#prefix>(#body_len #plus, #endian, #none)));
+        let start = names::element_start();
+        let disagrees = names::private("encoded_len_disagrees");
+        let fail = path.fail(quote!(#disagrees(#w)));
+        return quote! {
+            let #body_len: ::core::primitive::usize = #counted;
+            #put;
+            let #start = #w.position();
+            #write
+            if #w.position() - #start != #body_len {
+                #fail;
+            }
+        };
+    }
+    let slot = names::length_slot();
     let begin = path.try_(quote!(#w.begin_length::<#prefix>(#endian)));
-    let end = path.try_(quote!(#w.end_length(#slot)));
+    let end = match includes {
+        Some(n) => path.try_(quote!(#w.end_length_including(#slot, #n))),
+        None => path.try_(quote!(#w.end_length(#slot))),
+    };
     quote! {
         let #slot = #begin;
         #write
@@ -317,6 +423,7 @@ fn write(
             let from = names::from();
             quote!(#w.put_u8(#from(*#v)))
         }
+        Body::VarInt { ty } => quote!(#w.put_varint::<#ty>(*#v)),
         Body::ByteArray => quote!(#w.put_bytes(#v)),
         Body::Uuid { endian } => {
             let endian = names::endian(*endian);

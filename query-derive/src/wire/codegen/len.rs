@@ -4,7 +4,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::decode::element_with_ctx_in;
-use super::{bind, computed_locals, encoded_pattern, size, Mode};
+use super::{bind, computed_locals, encoded_pattern, prefix_width, size, Mode};
 use crate::wire::ast::{
     Body, Container, Count, Data, Field, FieldKind, Framing, NestedCtx, Repeat, VariantTag,
 };
@@ -27,26 +27,48 @@ pub fn container(container: &Container) -> TokenStream {
             }
         }
         Data::Enum(data) => {
-            let tag_size = data.tag_on_wire.then(|| size(data.tag_ty.size()));
-            let len_size = data.len.map(|len| size(len.prefix.size()));
-            let head: Vec<TokenStream> = tag_size
-                .into_iter()
-                .chain(len_size)
-                .map(|n| quote!(#n))
-                .collect();
+            // A VarInt tag's width depends on its value; a TLV length is fixed-width (`check`).
+            let tag_size = |value: TokenStream| {
+                data.tag_on_wire.then(|| match data.tag_ty.size() {
+                    Some(n) => {
+                        let n = size(n);
+                        quote!(#n)
+                    }
+                    None => quote!(::query_wire::VarIntValue::varint_len(#value)),
+                })
+            };
+            let len_size = data.len.as_ref().map(|len| {
+                let n = size(len.prefix.size().unwrap_or(0));
+                quote!(#n)
+            });
             let arms = data.variants.iter().map(|variant| {
                 let ident = &variant.ident;
                 match &variant.tag {
-                    VariantTag::Value(_) => {
+                    VariantTag::Value(value) => {
+                        let tag_ty = super::tag_type(data.tag_ty);
+                        let tag = names::tag();
+                        let head = tag_size(quote!({ let #tag: #tag_ty = #value; #tag }))
+                            .into_iter()
+                            .chain(len_size.clone());
                         let pattern = encoded_pattern(quote!(Self::#ident), &variant.fields);
                         let computed = computed_locals(&variant.fields, None);
-                        let sum = sum(head.iter().cloned().chain(fields_parts(&variant.fields)));
+                        let sum = sum(head.chain(fields_parts(&variant.fields)));
                         quote!(#pattern => { #computed #sum },)
                     }
-                    VariantTag::Other { body, .. } => {
+                    VariantTag::Other { tag, body, .. } => {
                         let kept = names::field("body");
-                        let sum = sum(head.iter().cloned().chain([quote!(#kept.len())]));
-                        quote!(Self::#ident { #body: #kept, .. } => #sum,)
+                        let kept_tag = names::field("tag");
+                        let head = tag_size(quote!(*#kept_tag))
+                            .into_iter()
+                            .chain(len_size.clone());
+                        let sum = sum(head.chain([quote!(#kept.len())]));
+                        // Only a VarInt tag's width needs the kept tag.
+                        let tag_binding = data
+                            .tag_ty
+                            .size()
+                            .is_none()
+                            .then(|| quote!(#tag: #kept_tag,));
+                        quote!(Self::#ident { #tag_binding #body: #kept, .. } => #sum,)
                     }
                 }
             });
@@ -92,8 +114,19 @@ fn fields_parts(fields: &[Field]) -> impl Iterator<Item = TokenStream> + '_ {
             let inner = self::value(&wire.body, &value, fields);
             match &wire.len {
                 Some(len) => {
-                    let prefix = size(len.prefix.size());
-                    quote!(#prefix + #inner)
+                    let includes = len.includes.as_ref().map(|n| quote!(+ (#n)));
+                    match len.prefix.size() {
+                        Some(n) => {
+                            let n = size(n);
+                            quote!(#n + #inner)
+                        }
+                        None => {
+                            let body_len = names::body_len();
+                            let width =
+                                prefix_width(len.prefix, &quote!(#body_len #includes));
+                            quote!({ let #body_len: ::core::primitive::usize = #inner; #width + #body_len })
+                        }
+                    }
                 }
                 None => inner,
             }
@@ -111,7 +144,7 @@ fn fields_parts(fields: &[Field]) -> impl Iterator<Item = TokenStream> + '_ {
 }
 
 /// The byte count of `v` (an expression of type `&T`).
-fn value(body: &Body, v: &TokenStream, fields: &[Field]) -> TokenStream {
+pub(super) fn value(body: &Body, v: &TokenStream, fields: &[Field]) -> TokenStream {
     if let Some(n) = fixed_size(body) {
         return n;
     }
@@ -147,6 +180,7 @@ fn value(body: &Body, v: &TokenStream, fields: &[Field]) -> TokenStream {
             quote!(#encode::encoded_len(#v, #ctx))
         }
         Body::Repeat(repeat) => self::repeat(repeat, v, fields),
+        Body::VarInt { .. } => quote!(::query_wire::VarIntValue::varint_len(*#v)),
         Body::Number { .. } | Body::Bool | Body::Uuid { .. } | Body::Bits { .. } => {
             unreachable!("fixed-size bodies are handled above")
         }
@@ -172,10 +206,17 @@ fn fixed_size(body: &Body) -> Option<TokenStream> {
 
 fn framed_len(framing: &Framing, content: TokenStream) -> TokenStream {
     match framing {
-        Framing::Prefix { prefix, .. } => {
-            let n = size(prefix.size());
-            quote!(#n + #content)
-        }
+        Framing::Prefix { prefix, .. } => match prefix.size() {
+            Some(n) => {
+                let n = size(n);
+                quote!(#n + #content)
+            }
+            None => {
+                let body_len = names::body_len();
+                let width = prefix_width(*prefix, &quote!(#body_len));
+                quote!({ let #body_len: ::core::primitive::usize = #content; #width + #body_len })
+            }
+        },
         Framing::Rest { .. } => content,
         Framing::Nul { .. } | Framing::Until { .. } => quote!(1 + #content),
         Framing::Quoted { .. } => quote!(2 + #content),
@@ -185,7 +226,8 @@ fn framed_len(framing: &Framing, content: TokenStream) -> TokenStream {
 fn repeat(repeat: &Repeat, v: &TokenStream, fields: &[Field]) -> TokenStream {
     let prefix = match &repeat.count {
         Count::Prefix { prefix, .. } => {
-            let n = size(prefix.size());
+            let items = names::items_trait();
+            let n = prefix_width(*prefix, &quote!(#items::count(#v)));
             Some(quote!(#n +))
         }
         Count::Expr(_) | Count::UntilEnd => None,

@@ -177,8 +177,45 @@ fn ctx_param(ctx: &ContainerCtx) -> TokenStream {
 }
 
 fn prefix_type(prefix: Prefix) -> TokenStream {
-    let ty = names::primitive(prefix.name());
-    quote!(::core::primitive::#ty)
+    match prefix {
+        Prefix::VarInt => quote!(::query_wire::varint::VarInt),
+        Prefix::Leb128 => quote!(::query_wire::varint::Leb128),
+        _ => {
+            let ty = names::primitive(prefix.name());
+            quote!(::core::primitive::#ty)
+        }
+    }
+}
+
+/// The width of a prefix holding `len` (a `usize` expression): a constant for a fixed-width
+/// prefix, computed for a variable-length one.
+fn prefix_width(prefix: Prefix, len: &TokenStream) -> TokenStream {
+    match prefix.size() {
+        Some(n) => {
+            let n = size(n);
+            quote!(#n)
+        }
+        None => {
+            let ty = prefix_type(prefix);
+            quote!(::query_wire::varint::prefix_width::<#ty>(#len))
+        }
+    }
+}
+
+/// Whether any field of the container (of any variant) declares `crc32(before)`, which
+/// needs where the container began.
+fn needs_origin(data: &Data) -> bool {
+    let before = |fields: &[Field]| {
+        fields.iter().any(|f| {
+            f.wire()
+                .and_then(|w| w.checksum)
+                .is_some_and(|c| c.span == super::attr::ChecksumSpan::Before)
+        })
+    };
+    match data {
+        Data::Struct(fields) => before(fields),
+        Data::Enum(data) => data.variants.iter().any(|v| before(&v.fields)),
+    }
 }
 
 fn tag_type(tag: TagType) -> TokenStream {

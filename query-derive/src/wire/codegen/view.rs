@@ -296,7 +296,7 @@ fn view_fields<'f>(
         .iter()
         .filter_map(|field| {
             let wire = field.wire()?;
-            if wire.computed.is_some() {
+            if field.is_computed() {
                 return None;
             }
             let generic = match &wire.body {
