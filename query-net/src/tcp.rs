@@ -8,9 +8,13 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use crate::driver::Target;
 use crate::engine::DEADLINE_PASSED;
+use crate::engines::minecraft::{JavaSession, LegacyPing, LegacySession, LEGACY_KICK};
 use crate::error::QueryError;
 use crate::options::Options;
+use crate::protocol::Protocol;
+use crate::status::ServerStatus;
 use crate::stream::StreamSession;
 
 /// Bytes read from the socket at a time: what a session is handed at most per call, so that
@@ -152,4 +156,64 @@ async fn exchange<S: StreamSession>(
             () = sleep => session.handle_timeout(Instant::now()),
         }
     }
+}
+
+/// Queries a Minecraft Java server (port 25565 unless `target` names one): the status ping of
+/// 1.7 and later, then, if the server does not speak it (it kicks, closes the connection or
+/// sends what is no status), the 1.6 legacy ping, which servers back to Beta 1.8 answer. Both
+/// tries share [`Options::deadline`]; a timeout or a refused connection is not retried.
+/// When both fail, the status ping's error is returned (the legacy ping's, if the server
+/// kicked the status ping as pre-1.7 servers do).
+///
+/// ```no_run
+/// use query_net::{tcp, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = tcp::query_minecraft("mc.example.org", &Options::default()).await?;
+/// println!("{} ({}/{}), {:.0} ms", status.name, status.num_players, status.max_players, status.ping_ms);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_minecraft(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    let target = target.into();
+    let port = Protocol::Minecraft.default_port();
+    let host = match &target {
+        Target::Name(text) => text.parse::<crate::address::HostPort>()?.host(),
+        Target::Host(host) => host.host(),
+        Target::Addr(addr) => addr.ip().to_string(),
+    };
+    let address = target.resolve(port).await?;
+    let started = Instant::now();
+    let limits = StreamLimits::from_options(options);
+    let session = JavaSession::new(address, &host, options);
+    let error = match run_stream(address, session, limits).await {
+        Ok(status) => return Ok(status),
+        Err(error) if !falls_back(&error) => return Err(error),
+        Err(error) => error,
+    };
+    let left = limits.deadline.saturating_sub(started.elapsed());
+    let legacy = LegacySession::with_request(
+        address,
+        LegacyPing::V1_6 {
+            host,
+            port: address.port(),
+        },
+    );
+    let limits = StreamLimits {
+        deadline: left,
+        ..limits
+    };
+    let kicked = matches!(&error, QueryError::Protocol(m) if m == LEGACY_KICK);
+    run_stream(address, legacy, limits)
+        .await
+        .map_err(|legacy_error| if kicked { legacy_error } else { error })
+}
+
+/// Whether a failed status ping is worth a legacy ping: the server answered, but not in the
+/// 1.7 protocol.
+fn falls_back(error: &QueryError) -> bool {
+    matches!(error, QueryError::Protocol(_) | QueryError::Malformed(_))
 }

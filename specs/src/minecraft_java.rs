@@ -105,3 +105,16 @@ pub struct StatusResponseFrame<'a> {
     #[wire(len(prefix = varint))]
     pub packet: StatusClientbound<'a>,
 }
+
+/// The longest frame a reader accepts: the VarInt length (3 bytes for this size), the id and
+/// the longest status JSON with its own VarInt length.
+pub const MAX_FRAME: usize = 3 + 1 + 3 + MAX_JSON_BYTES;
+
+/// Any frame, its packet left as bytes: what a stream reader decodes to learn a frame's size
+/// from its VarInt length before the packet has arrived, whatever the state and direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Wire)]
+pub struct RawFrame<'a> {
+    /// The packet id and body.
+    #[wire(bytes(prefix = varint))]
+    pub packet: &'a [u8],
+}
