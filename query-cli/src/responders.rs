@@ -120,7 +120,12 @@ pub fn build(role: Role, state: &SharedState, settings: &Settings) -> Outcome<An
         Role::One(Protocol::Quake3) => Box::new(quake3(state, settings)),
         Role::One(Protocol::GameSpy2) => Box::new(gamespy2(state, settings)),
         Role::One(Protocol::GameSpy3) => Box::new(gamespy3(state, settings, false)),
-        Role::One(Protocol::Minecraft) => Box::new(gamespy3(state, settings, true)),
+        Role::One(Protocol::MinecraftQuery) => Box::new(gamespy3(state, settings, true)),
+        Role::One(Protocol::Minecraft) => {
+            return Err(crate::exit::Failure::usage(
+                "Minecraft's status ping is TCP: gsq serve answers it with --minecraft-java",
+            ))
+        }
         Role::One(Protocol::Bedrock) => Box::new(BedrockResponder::new(
             state.clone(),
             BedrockConfig::default(),
@@ -278,7 +283,7 @@ mod tests {
     fn every_role_builds() {
         let state = SharedState::default();
         let settings = Settings::default();
-        for role in Protocol::ALL.map(Role::One).into_iter().chain([Role::All]) {
+        for role in Protocol::DATAGRAM.map(Role::One).into_iter().chain([Role::All]) {
             assert!(build(role, &state, &settings).is_ok(), "{role}");
         }
     }

@@ -235,13 +235,13 @@ fn json_is_the_default_when_stdout_is_not_a_terminal_and_table_can_be_forced() {
 }
 
 #[test]
-fn gamespy3_and_minecraft_are_queried_through_the_challenge() {
+fn gamespy3_and_minecraft_query_are_queried_through_the_challenge() {
     let server = Server::start(
         StateDir::new("toml", SAMPLE_STATE),
-        &["--gamespy3", "127.0.0.1:0", "--minecraft", "127.0.0.1:0"],
-        &["gamespy3", "minecraft"],
+        &["--gamespy3", "127.0.0.1:0", "--minecraft-query", "127.0.0.1:0"],
+        &["gamespy3", "minecraft-query"],
     );
-    for protocol in ["gamespy3", "minecraft"] {
+    for protocol in ["gamespy3", "minecraft-query"] {
         let address = server.addr(protocol);
         let status = query_json(protocol, &address, &[]);
         assert_eq!(status["protocol"], protocol);
@@ -304,7 +304,7 @@ fn auto_against_one_port_serving_all_protocols_reports_one_answer() {
         "quake3",
         "gamespy2",
         "gamespy3",
-        "minecraft",
+        "minecraft-query",
     ];
     for protocol in every {
         let status = query_json(protocol, &address, &[]);

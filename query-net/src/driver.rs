@@ -227,6 +227,9 @@ pub async fn query(
     target: impl Into<Target>,
     options: &Options,
 ) -> Result<ServerStatus, QueryError> {
+    if protocol == Protocol::Minecraft {
+        return crate::tcp::query_minecraft(target, options).await;
+    }
     let target = target.into().resolve(protocol.default_port()).await?;
     let session = engines::new_session(protocol, target, options)?;
     query_session(session).await

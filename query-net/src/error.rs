@@ -57,6 +57,10 @@ pub enum QueryError {
     /// This build has no client engine for the protocol.
     #[error("no client engine for protocol {0}")]
     Unsupported(Protocol),
+    /// The protocol runs over TCP, and this way of querying sends datagrams only (`gsq bulk`
+    /// and the exporter, for now); query it on its own ([`driver::query`](crate::driver::query)).
+    #[error("{0} is queried over TCP, which this path does not do yet: query it on its own")]
+    StreamOnly(Protocol),
 }
 
 impl QueryError {

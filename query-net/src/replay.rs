@@ -57,13 +57,19 @@ const GAMESPY3_SESSION: std::ops::Range<usize> = 1..5;
 const ONEQUERY_REPLY_ID: std::ops::Range<usize> = 11..15;
 
 /// The status the client session of `protocol` returns when its requests to `target` are
-/// answered with `replies` (one datagram each, in any order).
+/// answered with `replies` (one datagram each, in any order). For Minecraft's status ping, a
+/// stream, `replies` are the server's bytes in the order they were read, split anywhere
+/// ([`status_from_stream`](crate::engines::minecraft::status_from_stream)).
 pub fn status_from_replies(
     protocol: Protocol,
     target: SocketAddr,
     replies: &[Vec<u8>],
     options: &Options,
 ) -> Result<ServerStatus, QueryError> {
+    if protocol == Protocol::Minecraft {
+        let pieces: Vec<&[u8]> = replies.iter().map(Vec::as_slice).collect();
+        return engines::minecraft::status_from_stream(target, &pieces, options);
+    }
     replay_spaced(protocol, target, replies, Duration::ZERO, options).result
 }
 
@@ -186,8 +192,10 @@ impl<'a> Answering<'a> {
             // A status reply echoes nothing of the request; every datagram answers it.
             Protocol::Quake3 => self.replies.to_vec(),
             Protocol::GameSpy2 => self.gamespy2(request),
-            Protocol::GameSpy3 | Protocol::Minecraft => self.gamespy3(request),
+            Protocol::GameSpy3 | Protocol::MinecraftQuery => self.gamespy3(request),
             Protocol::Bedrock => self.bedrock(request),
+            // A stream: `replay_spaced` fails before asking (see `status_from_replies`).
+            Protocol::Minecraft => Vec::new(),
         }
     }
 

@@ -341,7 +341,7 @@ fn every_protocol_stops_at_the_byte_cap_of_a_flood() {
             | Protocol::Quake3
             | Protocol::GameSpy2
             | Protocol::GameSpy3
-            | Protocol::Minecraft => {
+            | Protocol::MinecraftQuery => {
                 matches!(error, QueryError::Malformed(_))
             }
             _ => error.to_string().contains("100000 bytes"),

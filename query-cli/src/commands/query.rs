@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use query_net::engine::Bounded;
 use query_net::engines::samp;
 use query_net::engines::sqp::SqpClient;
-use query_net::{driver, engines, Options, Protocol, QueryError, RconCommand, ServerStatus};
+use query_net::{driver, tcp, Options, Protocol, QueryError, RconCommand, ServerStatus};
 use query_specs::sqp::ChunkSet;
 use serde_json::json;
 use tokio::task::JoinSet;
@@ -29,6 +29,12 @@ pub async fn run(args: QueryArgs) -> Outcome {
             }
             match chunks {
                 Some(chunks) => query_sqp_chunks(target, &options, chunks).await?,
+                // The host name goes in the handshake: proxies route by it.
+                None if protocol == Protocol::Minecraft => {
+                    tcp::query_minecraft(args.address.clone(), &options)
+                        .await
+                        .map_err(|e| Failure::from_query(&format!("{protocol} {target}"), &e))?
+                }
                 None => query_status(protocol, target, &options).await?,
             }
         }
@@ -145,10 +151,7 @@ pub async fn query_status(
     options: &Options,
 ) -> Outcome<ServerStatus> {
     let what = format!("{protocol} {target}");
-    let result = match engines::new_session(protocol, target, options) {
-        Ok(session) => driver::query_session(session).await,
-        Err(e) => Err(e),
-    };
+    let result = driver::query(protocol, target, options).await;
     result.map_err(|e| Failure::from_query(&what, &e))
 }
 
@@ -165,10 +168,7 @@ async fn query_any(args: &QueryArgs) -> Outcome<ServerStatus> {
         let target = SocketAddr::new(ip, args.address.port().unwrap_or(protocol.default_port()));
         let options = args.client.options();
         queries.spawn(async move {
-            let result = match engines::new_session(protocol, target, &options) {
-                Ok(session) => driver::query_session(session).await,
-                Err(e) => Err(e),
-            };
+            let result = driver::query(protocol, target, &options).await;
             (protocol, target, result)
         });
     }

@@ -213,7 +213,8 @@ fn roles(args: &ServeArgs) -> Outcome<Vec<(Role, SocketAddr)>> {
         (Role::One(Protocol::Quake3), args.quake3),
         (Role::One(Protocol::GameSpy2), args.gamespy2),
         (Role::One(Protocol::GameSpy3), args.gamespy3),
-        (Role::One(Protocol::Minecraft), args.minecraft),
+        (Role::One(Protocol::MinecraftQuery), args.minecraft_query),
+        (Role::One(Protocol::Bedrock), args.bedrock),
         (Role::All, args.all),
     ]
     .into_iter()
@@ -221,7 +222,7 @@ fn roles(args: &ServeArgs) -> Outcome<Vec<(Role, SocketAddr)>> {
     .collect();
     if roles.is_empty() {
         return Err(Failure::usage("nothing to serve").hint(
-            "give at least one of --sqp, --onequery, --samp, --gamespy1, --a2s, --quake3, --gamespy2, --gamespy3, --minecraft or --all with an address",
+            "give at least one of --sqp, --onequery, --samp, --gamespy1, --a2s, --quake3, --gamespy2, --gamespy3, --minecraft-query, --bedrock or --all with an address",
         ));
     }
     // Two sockets on one fixed port would fail to bind; say which options clash instead.
@@ -259,7 +260,7 @@ fn announce(bound: &[(Role, SocketAddr, UdpSocket, AnyResponder)]) -> Outcome {
         match role {
             Role::One(protocol) => lines.push_str(&format!("{protocol} {local}\n")),
             Role::All => {
-                for protocol in Protocol::ALL {
+                for protocol in query_net::engines::all::ROUTED {
                     lines.push_str(&format!("{protocol} {local}\n"));
                 }
             }

@@ -40,7 +40,8 @@ pub fn new_session(
         Protocol::Quake3 => quake3::client(target, options),
         Protocol::GameSpy2 => gamespy2::client(target, options),
         Protocol::GameSpy3 => gamespy3::client(target, options),
-        Protocol::Minecraft => gamespy3::minecraft_client(target, options),
+        Protocol::MinecraftQuery => gamespy3::minecraft_client(target, options),
+        Protocol::Minecraft => return Err(QueryError::StreamOnly(protocol)),
         Protocol::Bedrock => bedrock::client(target, options),
     }?;
     // Every protocol's query ends by the deadline and holds at most the byte cap.
