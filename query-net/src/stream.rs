@@ -440,6 +440,26 @@ impl<S: StreamSession + ?Sized> StreamSession for Box<S> {
     }
 }
 
+/// The server side of one connection, as a state machine: fed the bytes that arrive (split
+/// anywhere) and the time, asked what to write and whether it is done.
+///
+/// [`serve_stream`](crate::tcp::serve_stream) runs one per accepted connection, under the
+/// listener's caps: it closes the connection when [`is_closed`](StreamResponder::is_closed)
+/// says so, when the peer is idle or too slow, and never hands it more bytes than it reads in
+/// one go. Garbage must close the connection, never panic.
+pub trait StreamResponder {
+    /// Bytes that arrived.
+    fn handle_bytes(&mut self, bytes: &[u8], now: Instant);
+    /// Bytes to write now, if any.
+    fn poll_transmit(&mut self) -> Option<Vec<u8>>;
+    /// When the responder wants [`handle_timeout`](StreamResponder::handle_timeout) called.
+    fn poll_timeout(&self) -> Option<Instant>;
+    /// The deadline from [`poll_timeout`](StreamResponder::poll_timeout) has passed.
+    fn handle_timeout(&mut self, now: Instant);
+    /// Whether the connection should close (everything to write has been taken).
+    fn is_closed(&self) -> bool;
+}
+
 /// Runs `session` without a network over a recorded stream: everything it writes is collected,
 /// and `reply` is fed in the pieces given, then the end of the stream. For tests and for
 /// `gsq decode`, which replays a server's bytes in read order.

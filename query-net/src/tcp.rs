@@ -217,3 +217,176 @@ pub async fn query_minecraft(
 fn falls_back(error: &QueryError) -> bool {
     matches!(error, QueryError::Protocol(_) | QueryError::Malformed(_))
 }
+
+/// The caps a TCP listener holds every connection to, so that it cannot be held open or made
+/// to buffer: connections in total and per source address, how long a peer may stay silent,
+/// how long a whole exchange may take (a peer that drips a byte a second is cut), and the
+/// bytes read at a time (the responder caps its frames).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListenerLimits {
+    /// Connections open at once; more are closed as soon as they are accepted.
+    pub max_connections: usize,
+    /// Connections open at once from one IP address.
+    pub max_per_source: usize,
+    /// The longest silence before the connection is cut.
+    pub idle_timeout: Duration,
+    /// The longest a connection may stay open, whatever it sends.
+    pub session_timeout: Duration,
+}
+
+impl Default for ListenerLimits {
+    /// 1,024 connections, 8 per address, 2 s of silence, 5 s in all: a status ping takes two
+    /// round trips.
+    fn default() -> Self {
+        ListenerLimits {
+            max_connections: 1024,
+            max_per_source: 8,
+            idle_timeout: Duration::from_secs(2),
+            session_timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// What a listener did, for the log and the tests.
+#[derive(Debug, Default)]
+pub struct ListenerStats {
+    /// Connections served to their end.
+    pub served: std::sync::atomic::AtomicU64,
+    /// Connections closed at accept: over the total or per-source cap.
+    pub refused: std::sync::atomic::AtomicU64,
+    /// Connections cut for silence or for taking too long.
+    pub timed_out: std::sync::atomic::AtomicU64,
+}
+
+/// Accepts connections on `listener` and runs a responder made by `new_responder` on each,
+/// under `limits`, until `shutdown` is cancelled.
+///
+/// Accept errors (out of file descriptors, a connection reset before it was accepted) are
+/// counted by a short pause, not returned: the listener keeps serving.
+pub async fn serve_stream<R, F>(
+    listener: tokio::net::TcpListener,
+    new_responder: F,
+    limits: ListenerLimits,
+    stats: std::sync::Arc<ListenerStats>,
+    shutdown: tokio_util::sync::CancellationToken,
+) where
+    R: crate::stream::StreamResponder + Send + 'static,
+    F: Fn() -> R,
+{
+    use std::sync::atomic::Ordering;
+    let open = std::sync::Arc::new(std::sync::Mutex::new(OpenConnections::default()));
+    let mut tasks = tokio::task::JoinSet::new();
+    loop {
+        let accepted = tokio::select! {
+            () = shutdown.cancelled() => break,
+            accepted = listener.accept() => accepted,
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => continue,
+        };
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let ip = peer.ip().to_canonical();
+        let admitted = open
+            .lock()
+            .map(|mut open| open.admit(ip, &limits))
+            .unwrap_or(false);
+        if !admitted {
+            stats.refused.fetch_add(1, Ordering::Relaxed);
+            drop(stream);
+            continue;
+        }
+        let responder = new_responder();
+        let open = std::sync::Arc::clone(&open);
+        let stats = std::sync::Arc::clone(&stats);
+        let stop = shutdown.clone();
+        tasks.spawn(async move {
+            let outcome = tokio::select! {
+                outcome = serve_connection(stream, responder, limits) => outcome,
+                () = stop.cancelled() => Ok(()),
+            };
+            match outcome {
+                Ok(()) => stats.served.fetch_add(1, Ordering::Relaxed),
+                Err(()) => stats.timed_out.fetch_add(1, Ordering::Relaxed),
+            };
+            if let Ok(mut open) = open.lock() {
+                open.release(ip);
+            }
+        });
+    }
+    tasks.shutdown().await;
+}
+
+#[derive(Debug, Default)]
+struct OpenConnections {
+    total: usize,
+    per_source: std::collections::HashMap<std::net::IpAddr, usize>,
+}
+
+impl OpenConnections {
+    fn admit(&mut self, ip: std::net::IpAddr, limits: &ListenerLimits) -> bool {
+        let from_source = self.per_source.get(&ip).copied().unwrap_or(0);
+        if self.total >= limits.max_connections || from_source >= limits.max_per_source {
+            return false;
+        }
+        self.total += 1;
+        *self.per_source.entry(ip).or_insert(0) += 1;
+        true
+    }
+
+    fn release(&mut self, ip: std::net::IpAddr) {
+        self.total = self.total.saturating_sub(1);
+        if let Some(count) = self.per_source.get_mut(&ip) {
+            *count -= 1;
+            if *count == 0 {
+                self.per_source.remove(&ip);
+            }
+        }
+    }
+}
+
+/// One connection: `Err(())` when it was cut for silence or for taking too long.
+async fn serve_connection<R: crate::stream::StreamResponder>(
+    mut stream: TcpStream,
+    mut responder: R,
+    limits: ListenerLimits,
+) -> Result<(), ()> {
+    let ends_at = Instant::now() + limits.session_timeout;
+    let exchange = async {
+        let mut buf = vec![0u8; READ_CHUNK];
+        loop {
+            while let Some(bytes) = responder.poll_transmit() {
+                if stream.write_all(&bytes).await.is_err() {
+                    return Ok(());
+                }
+            }
+            if responder.is_closed() {
+                let _ = stream.shutdown().await;
+                return Ok(());
+            }
+            let idle_until = Instant::now() + limits.idle_timeout;
+            let wake = responder
+                .poll_timeout()
+                .map_or(idle_until, |at| at.min(idle_until));
+            tokio::select! {
+                read = stream.read(&mut buf) => match read {
+                    Ok(0) | Err(_) => return Ok(()),
+                    Ok(len) => responder.handle_bytes(&buf[..len], Instant::now()),
+                },
+                () = tokio::time::sleep_until(wake.into()) => {
+                    let now = Instant::now();
+                    if now >= idle_until {
+                        return Err(());
+                    }
+                    responder.handle_timeout(now);
+                }
+            }
+        }
+    };
+    tokio::time::timeout_at(ends_at.into(), exchange)
+        .await
+        .unwrap_or(Err(()))
+}

@@ -5,11 +5,13 @@
 
 pub mod java;
 pub mod legacy;
+pub mod responder;
 pub mod status;
 pub mod text;
 
 pub use java::JavaSession;
 pub use legacy::{LegacyPing, LegacySession};
+pub use responder::JavaResponder;
 
 /// The error a [`JavaSession`] ends with when the server's first byte is `FF`: a pre-1.7
 /// server kicked the handshake it does not know.
