@@ -361,6 +361,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub minecraft_query: Option<SocketAddr>,
 
+    /// Answer Minecraft Java status pings (TCP: status, ping, legacy ping) on this address.
+    /// Connections are capped (1,024 in all, 8 per address) and cut after 2 s of silence or
+    /// 5 s in all.
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
+    pub minecraft_java: Option<SocketAddr>,
+
     /// Answer Minecraft Bedrock pings (RakNet unconnected ping) on this address.
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub bedrock: Option<SocketAddr>,

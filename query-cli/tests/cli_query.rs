@@ -570,3 +570,31 @@ fn chunks_is_an_sqp_option_with_at_least_one_chunk() {
     assert_eq!(ran.code, Some(2), "{ran:#?}");
     assert!(ran.stderr.contains("cannot be used with"), "{ran:#?}");
 }
+
+#[test]
+fn minecraft_java_and_bedrock_are_served_and_queried() {
+    let server = Server::start(
+        StateDir::new("toml", SAMPLE_STATE),
+        &["--minecraft-java", "127.0.0.1:0", "--bedrock", "127.0.0.1:0"],
+        &["minecraft", "bedrock"],
+    );
+    let status = query_json("minecraft", &server.addr("minecraft"), &[]);
+    assert_eq!(status["protocol"], "minecraft");
+    assert_eq!(status["name"], "Café Zoë");
+    assert_eq!(status["max_players"], 16);
+    assert_eq!(status["raw"]["pong"], true);
+    let names: Vec<&str> = status["players"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Zoë", "Jürgen"]);
+
+    let status = query_json("bedrock", &server.addr("bedrock"), &[]);
+    assert_eq!(status["protocol"], "bedrock");
+    assert_eq!(status["name"], "Café Zoë");
+    assert_eq!(status["map"], "Highrise");
+    assert_eq!(status["num_players"], 2);
+    assert_eq!(status["max_players"], 16);
+}

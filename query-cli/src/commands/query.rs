@@ -200,9 +200,19 @@ fn none_answered(
         Category::Timeout => 3,
         _ => 4,
     };
+    // A refused TCP connection is a stream protocol's silence: nothing listens there.
+    let refused = |e: &QueryError| {
+        matches!(e, QueryError::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused)
+    };
     let category = failures
         .iter()
-        .map(|(_, _, e)| classify(e).0)
+        .map(|(protocol, _, e)| {
+            if protocol.is_stream() && refused(e) {
+                Category::Timeout
+            } else {
+                classify(e).0
+            }
+        })
         .min_by_key(|c| rank(*c))
         .unwrap_or(Category::Timeout);
     let reasons: Vec<String> = failures
