@@ -9,7 +9,13 @@
 //!
 //! The `dependent` profile is `release` as a crate depending on these builds it: no LTO, 16
 //! codegen units. Criterion's group `sqp_dependent` holds `derived` and `handwritten`; the
-//! derive is held to derived ≤ 1.10 × hand-written.
+//! derive is held to derived ≤ 1.10 × hand-written. On a shared machine, count instructions
+//! instead of timing (the count divided by the calls callgrind reports for the function):
+//!
+//! ```text
+//! valgrind --tool=callgrind --toggle-collect='sqp_dependent::user_derived' \
+//!     target/dependent/deps/sqp_dependent-<hash> --bench --profile-time 1 sqp_dependent/derived
+//! ```
 
 use std::hint::black_box;
 
