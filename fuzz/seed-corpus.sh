@@ -50,6 +50,10 @@ printf '\x00BE\xf9\x37\x94\xae\xff\x01\x00players' >corpus/battleye/command
 printf '\x00BE\xbe\xdc\xc2\x58\xff\x01\x00' >corpus/battleye/keepalive
 printf '\x01BE\x00\x00\x00\x00\xff\x02\x05RCon admin #0 logged in' >corpus/battleye/message
 printf '\x00BE\xf2\x7b\x85\x03\xff\x02\x05' >corpus/battleye/ack
+# Frostbite: a client's request, and the real servers' streams when the vectors are there.
+mkdir -p corpus/frostbite
+printf '\x07\x00\x00\x00\x24\x00\x00\x00\x02\x00\x00\x00\x0b\x00\x00\x00listPlayers\x00\x03\x00\x00\x00all\x00' \
+  >corpus/frostbite/list_players
 # A2S requests have no fixture: INFO without and with a challenge, PLAYER and RULES.
 printf '\x00\xff\xff\xff\xffTSource Engine Query\x00' >corpus/responders/a2s_info_request
 printf '\x00\xff\xff\xff\xffTSource Engine Query\x00\x01\x02\x03\x04' \
@@ -85,6 +89,10 @@ split = [p[4:] for p in parts if p.startswith(b"\xfe\xff\xff\xff")]
 if split:
     open(f"{sys.argv[2]}_split", "wb").write(b"\x08" + b"\x08".join(split))
 PY
+  done
+  for f in "$vectors"/captures/gameq/frostbite/*_response.txt; do
+    python3 -c 'import sys; open(sys.argv[2], "wb").write(open(sys.argv[1], "rb").read().replace(b"\n||\n", b""))' \
+      "$f" "corpus/frostbite/$(basename "$f" _response.txt)"
   done
   # Quake 3 replies: the separator 0x01, then each datagram whole (for the decoders); and its
   # body without the header, cut into two parts between player lines (for the join).

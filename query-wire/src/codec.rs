@@ -33,6 +33,7 @@ pub trait Decode<'a>: Sized {
     /// Decodes a whole datagram: the value must use every byte.
     ///
     /// Errors carry the type name as the first segment of their path.
+    #[inline]
     fn from_bytes(bytes: &'a [u8]) -> Result<Self>
     where
         Self: Decode<'a, Ctx = ()>,
@@ -41,6 +42,12 @@ pub trait Decode<'a>: Sized {
     }
 
     /// [`from_bytes`](Decode::from_bytes) with a context.
+    ///
+    /// Inlined into the caller, so that the decoded value is built in the caller's own
+    /// `Result` (through its `?` and `unwrap`) rather than returned into a temporary and copied:
+    /// from another crate without LTO, the copy of a 248-byte SQP `Result` and the call cost
+    /// as much as a sixth of the decode.
+    #[inline]
     fn from_bytes_with(bytes: &'a [u8], ctx: Self::Ctx) -> Result<Self> {
         let mut r = Reader::new(bytes);
         // A `match`, not `map_err`: the value goes from the `Result` to the caller in place.
