@@ -123,7 +123,9 @@ fn responder(protocol: Protocol, state: SharedState) -> Box<dyn Responder + Send
                 query_net::engines::gamespy3::GameSpy3Config::default(),
             ))
         }
-        Protocol::Minecraft => unreachable!("Minecraft's status ping is TCP: no datagram responder"),
+        Protocol::Minecraft => {
+            unreachable!("Minecraft's status ping is TCP: no datagram responder")
+        }
         Protocol::Bedrock => Box::new(query_net::engines::bedrock::BedrockResponder::new(
             state,
             query_net::engines::bedrock::BedrockConfig::default(),

@@ -283,7 +283,11 @@ mod tests {
     fn every_role_builds() {
         let state = SharedState::default();
         let settings = Settings::default();
-        for role in Protocol::DATAGRAM.map(Role::One).into_iter().chain([Role::All]) {
+        for role in Protocol::DATAGRAM
+            .map(Role::One)
+            .into_iter()
+            .chain([Role::All])
+        {
             assert!(build(role, &state, &settings).is_ok(), "{role}");
         }
     }

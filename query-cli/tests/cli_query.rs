@@ -238,7 +238,12 @@ fn json_is_the_default_when_stdout_is_not_a_terminal_and_table_can_be_forced() {
 fn gamespy3_and_minecraft_query_are_queried_through_the_challenge() {
     let server = Server::start(
         StateDir::new("toml", SAMPLE_STATE),
-        &["--gamespy3", "127.0.0.1:0", "--minecraft-query", "127.0.0.1:0"],
+        &[
+            "--gamespy3",
+            "127.0.0.1:0",
+            "--minecraft-query",
+            "127.0.0.1:0",
+        ],
         &["gamespy3", "minecraft-query"],
     );
     for protocol in ["gamespy3", "minecraft-query"] {
@@ -575,7 +580,12 @@ fn chunks_is_an_sqp_option_with_at_least_one_chunk() {
 fn minecraft_java_and_bedrock_are_served_and_queried() {
     let server = Server::start(
         StateDir::new("toml", SAMPLE_STATE),
-        &["--minecraft-java", "127.0.0.1:0", "--bedrock", "127.0.0.1:0"],
+        &[
+            "--minecraft-java",
+            "127.0.0.1:0",
+            "--bedrock",
+            "127.0.0.1:0",
+        ],
         &["minecraft", "bedrock"],
     );
     let status = query_json("minecraft", &server.addr("minecraft"), &[]);

@@ -189,7 +189,10 @@ mod tests {
 
     #[test]
     fn datagram_protocols_are_all_but_the_streams() {
-        let datagram: Vec<_> = Protocol::ALL.into_iter().filter(|p| !p.is_stream()).collect();
+        let datagram: Vec<_> = Protocol::ALL
+            .into_iter()
+            .filter(|p| !p.is_stream())
+            .collect();
         assert_eq!(datagram, Protocol::DATAGRAM);
     }
 

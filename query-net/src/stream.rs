@@ -345,10 +345,12 @@ impl<F: Framing> tokio_util::codec::Decoder for FrameCodec<F> {
         if src.is_empty() {
             return Ok(None);
         }
-        let too_large = |need| invalid_data(FrameError::TooLarge {
-            need,
-            max: self.max_frame,
-        });
+        let too_large = |need| {
+            invalid_data(FrameError::TooLarge {
+                need,
+                max: self.max_frame,
+            })
+        };
         match self.framing.frame_len(src).map_err(invalid_data)? {
             FrameLen::Whole(0) => Err(invalid_data("a frame of no bytes")),
             FrameLen::Whole(len) | FrameLen::Need(len) if len > self.max_frame => {
@@ -369,7 +371,10 @@ impl<F: Framing> tokio_util::codec::Decoder for FrameCodec<F> {
             None if src.is_empty() => Ok(None),
             None => Err(std::io::Error::new(
                 std::io::ErrorKind::UnexpectedEof,
-                format!("the stream ended inside a frame ({} bytes buffered)", src.len()),
+                format!(
+                    "the stream ended inside a frame ({} bytes buffered)",
+                    src.len()
+                ),
             )),
         }
     }
@@ -586,7 +591,11 @@ mod tests {
             frames.push(b"x");
             assert_eq!(frames.next_frame(), Ok(None));
         }
-        assert_eq!(calls.get(), 1, "one byte at a time is not one decode per byte");
+        assert_eq!(
+            calls.get(),
+            1,
+            "one byte at a time is not one decode per byte"
+        );
     }
 
     #[test]

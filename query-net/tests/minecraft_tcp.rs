@@ -26,7 +26,9 @@ fn state() -> SharedState {
         players: vec![
             PlayerState {
                 name: "Alice".into(),
-                uuid: Some(uuid::Uuid::from_u128(0x4566_e69f_c907_48ee_8d71_d7ba_5aa0_0d20)),
+                uuid: Some(uuid::Uuid::from_u128(
+                    0x4566_e69f_c907_48ee_8d71_d7ba_5aa0_0d20,
+                )),
                 ..PlayerState::default()
             },
             PlayerState {
@@ -81,7 +83,9 @@ fn options() -> Options {
 #[tokio::test]
 async fn the_client_reads_the_responders_status_and_pong() {
     let server = serve(ListenerLimits::default()).await;
-    let status = tcp::query_minecraft(server.address, &options()).await.unwrap();
+    let status = tcp::query_minecraft(server.address, &options())
+        .await
+        .unwrap();
     assert_eq!(status.name, "Café Zoë");
     assert_eq!(status.version.as_deref(), Some("1.21.4"));
     assert_eq!((status.num_players, status.max_players), (2, 20));
@@ -109,7 +113,9 @@ async fn every_legacy_form_is_answered() {
     ] {
         let beta = ping == LegacyPing::Beta;
         let session = LegacySession::with_request(server.address, ping);
-        let status = tcp::run_stream(server.address, session, limits).await.unwrap();
+        let status = tcp::run_stream(server.address, session, limits)
+            .await
+            .unwrap();
         assert_eq!(status.name, "Café Zoë");
         assert_eq!((status.num_players, status.max_players), (2, 20));
         assert_eq!(status.version.is_none(), beta);
@@ -199,7 +205,10 @@ async fn a_client_that_sends_nothing_is_cut_when_idle() {
     let bytes = read_to_close(&mut stream, Duration::from_secs(2)).await;
     assert_eq!(bytes, Some(Vec::new()), "closed without a reply");
     let after = started.elapsed();
-    assert!(after >= Duration::from_millis(150) && after < Duration::from_secs(1), "{after:?}");
+    assert!(
+        after >= Duration::from_millis(150) && after < Duration::from_secs(1),
+        "{after:?}"
+    );
     tokio::time::sleep(Duration::from_millis(20)).await;
     assert_eq!(server.stats.timed_out.load(Ordering::Relaxed), 1);
 }
@@ -211,7 +220,9 @@ async fn a_client_that_drips_a_byte_at_a_time_is_cut_at_the_session_timeout() {
     let started = Instant::now();
     // A handshake's first bytes, one every 100 ms: never idle for 200 ms, never done.
     let drip = async {
-        for byte in [0x15u8, 0x00, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x09, b'l', b'o', b'c'] {
+        for byte in [
+            0x15u8, 0x00, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x09, b'l', b'o', b'c',
+        ] {
             if stream.write_all(&[byte]).await.is_err() {
                 break;
             }
@@ -222,7 +233,10 @@ async fn a_client_that_drips_a_byte_at_a_time_is_cut_at_the_session_timeout() {
     let bytes = drip.await;
     assert_eq!(bytes, Some(Vec::new()));
     let after = started.elapsed();
-    assert!(after >= Duration::from_millis(550) && after < Duration::from_millis(1500), "{after:?}");
+    assert!(
+        after >= Duration::from_millis(550) && after < Duration::from_millis(1500),
+        "{after:?}"
+    );
 }
 
 #[tokio::test]
@@ -250,7 +264,9 @@ async fn connections_over_the_caps_are_closed_at_once() {
     // Once they close, a new connection is served.
     drop(held);
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let status = tcp::query_minecraft(server.address, &options()).await.unwrap();
+    let status = tcp::query_minecraft(server.address, &options())
+        .await
+        .unwrap();
     assert_eq!(status.name, "Café Zoë");
 }
 
@@ -264,10 +280,10 @@ async fn connect_from(ip: [u8; 4], to: SocketAddr) -> TcpStream {
 async fn an_oversized_frame_or_garbage_closes_the_connection_without_a_reply() {
     let server = serve(ListenerLimits::default()).await;
     for request in [
-        &b"\xff\xff\x7f"[..],                  // a frame of 2 MiB
-        b"\x05\x09garbage",                     // an unknown packet id
-        b"\x80\x80\x80\x80\x80\x80",         // a length VarInt over 5 bytes
-        b"\xfe\x02",                           // no legacy ping
+        &b"\xff\xff\x7f"[..],        // a frame of 2 MiB
+        b"\x05\x09garbage",          // an unknown packet id
+        b"\x80\x80\x80\x80\x80\x80", // a length VarInt over 5 bytes
+        b"\xfe\x02",                 // no legacy ping
     ] {
         let mut stream = TcpStream::connect(server.address).await.unwrap();
         stream.write_all(request).await.unwrap();
@@ -281,6 +297,8 @@ async fn an_oversized_frame_or_garbage_closes_the_connection_without_a_reply() {
     let _ = stream.write_all(&flood).await;
     let bytes = read_to_close(&mut stream, Duration::from_secs(1)).await;
     assert!(bytes.is_none_or(|b| b.is_empty()));
-    let status = tcp::query_minecraft(server.address, &options()).await.unwrap();
+    let status = tcp::query_minecraft(server.address, &options())
+        .await
+        .unwrap();
     assert_eq!(status.num_players, 2);
 }

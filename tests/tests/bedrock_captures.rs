@@ -38,11 +38,21 @@ fn pongs_decode_and_agree_with_gameq() {
         let expected = gameq(name);
         assert_eq!(id.edition, expected["edition"].as_str().unwrap(), "{name}");
         assert_eq!(id.motd, expected["motd_line_1"].as_str().unwrap(), "{name}");
-        assert_eq!(id.motd2.as_deref(), expected["motd_line_2"].as_str(), "{name}");
+        assert_eq!(
+            id.motd2.as_deref(),
+            expected["motd_line_2"].as_str(),
+            "{name}"
+        );
         assert_eq!(id.protocol, expected["protocol_version"].as_i64().unwrap());
         assert_eq!(id.version, expected["version"].as_str().unwrap());
-        assert_eq!(id.online.to_string(), expected["num_players"].as_str().unwrap());
-        assert_eq!(id.max.to_string(), expected["max_players"].as_str().unwrap());
+        assert_eq!(
+            id.online.to_string(),
+            expected["num_players"].as_str().unwrap()
+        );
+        assert_eq!(
+            id.max.to_string(),
+            expected["max_players"].as_str().unwrap()
+        );
         assert_eq!(
             id.server_unique_id.as_deref(),
             expected["server_uid"].as_str(),

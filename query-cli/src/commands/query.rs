@@ -201,9 +201,7 @@ fn none_answered(
         _ => 4,
     };
     // A refused TCP connection is a stream protocol's silence: nothing listens there.
-    let refused = |e: &QueryError| {
-        matches!(e, QueryError::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused)
-    };
+    let refused = |e: &QueryError| matches!(e, QueryError::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused);
     let category = failures
         .iter()
         .map(|(protocol, _, e)| {

@@ -703,7 +703,10 @@ fn minecraft_client_frames(bytes: &[u8]) -> Attempt {
         _ => {}
     }
     let mut reader = Reader::new(bytes);
-    let mut packets = vec![serialize(&minecraft_java::HandshakeFrame::decode(&mut reader, ())?)];
+    let mut packets = vec![serialize(&minecraft_java::HandshakeFrame::decode(
+        &mut reader,
+        (),
+    )?)];
     while !reader.is_empty() {
         packets.push(serialize(&minecraft_java::StatusRequestFrame::decode(
             &mut reader,
@@ -718,7 +721,9 @@ fn minecraft_server_frames(bytes: &[u8]) -> Attempt {
         let kick = minecraft_legacy::Kick::from_bytes(bytes)?;
         let text = kick.text();
         let status = minecraft_legacy::LegacyStatus::parse(&text).ok();
-        return Ok(serialize(&serde_json::json!({ "legacy_kick": text, "status": status })));
+        return Ok(serialize(
+            &serde_json::json!({ "legacy_kick": text, "status": status }),
+        ));
     }
     let mut reader = Reader::new(bytes);
     let mut packets = Vec::new();

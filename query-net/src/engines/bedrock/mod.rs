@@ -163,15 +163,24 @@ pub(crate) fn from_pong(
     };
     rule("edition", Some(id.edition.to_string()));
     rule("protocol", Some(id.protocol.to_string()));
-    rule("server_id", id.server_unique_id.as_deref().map(str::to_owned));
-    rule("game_mode_number", id.game_mode_number.map(|n| n.to_string()));
+    rule(
+        "server_id",
+        id.server_unique_id.as_deref().map(str::to_owned),
+    );
+    rule(
+        "game_mode_number",
+        id.game_mode_number.map(|n| n.to_string()),
+    );
     rule("port_v4", id.port_v4.map(|p| p.to_string()));
     rule("port_v6", id.port_v6.map(|p| p.to_string()));
     Ok(ServerStatus {
         protocol: Protocol::Bedrock,
         address: target,
         name: strip_codes(&id.motd).trim().to_owned(),
-        map: id.motd2.as_deref().map(|m| strip_codes(m).trim().to_owned()),
+        map: id
+            .motd2
+            .as_deref()
+            .map(|m| strip_codes(m).trim().to_owned()),
         game_type: id.game_mode.as_deref().map(str::to_owned),
         version: Some(id.version.to_string()),
         num_players: id.online,

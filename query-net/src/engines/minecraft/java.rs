@@ -284,7 +284,8 @@ mod tests {
     fn writes_the_handshake_the_request_and_the_ping() {
         let (result, written) = replay(session(), &[&server_bytes(PAYLOAD)], Instant::now());
         result.unwrap();
-        let mut expected = hex::decode("1800ffffffff0f0e6d632e6578616d706c652e6f726763dd010100").unwrap();
+        let mut expected =
+            hex::decode("1800ffffffff0f0e6d632e6578616d706c652e6f726763dd010100").unwrap();
         expected.extend(
             StatusRequestFrame {
                 packet: StatusServerbound::Ping { payload: PAYLOAD },

@@ -264,7 +264,9 @@ mod tests {
 
         // A count of 65,535 units is refused from the count alone, before any text arrives.
         let session = LegacySession::with_request(target(), LegacyPing::V1_4);
-        let error = replay(session, &[b"\xff\xff\xff"], Instant::now()).0.unwrap_err();
+        let error = replay(session, &[b"\xff\xff\xff"], Instant::now())
+            .0
+            .unwrap_err();
         assert!(error.to_string().contains("exceed"), "{error}");
 
         let session = LegacySession::with_request(target(), LegacyPing::V1_4);

@@ -87,9 +87,9 @@ impl JavaResponder {
             let (json, legacy) = documents(&current);
             self.cached = Some((Arc::clone(&current), json, legacy));
         }
-        self.cached
-            .as_ref()
-            .map_or(("", ""), |(_, json, legacy)| (json.as_str(), legacy.as_str()))
+        self.cached.as_ref().map_or(("", ""), |(_, json, legacy)| {
+            (json.as_str(), legacy.as_str())
+        })
     }
 
     fn close(&mut self) {
@@ -221,7 +221,9 @@ impl StreamResponder for JavaResponder {
         if self.step == Step::Closed || self.close_after_write {
             return;
         }
-        if self.step == Step::Handshake && self.frames.buffered() == 0 && bytes.first() == Some(&0xfe)
+        if self.step == Step::Handshake
+            && self.frames.buffered() == 0
+            && bytes.first() == Some(&0xfe)
         {
             self.step = Step::Legacy { since: now };
         }

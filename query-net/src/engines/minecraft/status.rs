@@ -320,7 +320,10 @@ mod tests {
         let huge = r#"{"players":{"max":1e99,"online":-5,"sample":"no"}}"#;
         let status = from_json(target(), huge, Duration::ZERO).unwrap();
         assert_eq!((status.num_players, status.max_players), (0, u32::MAX));
-        assert!(status.players.is_empty(), "a sample that is no list is ignored");
+        assert!(
+            status.players.is_empty(),
+            "a sample that is no list is ignored"
+        );
         let lone_surrogate = r#"{"description":"\ud800"}"#;
         assert!(from_json(target(), lone_surrogate, Duration::ZERO).is_err());
         assert!(from_json(target(), "[1,2]", Duration::ZERO).is_err());
