@@ -169,9 +169,9 @@ impl JavaResponder {
                 Err(e) if is_cut(&e, self.legacy.len()) => {}
                 Err(_) => self.close(),
             }
-        } else if self.legacy.len() >= 2 && self.legacy[1] != 0x01 {
-            self.close();
-        } else if self.legacy.len() > 2 {
+        } else if !matches!(self.legacy.as_slice(), [0xfe] | [0xfe, 0x01]) {
+            // Neither Beta's `FE` nor 1.4's `FE 01` (still waiting to be answered), and no 1.6
+            // request: no legacy ping.
             self.close();
         }
     }
