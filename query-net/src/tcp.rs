@@ -57,7 +57,7 @@ impl StreamLimits {
 /// function returns.
 ///
 /// ```no_run
-/// use query_net::engines::minecraft_legacy::LegacySession;
+/// use query_net::engines::minecraft::LegacySession;
 /// use query_net::tcp::{run_stream, StreamLimits};
 /// use query_net::Options;
 ///
