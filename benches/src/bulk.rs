@@ -452,7 +452,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("query-bench-score-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let list = dir.join("list.txt");
-        std::fs::write(&list, fleet::target_list(&layout, &Protocol::ALL)).unwrap();
+        std::fs::write(&list, fleet::target_list(&layout, &Protocol::DATAGRAM)).unwrap();
         let silent = targets
             .iter()
             .find(|t| t.behaviour == Behaviour::Silent)

@@ -87,7 +87,7 @@ impl Layout {
             targets,
             addresses: addresses.max(1),
             base_port: 20_000,
-            protocols: Protocol::ALL.to_vec(),
+            protocols: Protocol::DATAGRAM.to_vec(),
             silent_percent: 20,
             drop_first_percent: 5,
         }
@@ -343,12 +343,12 @@ mod tests {
     #[test]
     fn layout_spreads_behaviours_evenly_over_protocols() {
         // 2,000 targets per protocol over 100 ports per address.
-        let targets = 2_000 * Protocol::ALL.len();
+        let targets = 2_000 * Protocol::DATAGRAM.len();
         let layout = Layout::new(targets, targets / 100);
         layout.check().unwrap();
         assert_eq!(layout.ports_per_address(), 100);
         let per_protocol = 2_000;
-        for protocol in Protocol::ALL {
+        for protocol in Protocol::DATAGRAM {
             let of: Vec<Target> = layout.iter().filter(|t| t.protocol == protocol).collect();
             assert_eq!(of.len(), per_protocol);
             let silent = of

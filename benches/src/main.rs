@@ -84,7 +84,7 @@ struct FleetArgs {
     #[arg(long, default_value_t = 600)]
     max_seconds: u64,
     /// The protocols, assigned to the targets in turn.
-    #[arg(long, value_delimiter = ',', default_values_t = Protocol::ALL)]
+    #[arg(long, value_delimiter = ',', default_values_t = Protocol::DATAGRAM)]
     protocols: Vec<Protocol>,
     /// Percentage of targets that never answer.
     #[arg(long, default_value_t = 20)]
@@ -426,7 +426,7 @@ fn run_bulk(args: &BulkArgs) -> Result {
     let all = bulk::write_list(
         &setup,
         &layout,
-        &Protocol::ALL,
+        &Protocol::DATAGRAM,
         &format!("targets-{}", args.targets),
     )?;
     let peers = bulk::write_list(
@@ -470,7 +470,7 @@ fn run_bulk(args: &BulkArgs) -> Result {
         let list = bulk::write_list(
             &setup,
             &large,
-            &Protocol::ALL,
+            &Protocol::DATAGRAM,
             &format!("targets-{}", args.large_targets),
         )?;
         let fleet = Fleet::start(&setup, &large, fleet_limit)?;

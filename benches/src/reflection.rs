@@ -136,12 +136,19 @@ fn responder(protocol: Protocol, state: SharedState) -> Box<dyn Responder + Send
         Protocol::A2s => Box::new(A2sResponder::new(state, A2sConfig::default())),
         Protocol::Quake3 => Box::new(Quake3Responder::new(state, Quake3Config::default())),
         Protocol::GameSpy2 => Box::new(GameSpy2Responder::new(state, GameSpy2Config::default())),
-        Protocol::GameSpy3 | Protocol::Minecraft => {
+        Protocol::GameSpy3 | Protocol::MinecraftQuery => {
             Box::new(query_net::engines::gamespy3::GameSpy3Responder::new(
                 state,
                 query_net::engines::gamespy3::GameSpy3Config::default(),
             ))
         }
+        Protocol::Minecraft => {
+            unreachable!("Minecraft's status ping is TCP: no datagram responder")
+        }
+        Protocol::Bedrock => Box::new(query_net::engines::bedrock::BedrockResponder::new(
+            state,
+            query_net::engines::bedrock::BedrockConfig::default(),
+        )),
     }
 }
 

@@ -124,7 +124,14 @@ pub fn responder(protocol: Protocol, state: &SharedState, sqp_challenges: usize)
         Protocol::A2s => Box::new(a2s(state)),
         Protocol::Quake3 => Box::new(quake3(state)),
         Protocol::GameSpy2 => Box::new(gamespy2(state)),
-        Protocol::GameSpy3 | Protocol::Minecraft => Box::new(gamespy3(state)),
+        Protocol::GameSpy3 | Protocol::MinecraftQuery => Box::new(gamespy3(state)),
+        Protocol::Minecraft => {
+            unreachable!("Minecraft's status ping is TCP: no datagram responder")
+        }
+        Protocol::Bedrock => Box::new(query_net::engines::bedrock::BedrockResponder::new(
+            state.clone(),
+            query_net::engines::bedrock::BedrockConfig::default(),
+        )),
     })
 }
 

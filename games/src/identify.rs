@@ -26,7 +26,7 @@
 
 use query_net::{Protocol, ServerStatus};
 
-use crate::plan::wire;
+use crate::plan::answers_in;
 use crate::{catalogue, Game};
 
 /// The rules that carry a game's name in key/value protocols.
@@ -44,7 +44,7 @@ pub fn by_reply(status: &ServerStatus) -> Option<&'static Game> {
     let fingerprinted: Vec<&'static Game> = catalogue()
         .games()
         .iter()
-        .filter(|game| wire(game.protocol) == wire(status.protocol))
+        .filter(|game| answers_in(game.protocol, status.protocol))
         .filter(|game| reports(game, status))
         .collect();
     fingerprinted
@@ -57,7 +57,7 @@ pub fn by_reply(status: &ServerStatus) -> Option<&'static Game> {
 /// The one game of the answer's protocol whose default query port answered, if only one.
 fn by_port(status: &ServerStatus) -> Option<&'static Game> {
     let port = status.address.port();
-    let same_wire = |game: &&Game| wire(game.protocol) == wire(status.protocol);
+    let same_wire = |game: &&Game| answers_in(game.protocol, status.protocol);
     let on_port = |game: &&Game| game.default_query_port() == Some(port);
     let mut by_port = catalogue().games().iter().filter(same_wire).filter(on_port);
     match (by_port.next(), by_port.next()) {

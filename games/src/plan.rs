@@ -63,10 +63,11 @@ impl Choice {
     ///   given (or its default query port).
     /// - `auto`: with a port, first the games that use it (as their game port, at their
     ///   query port; or as their query port), then every protocol on the port itself; without
-    ///   one, every protocol on its default port. GameSpy 3 and Minecraft's query are one wire
-    ///   protocol: only one of them is asked per port (Minecraft where a Minecraft game uses
-    ///   the port), so they never race each other; [`crate::identify`] names the game from the
-    ///   answer.
+    ///   one, every protocol on its default port. A game's [`companions`] are asked with it
+    ///   (Minecraft's UDP query beside its status ping). GameSpy 3 and Minecraft's query are
+    ///   one wire protocol: only one of them is asked per port (Minecraft's where a Minecraft
+    ///   game uses the port), so they never race each other; [`crate::identify`] names the
+    ///   game from the answer.
     pub fn attempts(self, ports: Ports) -> Result<Vec<Attempt>, NoDefaultPort> {
         let mut attempts = Attempts::default();
         match self {
@@ -92,18 +93,18 @@ impl Choice {
                     for game in catalogue().games() {
                         if exact {
                             if game.default_query_port() == Some(port) {
-                                attempts.push(game.protocol, port, Some(game), true);
+                                attempts.push_game(game, port);
                             }
                             continue;
                         }
                         if game.port == Some(port) {
                             if let Ok(list) = game.query_ports(Some(port)) {
                                 for derived in list {
-                                    attempts.push(game.protocol, derived, Some(game), true);
+                                    attempts.push_game(game, derived);
                                 }
                             }
                         } else if game.default_query_port() == Some(port) {
-                            attempts.push(game.protocol, port, Some(game), true);
+                            attempts.push_game(game, port);
                         }
                     }
                     for protocol in Protocol::ALL {
@@ -161,6 +162,32 @@ impl Attempts {
             likely,
         });
     }
+
+    /// `game`'s protocol and its companions on `port`, all likely.
+    fn push_game(&mut self, game: &'static Game, port: u16) {
+        self.push(game.protocol, port, Some(game), true);
+        for &companion in companions(game.protocol) {
+            self.push(companion, port, Some(game), true);
+        }
+    }
+}
+
+/// The protocols a game of `protocol` may answer on the same port besides it: a Minecraft
+/// Java server answers the status ping, and its UDP query when the operator turns it on.
+pub fn companions(protocol: Protocol) -> &'static [Protocol] {
+    match protocol {
+        Protocol::Minecraft => &[Protocol::MinecraftQuery],
+        _ => &[],
+    }
+}
+
+/// Whether a game of `game_protocol` answers in `answer`'s protocol: its own wire protocol
+/// or a companion's.
+pub fn answers_in(game_protocol: Protocol, answer: Protocol) -> bool {
+    wire(game_protocol) == wire(answer)
+        || companions(game_protocol)
+            .iter()
+            .any(|&companion| wire(companion) == wire(answer))
 }
 
 fn wire_of(attempt: &Attempt) -> Protocol {
@@ -170,7 +197,7 @@ fn wire_of(attempt: &Attempt) -> Protocol {
 /// The wire protocol: Minecraft's query is GameSpy 4, which the GameSpy 3 client speaks too.
 pub fn wire(protocol: Protocol) -> Protocol {
     match protocol {
-        Protocol::Minecraft => Protocol::GameSpy3,
+        Protocol::MinecraftQuery => Protocol::GameSpy3,
         other => other,
     }
 }
@@ -320,9 +347,10 @@ mod tests {
     fn auto_asks_the_games_of_the_port_first_and_minecraft_once() {
         let got = ports("auto", Some(25565), None);
         assert_eq!(got[0], (Protocol::Minecraft, 25565), "{got:?}");
+        assert_eq!(got[1], (Protocol::MinecraftQuery, 25565), "{got:?}");
         assert!(
             !got.contains(&(Protocol::GameSpy3, 25565)),
-            "GameSpy 3 and Minecraft race on one port: {got:?}"
+            "GameSpy 3 and Minecraft's query race on one port: {got:?}"
         );
         // 7 Days to Die's game port: its query port first.
         let got = ports("auto", Some(26900), None);

@@ -241,7 +241,7 @@ pub fn classify(error: &QueryError) -> (Category, Option<&'static str>) {
             Category::Timeout,
             Some("the server answers, but too slowly for one query: raise --deadline"),
         ),
-        QueryError::NothingListens { .. } => (
+        QueryError::NothingListens { .. } | QueryError::ConnectionRefused { .. } => (
             Category::Unreachable,
             Some("the host is up but that port is closed: check the port (the query port often differs from the game port)"),
         ),

@@ -7,6 +7,7 @@ use query_net::clock::Now;
 use query_net::engine::{ReplySink, Responder, Verdict};
 use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::all::AllProtocols;
+use query_net::engines::bedrock::{BedrockConfig, BedrockResponder};
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use query_net::engines::gamespy2::{GameSpy2Config, GameSpy2Responder};
 use query_net::engines::gamespy3::{GameSpy3Config, GameSpy3Responder};
@@ -124,7 +125,16 @@ pub fn build(role: Role, state: &SharedState, settings: &Settings) -> Outcome<An
         Role::One(Protocol::Quake3) => Box::new(quake3(state, settings)),
         Role::One(Protocol::GameSpy2) => Box::new(gamespy2(state, settings)),
         Role::One(Protocol::GameSpy3) => Box::new(gamespy3(state, settings, false)),
-        Role::One(Protocol::Minecraft) => Box::new(gamespy3(state, settings, true)),
+        Role::One(Protocol::MinecraftQuery) => Box::new(gamespy3(state, settings, true)),
+        Role::One(Protocol::Minecraft) => {
+            return Err(crate::exit::Failure::usage(
+                "Minecraft's status ping is TCP: gsq serve answers it with --minecraft-java",
+            ))
+        }
+        Role::One(Protocol::Bedrock) => Box::new(BedrockResponder::new(
+            state.clone(),
+            BedrockConfig::default(),
+        )),
         Role::All => Box::new(
             AllProtocols::new(state.clone())
                 .with_onequery(onequery(state, settings))
@@ -280,7 +290,11 @@ mod tests {
     fn every_role_builds() {
         let state = SharedState::default();
         let settings = Settings::default();
-        for role in Protocol::ALL.map(Role::One).into_iter().chain([Role::All]) {
+        for role in Protocol::DATAGRAM
+            .map(Role::One)
+            .into_iter()
+            .chain([Role::All])
+        {
             assert!(build(role, &state, &settings).is_ok(), "{role}");
         }
     }

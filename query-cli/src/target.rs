@@ -50,7 +50,7 @@ impl Answer {
     /// Names the game of `status`, which answered `attempt` of `choice`.
     ///
     /// A game asked for is the game. Otherwise the answer names it ([`identify`]); under
-    /// `auto`, a GameSpy 3/4 answer from a Minecraft server is reported as `minecraft`
+    /// `auto`, a GameSpy 3/4 answer from a Minecraft server is reported as `minecraft-query`
     /// whichever client got it, since the two are one wire protocol.
     pub fn new(choice: Choice, status: ServerStatus) -> Answer {
         let game = choice.game().or_else(|| identify(&status));
@@ -63,7 +63,7 @@ impl Answer {
             && status.protocol == Protocol::GameSpy3
             && game.is_some_and(|g| g.protocol == Protocol::Minecraft)
         {
-            status.protocol = Protocol::Minecraft;
+            status.protocol = Protocol::MinecraftQuery;
         }
         Answer {
             query_port: status.address.port(),
@@ -94,11 +94,13 @@ pub fn options_for(attempt: &Attempt, options: &Options) -> Options {
     options
 }
 
-/// Queries `ip` as `attempts` say, all at once (the unlikely ones after [`HEAD_START`] when
+/// Queries `ip` (found by the name `host`, which Minecraft Java's handshake carries) as
+/// `attempts` say, all at once (the unlikely ones after [`HEAD_START`] when
 /// there are likely ones); the first answer wins and the other queries are dropped. Every
 /// failure when none answers, in attempt order.
 pub async fn first_answer(
     choice: Choice,
+    host: &str,
     ip: IpAddr,
     attempts: &[Attempt],
     options: &Options,
@@ -116,15 +118,12 @@ pub async fn first_answer(
         };
         let protocol = attempt.protocol;
         let learned = memory.of(address);
+        let host = host.to_owned();
         queries.spawn(async move {
             if !wait.is_zero() {
                 tokio::time::sleep(wait).await;
             }
-            let result = match engines::new_session_learning(protocol, address, &options, &learned)
-            {
-                Ok(session) => driver::query_session(session).await,
-                Err(e) => Err(e),
-            };
+            let result = driver::query_at(protocol, address, &host, &options, &learned).await;
             (index, address, result)
         });
     }
@@ -341,9 +340,9 @@ mod tests {
     }
 
     #[test]
-    fn auto_reports_a_minecraft_answer_as_minecraft_and_a_protocol_as_asked() {
+    fn auto_reports_a_minecraft_query_answer_as_minecraft_query_and_a_protocol_as_asked() {
         let answer = Answer::new(Choice::Auto, status(Protocol::GameSpy3, Some("MINECRAFT")));
-        assert_eq!(answer.status.protocol, Protocol::Minecraft);
+        assert_eq!(answer.status.protocol, Protocol::MinecraftQuery);
         assert_eq!(answer.game, Some("minecraft"));
         assert_eq!(answer.query_port, 25601);
 

@@ -238,13 +238,18 @@ fn json_is_the_default_when_stdout_is_not_a_terminal_and_table_can_be_forced() {
 }
 
 #[test]
-fn gamespy3_and_minecraft_are_queried_through_the_challenge() {
+fn gamespy3_and_minecraft_query_are_queried_through_the_challenge() {
     let server = Server::start(
         StateDir::new("toml", SAMPLE_STATE),
-        &["--gamespy3", "127.0.0.1:0", "--minecraft", "127.0.0.1:0"],
-        &["gamespy3", "minecraft"],
+        &[
+            "--gamespy3",
+            "127.0.0.1:0",
+            "--minecraft-query",
+            "127.0.0.1:0",
+        ],
+        &["gamespy3", "minecraft-query"],
     );
-    for protocol in ["gamespy3", "minecraft"] {
+    for protocol in ["gamespy3", "minecraft-query"] {
         let address = server.addr(protocol);
         let status = query_json(protocol, &address, &[]);
         assert_eq!(status["protocol"], protocol);
@@ -307,7 +312,7 @@ fn auto_against_one_port_serving_all_protocols_reports_one_answer() {
         "quake3",
         "gamespy2",
         "gamespy3",
-        "minecraft",
+        "minecraft-query",
     ];
     for protocol in every {
         let status = query_json(protocol, &address, &[]);
@@ -584,4 +589,37 @@ fn chunks_is_an_sqp_option_with_at_least_one_chunk() {
     ]);
     assert_eq!(ran.code, Some(2), "{ran:#?}");
     assert!(ran.stderr.contains("cannot be used with"), "{ran:#?}");
+}
+
+#[test]
+fn minecraft_java_and_bedrock_are_served_and_queried() {
+    let server = Server::start(
+        StateDir::new("toml", SAMPLE_STATE),
+        &[
+            "--minecraft-java",
+            "127.0.0.1:0",
+            "--bedrock",
+            "127.0.0.1:0",
+        ],
+        &["minecraft", "bedrock"],
+    );
+    let status = query_json("minecraft", &server.addr("minecraft"), &[]);
+    assert_eq!(status["protocol"], "minecraft");
+    assert_eq!(status["name"], "Café Zoë");
+    assert_eq!(status["max_players"], 16);
+    assert_eq!(status["raw"]["pong"], true);
+    let names: Vec<&str> = status["players"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["Zoë", "Jürgen"]);
+
+    let status = query_json("bedrock", &server.addr("bedrock"), &[]);
+    assert_eq!(status["protocol"], "bedrock");
+    assert_eq!(status["name"], "Café Zoë");
+    assert_eq!(status["map"], "Highrise");
+    assert_eq!(status["num_players"], 2);
+    assert_eq!(status["max_players"], 16);
 }

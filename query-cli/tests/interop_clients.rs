@@ -2150,7 +2150,7 @@ fn gamespy3_pairs(state: &ServerState, game_name: Option<&str>) -> Vec<(String, 
 }
 
 /// What opengsq's `GameSpy3` and `GameSpy4` (the same code, with and without the challenge)
-/// report for `gsq serve --gamespy3` and `--minecraft`: every key/value (opengsq joins the
+/// report for `gsq serve --gamespy3` and `--minecraft-query`: every key/value (opengsq joins the
 /// parts before reading them), every player's name, score and team, the teams. opengsq
 /// decodes text as UTF-8 and drops what does not decode (see [`as_opengsq_decodes`]), strips
 /// the table values of surrounding white space (not the key/values), and loses a column
@@ -2230,11 +2230,11 @@ fn opengsq_reads_gamespy3() {
 }
 
 /// opengsq's `GameSpy4` (GameSpy 3 with the challenge, as Minecraft's query) reads
-/// `gsq serve --minecraft`, which sends `gamename` `MINECRAFT`.
+/// `gsq serve --minecraft-query`, which sends `gamename` `MINECRAFT`.
 #[test]
 fn opengsq_reads_minecraft() {
-    let serve = Serve::start(&["minecraft"]);
-    let Some(reported) = opengsq("gamespy4", serve.address("minecraft")) else {
+    let serve = Serve::start(&["minecraft-query"]);
+    let Some(reported) = opengsq("gamespy4", serve.address("minecraft-query")) else {
         return;
     };
     let state = served_state();
@@ -2255,7 +2255,7 @@ fn as_gamedig_minecraft_decodes(text: &str) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// gamedig's `minecraft` reads `gsq serve --minecraft`. It runs three queries of the port at
+/// gamedig's `minecraft` reads `gsq serve --minecraft-query`. It runs three queries of the port at
 /// once, each allowed to fail (it fails only when all do): the Java edition's status ping over
 /// TCP, GameSpy 4 over UDP (its `gamespy3` protocol), and a Bedrock unconnected ping over UDP.
 /// `gsq serve` has no TCP listener (the connection is refused) and drops the Bedrock ping (not
@@ -2272,8 +2272,8 @@ fn as_gamedig_minecraft_decodes(text: &str) -> String {
 /// first part only (see [`gamedig_reads_gamespy3`]): the server's own keys are compared.
 #[test]
 fn gamedig_reads_minecraft() {
-    let serve = Serve::start(&["minecraft"]);
-    let address = serve.address("minecraft");
+    let serve = Serve::start(&["minecraft-query"]);
+    let address = serve.address("minecraft-query");
     let Some(reported) = gamedig("minecraft", address) else {
         return;
     };

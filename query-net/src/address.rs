@@ -36,6 +36,19 @@ enum Host {
 }
 
 impl HostPort {
+    /// The host as given: the name, or the IP address as text (IPv6 without brackets).
+    pub fn host(&self) -> String {
+        match &self.host {
+            Host::Ip(ip) => ip.to_string(),
+            Host::Name(name) => name.clone(),
+        }
+    }
+
+    /// Whether the host is a name to look up rather than an IP address.
+    pub fn is_name(&self) -> bool {
+        matches!(self.host, Host::Name(_))
+    }
+
     /// The port given, if any.
     pub fn port(&self) -> Option<u16> {
         self.port

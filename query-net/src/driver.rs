@@ -27,6 +27,7 @@ use crate::engines::onequery::OneQueryClient;
 use crate::engines::samp::SampSession;
 use crate::engines::sqp::SqpClient;
 use crate::error::QueryError;
+use crate::learned::Learned;
 use crate::limit::Stats;
 use crate::options::Options;
 use crate::protocol::Protocol;
@@ -276,8 +277,28 @@ pub async fn query(
     target: impl Into<Target>,
     options: &Options,
 ) -> Result<ServerStatus, QueryError> {
+    if protocol == Protocol::Minecraft {
+        return crate::tcp::query_minecraft(target, options).await;
+    }
     let target = target.into().resolve(protocol.default_port()).await?;
     let session = engines::new_session(protocol, target, options)?;
+    query_session(session).await
+}
+
+/// Queries `address` in `protocol`, as [`query`] does, with what `learned` holds of the
+/// server (see [`engines::new_session_learning`]); `host` is the name the address was found
+/// by, which Minecraft Java's handshake carries (proxies route by it).
+pub async fn query_at(
+    protocol: Protocol,
+    address: SocketAddr,
+    host: &str,
+    options: &Options,
+    learned: &Learned,
+) -> Result<ServerStatus, QueryError> {
+    if protocol == Protocol::Minecraft {
+        return crate::tcp::query_minecraft_at(address, host, options).await;
+    }
+    let session = engines::new_session_learning(protocol, address, options, learned)?;
     query_session(session).await
 }
 

@@ -46,6 +46,14 @@ pub enum QueryError {
         /// How many requests were sent, each refused.
         attempts: u32,
     },
+    /// The host refused the TCP connection: nothing listens on that port. A refusal comes from
+    /// the host's own stack during the handshake, so unlike an ICMP message it cannot be
+    /// forged by a third party that does not see the traffic.
+    #[error("nothing listens at {target}: the TCP connection was refused")]
+    ConnectionRefused {
+        /// The address queried.
+        target: std::net::SocketAddr,
+    },
     /// The server answers only with a valid auth token (OneQuery), or refused the RCON password.
     #[error("the server requires authentication: {0}")]
     AuthRequired(Cow<'static, str>),
@@ -81,6 +89,10 @@ pub enum QueryError {
     /// This build has no client engine for the protocol.
     #[error("no client engine for protocol {0}")]
     Unsupported(Protocol),
+    /// The protocol runs over TCP, and this way of querying sends datagrams only (`gsq bulk`
+    /// and the exporter, for now); query it on its own ([`driver::query`](crate::driver::query)).
+    #[error("{0} is queried over TCP, which this path does not do yet: query it on its own")]
+    StreamOnly(Protocol),
 }
 
 impl QueryError {
@@ -102,6 +114,7 @@ impl QueryError {
             QueryError::Timeout { .. }
                 | QueryError::Deadline { .. }
                 | QueryError::NothingListens { .. }
+                | QueryError::ConnectionRefused { .. }
                 | QueryError::Io(_)
         )
     }

@@ -34,6 +34,8 @@ pub mod service;
 pub mod snapshot;
 pub mod state;
 mod status;
+pub mod stream;
+pub mod tcp;
 
 #[cfg(feature = "test-util")]
 pub mod testing;

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// A game-query protocol.
 ///
 /// The names (`sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`, `gamespy2`, `gamespy3`,
-/// `minecraft`) are the same in `Display`, `FromStr`, JSON
+/// `minecraft`, `minecraft-query`, `bedrock`) are the same in `Display`, `FromStr`, JSON
 /// and the command line.
 ///
 /// ```
@@ -43,13 +43,20 @@ pub enum Protocol {
     /// GameSpy 4 when the server asks for it.
     #[serde(rename = "gamespy3")]
     GameSpy3,
-    /// Minecraft's "Query" (enable-query): GameSpy 4, always with the challenge.
+    /// Minecraft Java Edition's status ping over TCP (the server list ping every server
+    /// answers), with the legacy ping for servers before 1.7.
     Minecraft,
+    /// Minecraft's "Query" (enable-query in server.properties): GameSpy 4 over UDP, always
+    /// with the challenge.
+    #[serde(rename = "minecraft-query")]
+    MinecraftQuery,
+    /// Minecraft Bedrock Edition (and Geyser, Nukkit, PocketMine): RakNet's unconnected ping.
+    Bedrock,
 }
 
 impl Protocol {
     /// Every protocol, in a stable order.
-    pub const ALL: [Protocol; 9] = [
+    pub const ALL: [Protocol; 11] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
@@ -59,6 +66,23 @@ impl Protocol {
         Protocol::GameSpy2,
         Protocol::GameSpy3,
         Protocol::Minecraft,
+        Protocol::MinecraftQuery,
+        Protocol::Bedrock,
+    ];
+
+    /// Every protocol queried with datagrams: [`ALL`](Protocol::ALL) without Minecraft's
+    /// status ping, which is TCP ([`is_stream`](Protocol::is_stream)).
+    pub const DATAGRAM: [Protocol; 10] = [
+        Protocol::Sqp,
+        Protocol::OneQuery,
+        Protocol::Samp,
+        Protocol::GameSpy1,
+        Protocol::A2s,
+        Protocol::Quake3,
+        Protocol::GameSpy2,
+        Protocol::GameSpy3,
+        Protocol::MinecraftQuery,
+        Protocol::Bedrock,
     ];
 
     /// The port servers of the protocol usually answer on, for a target given without one:
@@ -76,7 +100,9 @@ impl Protocol {
     ///   the 6 captured servers); SWAT 4 (game port + 2), Hidden & Dangerous 2 and Battlefield
     ///   Vietnam (23000) use ports of their own, which must then be given.
     /// - GameSpy 3: 29900, Battlefield 2's query port.
-    /// - Minecraft: 25565, the game port, on which `enable-query` servers answer by default.
+    /// - Minecraft: 25565, the game port, which answers the status ping; its Query
+    ///   (`enable-query`) answers on 25565 too, over UDP, unless `query.port` says otherwise.
+    /// - Bedrock: 19132, the game port, which answers the ping.
     pub fn default_port(self) -> u16 {
         match self {
             Protocol::Sqp => 7779,
@@ -87,12 +113,13 @@ impl Protocol {
             Protocol::Quake3 => 27960,
             Protocol::GameSpy2 => 2302,
             Protocol::GameSpy3 => 29900,
-            Protocol::Minecraft => 25565,
+            Protocol::Minecraft | Protocol::MinecraftQuery => 25565,
+            Protocol::Bedrock => 19132,
         }
     }
 
     /// The protocol's short name: `sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`,
-    /// `gamespy3`, `minecraft`.
+    /// `gamespy2`, `gamespy3`, `minecraft`, `minecraft-query`, `bedrock`.
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Sqp => "sqp",
@@ -104,11 +131,19 @@ impl Protocol {
             Protocol::GameSpy2 => "gamespy2",
             Protocol::GameSpy3 => "gamespy3",
             Protocol::Minecraft => "minecraft",
+            Protocol::MinecraftQuery => "minecraft-query",
+            Protocol::Bedrock => "bedrock",
         }
     }
 }
 
 impl Protocol {
+    /// Whether the protocol runs over TCP (a [`StreamSession`](crate::stream::StreamSession))
+    /// rather than datagrams: Minecraft's status ping.
+    pub fn is_stream(self) -> bool {
+        matches!(self, Protocol::Minecraft)
+    }
+
     /// Every protocol's name, comma-separated, for help and error messages.
     pub fn names() -> String {
         Protocol::ALL.map(Protocol::name).join(", ")
@@ -150,6 +185,15 @@ mod tests {
             assert_eq!(json, format!("\"{}\"", p.name()));
             assert_eq!(serde_json::from_str::<Protocol>(&json).unwrap(), p);
         }
+    }
+
+    #[test]
+    fn datagram_protocols_are_all_but_the_streams() {
+        let datagram: Vec<_> = Protocol::ALL
+            .into_iter()
+            .filter(|p| !p.is_stream())
+            .collect();
+        assert_eq!(datagram, Protocol::DATAGRAM);
     }
 
     #[test]

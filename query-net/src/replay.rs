@@ -25,6 +25,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use query_specs::a2s;
+use query_specs::bedrock;
 use query_specs::gamespy2;
 use query_specs::gamespy3;
 use query_specs::onequery::{self, ReplyBody};
@@ -47,13 +48,19 @@ const MAX_STEPS: usize = 10_000;
 const SAMP_HEADER: std::ops::Range<usize> = 0..samp::HEADER_LEN;
 
 /// The status the client session of `protocol` returns when its requests to `target` are
-/// answered with `replies` (one datagram each, in any order).
+/// answered with `replies` (one datagram each, in any order). For Minecraft's status ping, a
+/// stream, `replies` are the server's bytes in the order they were read, split anywhere
+/// ([`status_from_stream`](crate::engines::minecraft::status_from_stream)).
 pub fn status_from_replies(
     protocol: Protocol,
     target: SocketAddr,
     replies: &[Vec<u8>],
     options: &Options,
 ) -> Result<ServerStatus, QueryError> {
+    if protocol == Protocol::Minecraft {
+        let pieces: Vec<&[u8]> = replies.iter().map(Vec::as_slice).collect();
+        return engines::minecraft::status_from_stream(target, &pieces, options);
+    }
     replay_spaced(protocol, target, replies, Duration::ZERO, options).result
 }
 
@@ -176,8 +183,23 @@ impl<'a> Answering<'a> {
             // A status reply echoes nothing of the request; every datagram answers it.
             Protocol::Quake3 => self.replies.to_vec(),
             Protocol::GameSpy2 => self.gamespy2(request),
-            Protocol::GameSpy3 | Protocol::Minecraft => self.gamespy3(request),
+            Protocol::GameSpy3 | Protocol::MinecraftQuery => self.gamespy3(request),
+            Protocol::Bedrock => self.bedrock(request),
+            // A stream: `replay_spaced` fails before asking (see `status_from_replies`).
+            Protocol::Minecraft => Vec::new(),
         }
+    }
+
+    /// Bedrock: every pong, with the ping's time written in (the echo the client checks).
+    fn bedrock(&self, request: &[u8]) -> Vec<Vec<u8>> {
+        let Ok(ping) = bedrock::UnconnectedPing::from_bytes(request) else {
+            return Vec::new();
+        };
+        let time = ping.time.to_be_bytes();
+        self.replies
+            .iter()
+            .map(|r| with_echo(r, BEDROCK_TIME, &time))
+            .collect()
     }
 
     /// The replies that decode as the sections `request` asks for, with its id written in; a
@@ -377,6 +399,9 @@ fn a2s_kind(datagram: &[u8], all: &[Vec<u8>]) -> Option<u8> {
 }
 
 /// `reply` with `range` replaced by `echo`.
+/// Where a Bedrock pong echoes the ping's time.
+const BEDROCK_TIME: std::ops::Range<usize> = 1..9;
+
 fn with_echo(reply: &[u8], range: std::ops::Range<usize>, echo: &[u8]) -> Vec<u8> {
     let mut reply = reply.to_vec();
     if reply.len() >= range.end && echo.len() == range.len() {

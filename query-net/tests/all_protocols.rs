@@ -147,7 +147,7 @@ fn every_request_is_claimed_by_its_own_protocol_and_refused_by_the_others() {
         ),
     ];
     // Minecraft is GameSpy 4, answered by the GameSpy 3 responder.
-    assert_eq!(responders.len(), Protocol::ALL.len() - 1);
+    assert_eq!(responders.len(), query_net::engines::all::ROUTED.len() - 1);
     let from: SocketAddr = "192.0.2.1:5000".parse().unwrap();
     let mut sink = ReplySink::default();
     for (owner, request) in requests_of_every_protocol() {
@@ -494,7 +494,7 @@ async fn query_all(target: &str) {
         retries: 2,
         ..Options::default()
     };
-    for protocol in Protocol::ALL {
+    for protocol in query_net::engines::all::ROUTED {
         let status = driver::query(protocol, target, &options)
             .await
             .unwrap_or_else(|e| panic!("{protocol}: {e}"));

@@ -184,7 +184,7 @@ fn minecraft_asks_for_the_challenge_first_and_accepts_the_masked_echo() {
     let t0 = Instant::now();
     let id = 0x1234_5678;
     let mut s =
-        GameSpy3Session::with_session_id(target(), &options(), Protocol::Minecraft, id, true);
+        GameSpy3Session::with_session_id(target(), &options(), Protocol::MinecraftQuery, id, true);
     assert_eq!(sent(&mut s, t0).unwrap()[..3], *b"\xfe\xfd\x09");
     let masked = id & query_specs::gamespy3::MINECRAFT_SESSION_MASK;
     let reply = ChallengeReply {
@@ -200,7 +200,7 @@ fn minecraft_asks_for_the_challenge_first_and_accepts_the_masked_echo() {
         s.on_reply(&part, t0);
     }
     let status = s.poll_result().unwrap().unwrap();
-    assert_eq!(status.protocol, Protocol::Minecraft);
+    assert_eq!(status.protocol, Protocol::MinecraftQuery);
     assert_eq!(names(&status), ["player number 0", "player number 1"]);
 }
 
@@ -261,7 +261,7 @@ async fn loopback(protocol: Protocol, n: usize) -> ServerStatus {
     let task = tokio::spawn(async move {
         // Each protocol's default encoding on both sides.
         let encoding = match protocol {
-            Protocol::Minecraft => query_net::engines::gamespy3::MINECRAFT_ENCODING,
+            Protocol::MinecraftQuery => query_net::engines::gamespy3::MINECRAFT_ENCODING,
             _ => query_net::engines::gamespy3::DEFAULT_ENCODING,
         };
         let config = GameSpy3Config {
@@ -282,7 +282,7 @@ async fn loopback(protocol: Protocol, n: usize) -> ServerStatus {
 
 #[tokio::test]
 async fn loopback_every_field_comes_back_through_the_challenge() {
-    for protocol in [Protocol::GameSpy3, Protocol::Minecraft] {
+    for protocol in [Protocol::GameSpy3, Protocol::MinecraftQuery] {
         let n = 150;
         let status = loopback(protocol, n).await;
         let state = served_state(n);

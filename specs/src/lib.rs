@@ -14,14 +14,18 @@
 //! | [`minecraft_java`] | Minecraft Java Edition server list ping | big, VarInt | VarInt-length UTF-8 |
 //! | [`battleye`] | BattlEye RCon, CRC32-checked | little | raw bytes |
 //! | [`frostbite`] | Frostbite RCON (Battlefield 3, 4, Hardline, Bad Company 2) | little | u32-length, NUL-ended, raw bytes |
+//! | [`minecraft_legacy`] | Minecraft Java's legacy ping (before 1.7) | big | UTF-16BE units |
+//! | [`bedrock`] | Minecraft Bedrock (RakNet unconnected ping) | big | u16-length UTF-8 |
 
 pub mod a2s;
 pub mod battleye;
+pub mod bedrock;
 pub mod frostbite;
 pub mod gamespy1;
 pub mod gamespy2;
 pub mod gamespy3;
 pub mod minecraft_java;
+pub mod minecraft_legacy;
 pub mod onequery;
 pub mod quake3;
 pub mod samp;

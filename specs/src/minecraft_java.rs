@@ -19,6 +19,7 @@
 //! when a client pings to find the version).
 
 use query_wire::Wire;
+use serde::Serialize;
 
 /// The default game port.
 pub const DEFAULT_PORT: u16 = 25565;
@@ -33,7 +34,7 @@ pub const MAX_JSON_BYTES: usize = 32767 * 3;
 
 /// The handshake's fields: which version the client speaks, how it addressed the server, and
 /// the state it asks for.
-#[derive(Debug, Clone, PartialEq, Eq, Wire)]
+#[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
 #[wire(endian = "big")]
 pub struct Handshake<'a> {
     /// The protocol version number the client would connect with (`-1` when it does not
@@ -51,7 +52,7 @@ pub struct Handshake<'a> {
 }
 
 /// The packets of the handshaking state, client to server.
-#[derive(Debug, Clone, PartialEq, Eq, Wire)]
+#[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
 #[wire(endian = "big", tag = varint)]
 pub enum Handshaking<'a> {
     #[wire(tag = 0)]
@@ -59,7 +60,7 @@ pub enum Handshaking<'a> {
 }
 
 /// The packets of the status state, client to server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Wire)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Wire, Serialize)]
 #[wire(endian = "big", tag = varint)]
 pub enum StatusServerbound {
     /// Asks for the status JSON.
@@ -71,7 +72,7 @@ pub enum StatusServerbound {
 }
 
 /// The packets of the status state, server to client.
-#[derive(Debug, Clone, PartialEq, Eq, Wire)]
+#[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
 #[wire(endian = "big", tag = varint)]
 pub enum StatusClientbound<'a> {
     /// The status: version, players, description, favicon, as JSON text.
@@ -86,22 +87,35 @@ pub enum StatusClientbound<'a> {
 }
 
 /// A handshaking packet with its length.
-#[derive(Debug, Clone, PartialEq, Eq, Wire)]
+#[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
 pub struct HandshakeFrame<'a> {
     #[wire(len(prefix = varint))]
     pub packet: Handshaking<'a>,
 }
 
 /// A status packet from the client with its length.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Wire)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Wire, Serialize)]
 pub struct StatusRequestFrame {
     #[wire(len(prefix = varint))]
     pub packet: StatusServerbound,
 }
 
 /// A status packet from the server with its length.
-#[derive(Debug, Clone, PartialEq, Eq, Wire)]
+#[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
 pub struct StatusResponseFrame<'a> {
     #[wire(len(prefix = varint))]
     pub packet: StatusClientbound<'a>,
+}
+
+/// The longest frame a reader accepts: the VarInt length (3 bytes for this size), the id and
+/// the longest status JSON with its own VarInt length.
+pub const MAX_FRAME: usize = 3 + 1 + 3 + MAX_JSON_BYTES;
+
+/// Any frame, its packet left as bytes: what a stream reader decodes to learn a frame's size
+/// from its VarInt length before the packet has arrived, whatever the state and direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Wire, Serialize)]
+pub struct RawFrame<'a> {
+    /// The packet id and body.
+    #[wire(bytes(prefix = varint))]
+    pub packet: &'a [u8],
 }

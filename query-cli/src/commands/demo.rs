@@ -81,7 +81,8 @@ pub async fn run(args: &DemoArgs) -> Outcome {
     let settings = Settings::default();
 
     let mut servers = Vec::new();
-    for protocol in Protocol::ALL {
+    // Every protocol `gsq serve` answers over UDP.
+    for protocol in Protocol::DATAGRAM {
         let responder = responders::build(Role::One(protocol), &shared, &settings)?;
         let socket = UdpSocket::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
             .await

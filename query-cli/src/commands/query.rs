@@ -57,7 +57,7 @@ pub async fn run(args: QueryArgs) -> Outcome {
     }
     // A one-off query starts fresh: nothing learned before changes what it does.
     let memory = ServerMemory::new();
-    match first_answer(choice, ip, &attempts, &options, &memory).await {
+    match first_answer(choice, &args.address.host(), ip, &attempts, &options, &memory).await {
         Ok(answer) => print_line(&render_answer(&answer, format)?),
         Err(failures) => Err(none_answered(choice, &args.address, failures)),
     }
@@ -190,10 +190,7 @@ pub async fn query_status(
     options: &Options,
 ) -> Outcome<ServerStatus> {
     let what = format!("{protocol} {target}");
-    let result = match engines::new_session(protocol, target, options) {
-        Ok(session) => driver::query_session(session).await,
-        Err(e) => Err(e),
-    };
+    let result = driver::query(protocol, target, options).await;
     result.map_err(|e| Failure::from_query(&what, &e))
 }
 

@@ -93,8 +93,23 @@ pub async fn run(args: ServeArgs) -> Outcome {
         })?;
         bound.push((role, local, socket, responder));
     }
+    let minecraft_java = match args.minecraft_java {
+        Some(address) => Some(bind_tcp(address).await?),
+        None => None,
+    };
     let stop = stop_signal();
     announce(&bound)?;
+    if let Some((listener, local)) = minecraft_java {
+        announce_line(&format!("{} {local}\n", Protocol::Minecraft))?;
+        let state = shared.clone();
+        tokio::spawn(query_net::tcp::serve_stream(
+            listener,
+            move || query_net::engines::minecraft::JavaResponder::new(state.clone()),
+            query_net::tcp::ListenerLimits::default(),
+            Arc::new(query_net::tcp::ListenerStats::default()),
+            shutdown.clone(),
+        ));
+    }
 
     let stats = Arc::new(Stats::default());
     let source_log = Arc::new(Mutex::new(SourceLog::new(args.log_interval)));
@@ -287,15 +302,16 @@ fn roles(
         (Role::One(Protocol::Quake3), args.quake3),
         (Role::One(Protocol::GameSpy2), args.gamespy2),
         (Role::One(Protocol::GameSpy3), args.gamespy3),
-        (Role::One(Protocol::Minecraft), args.minecraft),
+        (Role::One(Protocol::MinecraftQuery), args.minecraft_query),
+        (Role::One(Protocol::Bedrock), args.bedrock),
         (Role::All, args.all),
     ]
     .into_iter()
     .filter_map(|(role, address)| address.map(|a| (role, a)))
     .collect();
-    if roles.is_empty() {
+    if roles.is_empty() && args.minecraft_java.is_none() {
         return Err(Failure::usage("nothing to serve").hint(
-            "give at least one of --game ID, --sqp, --onequery, --samp, --gamespy1, --a2s, --quake3, --gamespy2, --gamespy3, --minecraft or --all with an address",
+            "give at least one of --game ID, --sqp, --onequery, --samp, --gamespy1, --a2s, --quake3, --gamespy2, --gamespy3, --minecraft-query, --bedrock, --minecraft-java or --all with an address",
         ));
     }
     // Two sockets on one fixed port would fail to bind; say which options clash instead.
@@ -326,6 +342,31 @@ fn a2s_config(args: &ServeArgs) -> A2sConfig {
 }
 
 /// Prints `<protocol> <address>` per protocol on stdout, so scripts can find the ports.
+/// A TCP listener on `address`, and the address it got.
+async fn bind_tcp(address: SocketAddr) -> Outcome<(tokio::net::TcpListener, SocketAddr)> {
+    let listener = tokio::net::TcpListener::bind(address).await.map_err(|e| {
+        Failure::new(
+            Category::Network,
+            format!("cannot listen on {address} for minecraft (TCP): {e}"),
+        )
+        .hint("pick another address or port (port 0 picks a free one)")
+    })?;
+    let local = listener.local_addr().map_err(|e| {
+        Failure::new(
+            Category::Network,
+            format!("cannot read the bound address: {e}"),
+        )
+    })?;
+    Ok((listener, local))
+}
+
+fn announce_line(line: &str) -> Outcome {
+    let mut out = std::io::stdout().lock();
+    out.write_all(line.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| Failure::internal(format!("cannot write to stdout: {e}")))
+}
+
 fn announce(bound: &[(Role, SocketAddr, UdpSocket, AnyResponder)]) -> Outcome {
     let mut out = std::io::stdout().lock();
     let mut lines = String::new();
@@ -333,7 +374,7 @@ fn announce(bound: &[(Role, SocketAddr, UdpSocket, AnyResponder)]) -> Outcome {
         match role {
             Role::One(protocol) => lines.push_str(&format!("{protocol} {local}\n")),
             Role::All => {
-                for protocol in Protocol::ALL {
+                for protocol in query_net::engines::all::ROUTED {
                     lines.push_str(&format!("{protocol} {local}\n"));
                 }
             }

@@ -39,6 +39,20 @@ use crate::engine::{DropReason, ReplySink, Responder, Verdict};
 use crate::protocol::Protocol;
 use crate::state::SharedState;
 
+/// The protocols [`AllProtocols`] answers (every datagram protocol but Bedrock, whose servers
+/// answer on a port of their own).
+pub const ROUTED: [Protocol; 9] = [
+    Protocol::Sqp,
+    Protocol::OneQuery,
+    Protocol::Samp,
+    Protocol::GameSpy1,
+    Protocol::A2s,
+    Protocol::Quake3,
+    Protocol::GameSpy2,
+    Protocol::GameSpy3,
+    Protocol::MinecraftQuery,
+];
+
 /// Which protocol a request is in, from its first bytes and length (see the module table);
 /// `None` for a datagram no protocol would answer.
 ///
@@ -245,8 +259,13 @@ impl Responder for AllProtocols {
             Some(Protocol::Quake3) => self.quake3.handle(from, datagram, now, replies),
             Some(Protocol::GameSpy2) => self.gamespy2.handle(from, datagram, now, replies),
             // One responder answers both: GameSpy 4 is GameSpy 3 with the challenge.
-            Some(Protocol::GameSpy3 | Protocol::Minecraft) => {
+            Some(Protocol::GameSpy3 | Protocol::MinecraftQuery) => {
                 self.gamespy3.handle(from, datagram, now, replies)
+            }
+            // `route` names neither: Bedrock servers answer on a port of their own, and
+            // Minecraft's status ping is TCP.
+            Some(Protocol::Bedrock | Protocol::Minecraft) => {
+                Verdict::Dropped(DropReason::Unsupported)
             }
         }
     }

@@ -12,10 +12,12 @@ use crate::status::ServerStatus;
 
 pub mod a2s;
 pub mod all;
+pub mod bedrock;
 mod fit;
 pub mod gamespy1;
 pub mod gamespy2;
 pub mod gamespy3;
+pub mod minecraft;
 pub mod onequery;
 pub mod quake3;
 pub mod samp;
@@ -53,7 +55,9 @@ pub fn new_session_learning(
         Protocol::Quake3 => quake3::client(target, options),
         Protocol::GameSpy2 => gamespy2::client(target, options),
         Protocol::GameSpy3 => gamespy3::client_learning(target, options, learned),
-        Protocol::Minecraft => gamespy3::minecraft_client(target, options),
+        Protocol::MinecraftQuery => gamespy3::minecraft_client(target, options),
+        Protocol::Minecraft => return Err(QueryError::StreamOnly(protocol)),
+        Protocol::Bedrock => bedrock::client(target, options),
     }?;
     // Every protocol's query ends by the deadline and holds at most the byte cap.
     Ok(Box::new(Bounded::from_options(session, options)))

@@ -14,8 +14,11 @@ use query_games::identify::by_reply;
 use query_games::plan::Choice;
 use query_net::engines::sqp::{chunk_names, find_chunks, ChunkSearchError};
 use query_net::{replay, Options, Protocol, ServerStatus};
-use query_specs::{a2s, gamespy1, gamespy2, gamespy3, onequery, quake3, samp, sqp};
-use query_wire::{Decode, TextEncoding};
+use query_specs::{
+    a2s, bedrock, gamespy1, gamespy2, gamespy3, minecraft_java, minecraft_legacy, onequery, quake3,
+    samp, sqp,
+};
+use query_wire::{Decode, Reader, TextEncoding};
 use serde::Serialize;
 
 use crate::cli::{DecodeArgs, PacketKind};
@@ -76,9 +79,11 @@ fn decode_datagrams(args: &DecodeArgs, datagrams: &[Datagram]) -> Outcome<(Body,
         Protocol::GameSpy2 => {
             each_datagram(datagrams, |d| decode_gamespy2(d, args.as_kind, encoding))
         }
-        Protocol::GameSpy3 | Protocol::Minecraft => {
+        Protocol::GameSpy3 | Protocol::MinecraftQuery => {
             decode_gamespy3_datagrams(datagrams, args.protocol, args.as_kind, encoding)
         }
+        Protocol::Bedrock => each_datagram(datagrams, |d| decode_bedrock(d, args.as_kind)),
+        Protocol::Minecraft => each_datagram(datagrams, |d| decode_minecraft(d, args.as_kind)),
     }
 }
 
@@ -703,6 +708,83 @@ fn decode_quake3(
         reading.packet.map_strings(&|text| reread(text, encoding));
     }
     Ok((reading, notes))
+}
+
+/// Minecraft Java bytes of one direction, each file a run of frames: the client's (the
+/// handshake, then status requests and pings; or a legacy ping) or the server's (status
+/// responses and pongs; or a legacy kick, with its text read as a status).
+fn decode_minecraft(datagram: &Datagram, forced: Option<PacketKind>) -> Outcome<Decoded> {
+    let bytes = &datagram.bytes;
+    choose(
+        datagram,
+        Protocol::Minecraft,
+        forced,
+        || minecraft_client_frames(bytes),
+        || minecraft_server_frames(bytes),
+        PacketKind::Reply,
+    )
+}
+
+fn minecraft_client_frames(bytes: &[u8]) -> Attempt {
+    match bytes {
+        [0xfe] => return Ok(serialize(&serde_json::json!({ "legacy_ping": "beta 1.8" }))),
+        [0xfe, 0x01] => return Ok(serialize(&serde_json::json!({ "legacy_ping": "1.4" }))),
+        [0xfe, ..] => {
+            return minecraft_legacy::PingHost::from_bytes(bytes)
+                .map(|p| serialize(&serde_json::json!({ "legacy_ping": "1.6", "request": p })))
+        }
+        _ => {}
+    }
+    let mut reader = Reader::new(bytes);
+    let mut packets = vec![serialize(&minecraft_java::HandshakeFrame::decode(
+        &mut reader,
+        (),
+    )?)];
+    while !reader.is_empty() {
+        packets.push(serialize(&minecraft_java::StatusRequestFrame::decode(
+            &mut reader,
+            (),
+        )?));
+    }
+    Ok(OrderedJson::Array(packets))
+}
+
+fn minecraft_server_frames(bytes: &[u8]) -> Attempt {
+    if bytes.first() == Some(&0xff) {
+        let kick = minecraft_legacy::Kick::from_bytes(bytes)?;
+        let text = kick.text();
+        let status = minecraft_legacy::LegacyStatus::parse(&text).ok();
+        return Ok(serialize(
+            &serde_json::json!({ "legacy_kick": text, "status": status }),
+        ));
+    }
+    let mut reader = Reader::new(bytes);
+    let mut packets = Vec::new();
+    while !reader.is_empty() || packets.is_empty() {
+        let frame = minecraft_java::StatusResponseFrame::decode(&mut reader, ())?;
+        packets.push(serialize(&frame));
+    }
+    Ok(OrderedJson::Array(packets))
+}
+
+/// A Bedrock ping or pong; a pong's server string also read field by field (`server`, null
+/// when it lacks the first six fields).
+fn decode_bedrock(datagram: &Datagram, forced: Option<PacketKind>) -> Outcome<Decoded> {
+    let bytes = &datagram.bytes;
+    choose(
+        datagram,
+        Protocol::Bedrock,
+        forced,
+        || bedrock::UnconnectedPing::from_bytes(bytes).map(|r| serialize(&r)),
+        || {
+            bedrock::UnconnectedPong::from_bytes(bytes).map(|pong| {
+                let text = pong.server_text();
+                let server = bedrock::ServerId::parse(&text).ok();
+                serialize(&serde_json::json!({ "pong": pong, "server": server }))
+            })
+        },
+        PacketKind::Request,
+    )
 }
 
 /// GameSpy 3/4 datagrams. Several reply parts (type byte `00`: requests start with `FE FD`,

@@ -262,7 +262,14 @@ async fn probe(
     };
     let _in_flight = app.metrics.in_flight();
     let remaining = deadline.saturating_sub(started.elapsed());
-    let query = first_answer(choice, address.ip(), &attempts, &app.options, &app.memory);
+    let query = first_answer(
+        choice,
+        &target.host(),
+        address.ip(),
+        &attempts,
+        &app.options,
+        &app.memory,
+    );
     let result = match tokio::time::timeout(remaining, query).await {
         Ok(Ok(answer)) => Ok(answer),
         Ok(Err(mut failures)) if failures.len() == 1 => Err(failures.remove(0).error),

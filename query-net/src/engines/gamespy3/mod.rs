@@ -139,7 +139,7 @@ impl GameSpy3Session {
     /// A Minecraft query of `target`: always with the challenge.
     pub fn minecraft(target: SocketAddr, options: &Options) -> Self {
         let id = rand::random::<u32>() & MINECRAFT_SESSION_MASK;
-        Self::build(target, options, Protocol::Minecraft, id, true)
+        Self::build(target, options, Protocol::MinecraftQuery, id, true)
     }
 
     /// A query with a chosen session id (tests and replays); `challenge_first` asks for the
@@ -162,7 +162,7 @@ impl GameSpy3Session {
         challenge_first: bool,
     ) -> Self {
         let default = match protocol {
-            Protocol::Minecraft => MINECRAFT_ENCODING,
+            Protocol::MinecraftQuery => MINECRAFT_ENCODING,
             _ => DEFAULT_ENCODING,
         };
         let mut session = GameSpy3Session {
