@@ -5,7 +5,8 @@
 //! time window; it is accepted in its own window and the one after, so it lives between one and
 //! two windows. Only the address it was sent to can echo it, which proves that address, and a
 //! flood of new sources costs no memory. Protocols differ only in the numbers they may carry,
-//! which [`KeyedChallenge::shaped`] states.
+//! which [`KeyedChallenge::shaped`] states: A2S any non-negative 31-bit number (its `-1` means
+//! none), GameSpy 3/4 any 32-bit one, as real servers send.
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -19,11 +20,13 @@ use sha2::Sha256;
 /// use std::time::{Duration, SystemTime};
 /// use query_net::challenge::KeyedChallenge;
 ///
-/// let challenges = KeyedChallenge::new(Duration::from_secs(30)).shaped(|mac| mac % 99_999 + 1);
+/// // Any 32-bit number whose decimal text has 6 characters or more.
+/// let challenges = KeyedChallenge::new(Duration::from_secs(30))
+///     .shaped(|mac| if mac.unsigned_abs() < 100_000 { mac ^ 0x4000_0000 } else { mac });
 /// let client = "192.0.2.1:5000".parse().unwrap();
 /// let now = SystemTime::now();
 /// let issued = challenges.issue(client, now);
-/// assert!((1..=99_999).contains(&issued));
+/// assert!(issued.to_string().len() >= 6);
 /// assert!(challenges.accepts(client, issued, now + Duration::from_secs(30)));
 /// assert!(!challenges.accepts(client, issued, now + Duration::from_secs(60)));
 /// assert!(!challenges.accepts("192.0.2.1:5001".parse().unwrap(), issued, now));
@@ -33,13 +36,13 @@ pub struct KeyedChallenge {
     /// HMAC state already keyed with the secret, cloned per challenge instead of re-keying.
     keyed: Hmac<Sha256>,
     window: Duration,
-    /// Turns the MAC's 31 bits into what the protocol carries.
+    /// Turns the MAC's 32 bits into what the protocol carries.
     shape: fn(i32) -> i32,
 }
 
 impl KeyedChallenge {
     /// Challenges valid for `window` to twice `window`, from a random secret, carried as the
-    /// MAC's 31 bits (never negative, so never the `-1` of a request that has none).
+    /// MAC's low 31 bits (never negative, so never the `-1` of an A2S request that has none).
     pub fn new(window: Duration) -> Self {
         let mut secret = [0u8; 32];
         rand::fill(&mut secret);
@@ -55,12 +58,12 @@ impl KeyedChallenge {
         KeyedChallenge {
             keyed,
             window,
-            shape: |mac| mac,
+            shape: |mac| mac & i32::MAX,
         }
     }
 
-    /// The same challenges, carried as `shape` makes them of the MAC's 31 bits (a protocol that
-    /// sends them as short decimal text keeps them small).
+    /// The same challenges, carried as `shape` makes them of the MAC's 32 bits (read as a
+    /// signed number) instead of its low 31.
     #[must_use]
     pub fn shaped(mut self, shape: fn(i32) -> i32) -> Self {
         self.shape = shape;
@@ -105,7 +108,7 @@ impl KeyedChallenge {
         mac.update(&client.port().to_le_bytes());
         let digest = mac.finalize().into_bytes();
         let first = [digest[0], digest[1], digest[2], digest[3]];
-        (self.shape)(i32::from_le_bytes(first) & i32::MAX)
+        (self.shape)(i32::from_le_bytes(first))
     }
 }
 
@@ -148,13 +151,21 @@ mod tests {
         let other = KeyedChallenge::with_secret(Duration::from_secs(30), &[1; 32]);
         assert_eq!(one.issue(client, at(0)), other.issue(client, at(0)));
         let small = other.clone().shaped(|mac| mac % 99_999 + 1);
+        let whole = other.clone().shaped(|mac| mac);
+        let mut negative = 0;
         for port in 1..200 {
             let client = SocketAddr::from(([192, 0, 2, 1], port));
             let issued = small.issue(client, at(0));
-            assert!((1..=99_999).contains(&issued), "{issued}");
+            assert!((-99_997..=99_999).contains(&issued), "{issued}");
             assert!(small.accepts(client, issued, at(0)));
-            assert_eq!(issued, other.issue(client, at(0)) % 99_999 + 1);
+            let all_bits = whole.issue(client, at(0));
+            assert_eq!(issued, all_bits % 99_999 + 1);
+            // The unshaped challenge is the same MAC's low 31 bits.
+            assert_eq!(other.issue(client, at(0)), all_bits & i32::MAX);
+            negative += usize::from(all_bits < 0);
         }
+        // The 32nd bit is the MAC's too: about half the challenges are negative.
+        assert!((50..150).contains(&negative), "{negative}");
         assert!(!format!("{small:?}").contains("keyed"));
     }
 }

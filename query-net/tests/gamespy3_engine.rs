@@ -14,7 +14,7 @@ use query_net::state::{PlayerState, ServerState, SharedState, TeamState};
 use query_net::{Options, Protocol, ServerStatus};
 use query_specs::gamespy3::{
     split_reply, ChallengeReply, JoinedColumn, KeyValue, ReplyContent, Request, Table,
-    SECTION_PLAYERS,
+    FLAGS_SPLIT, SECTION_PLAYERS,
 };
 use query_wire::{Decode, Encode, Text};
 use tokio::net::UdpSocket;
@@ -177,6 +177,34 @@ fn lost_query_is_resent_then_a_challenge_is_asked_for() {
         s.on_reply(&part, wake);
     }
     assert!(s.poll_result().unwrap().unwrap().complete);
+}
+
+/// Real servers send any 32-bit challenge, signed (Minecraft) or unsigned; the query echoes
+/// its 32 bits big-endian.
+#[test]
+fn any_32_bit_challenge_is_echoed_as_its_bits() {
+    for (digits, bits) in [
+        ("-2147483648", 0x8000_0000_u32),
+        ("-4026", 0xFFFF_F046),
+        ("4294967295", 0xFFFF_FFFF),
+        ("2147483647", 0x7FFF_FFFF),
+        ("123456", 123_456),
+    ] {
+        let t0 = Instant::now();
+        let mut s =
+            GameSpy3Session::with_session_id(target(), &options(), Protocol::GameSpy3, ID, true);
+        assert_eq!(sent(&mut s, t0).unwrap(), b"\xfe\xfd\x09\x01\x02\x03\x04");
+        let reply = ChallengeReply {
+            session_id: ID,
+            digits,
+        }
+        .to_vec()
+        .unwrap();
+        s.on_reply(&reply, t0);
+        let query = sent(&mut s, t0).unwrap();
+        assert_eq!(query[7..11], bits.to_be_bytes(), "{digits}");
+        assert_eq!(query[11..], FLAGS_SPLIT, "{digits}");
+    }
 }
 
 #[test]

@@ -34,7 +34,7 @@
 pub mod responder;
 mod status;
 
-pub use responder::{GameSpy3Config, GameSpy3Responder};
+pub use responder::{GameSpy3Config, GameSpy3Responder, MAX_CHALLENGE_REPLY};
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

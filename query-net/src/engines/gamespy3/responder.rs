@@ -1,11 +1,14 @@
 //! The GameSpy 3/4 responder: challenges issued and checked, the full query answered from the
 //! server state.
 //!
-//! - `FE FD 09` + session id → `09`, the session id, the challenge in ASCII digits. Challenges
-//!   are a keyed MAC of the source address and the time window (as A2S's): nothing is kept per
-//!   client, a challenge serves every query of its window and the one after. They run from 1
-//!   to 99999, so that the challenge reply (at most 11 bytes) is never longer than a query: a
-//!   forged query without a valid challenge gets at most the challenge back.
+//! - `FE FD 09` + session id → `09`, the session id, the challenge in signed decimal (as
+//!   Minecraft writes it). Challenges are a keyed MAC of the source address and the time window
+//!   (as A2S's): nothing is kept per client, a challenge serves every query of its window and
+//!   the one after. Like real servers' they are any 32-bit number, so a forged query guesses
+//!   one with a chance of 1 in 2³², except those under 100,000 in magnitude: qstat refuses a
+//!   challenge reply shorter than 12 bytes, so the digits are never fewer than 6. A forged
+//!   query without a valid challenge gets at most the challenge back: [`MAX_CHALLENGE_REPLY`]
+//!   bytes, 1.5 times the 11 bytes of a query without one.
 //! - `FE FD 00` + session id + challenge + `FF FF FF 01` → the reply parts: section 0 the
 //!   server's key/values (`hostname`, `gamename`, `gamever`, `version`, `mapname`, `map`,
 //!   `gametype`, `numplayers`, `maxplayers`, `password`, `hostport`, then the state's rules),
@@ -49,12 +52,20 @@ const MAX_DETAILS_BYTES: usize = 8 * 1024;
 const MAX_TABLE_BYTES: usize = 24 * 1024;
 /// Keys and values are cut to this many bytes.
 const MAX_TEXT: usize = 255;
-/// Challenges run from 1 to this.
-const MAX_CHALLENGE: i32 = 99_999;
+/// Challenges are at least this in magnitude: 6 characters of text or more.
+const MIN_CHALLENGE: u32 = 100_000;
+/// The longest challenge reply: `09`, the session id, `-2147483648` and its NUL.
+pub const MAX_CHALLENGE_REPLY: usize = 1 + 4 + 11 + 1;
 
-/// A challenge of 1 to [`MAX_CHALLENGE`] from the MAC's 31 bits: at most five digits.
-fn small_challenge(mac: i32) -> i32 {
-    mac % MAX_CHALLENGE + 1
+/// The challenge of a MAC's 32 bits: the MAC itself, or for the 199,999 values under
+/// [`MIN_CHALLENGE`] in magnitude (`0`, "no challenge", among them) the same with bit 30
+/// flipped, which is over 2³⁰ in magnitude.
+fn gamespy_challenge(mac: i32) -> i32 {
+    if mac.unsigned_abs() < MIN_CHALLENGE {
+        mac ^ 0x4000_0000
+    } else {
+        mac
+    }
 }
 
 /// How a [`GameSpy3Responder`] presents the server, beyond the [`ServerState`].
@@ -89,17 +100,18 @@ impl Default for GameSpy3Config {
 /// Answers GameSpy 3/4 queries from a [`SharedState`]; see the [module](self) docs.
 ///
 /// ```
-/// use query_net::engines::gamespy3::{GameSpy3Config, GameSpy3Responder};
+/// use query_net::engines::gamespy3::{GameSpy3Config, GameSpy3Responder, MAX_CHALLENGE_REPLY};
 /// use query_net::service::Service;
 /// use query_net::state::{ServerState, SharedState};
 ///
 /// let state = SharedState::new(ServerState { name: "Fort".into(), max_players: 8, ..ServerState::default() });
 /// let mut service = Service::new(GameSpy3Responder::new(state, GameSpy3Config::default())).rate_limit(None);
 /// let from = "192.0.2.1:5000".parse().unwrap();
-/// // A query without the challenge gets the challenge, no longer than the query.
+/// // A query without the challenge gets the challenge: any 32-bit number, 6 to 11 characters.
 /// let query = b"\xfe\xfd\x00\x01\x02\x03\x04\xff\xff\xff\x01";
 /// let challenge = service.handle(from, query).next().unwrap().to_vec();
-/// assert!(challenge.starts_with(b"\x09\x01\x02\x03\x04") && challenge.len() <= query.len());
+/// assert!(challenge.starts_with(b"\x09\x01\x02\x03\x04"));
+/// assert!((12..=MAX_CHALLENGE_REPLY).contains(&challenge.len()));
 /// let digits: i32 = std::str::from_utf8(&challenge[5..challenge.len() - 1]).unwrap().parse().unwrap();
 /// let mut again = query[..7].to_vec();
 /// again.extend_from_slice(&digits.to_be_bytes());
@@ -120,7 +132,7 @@ impl GameSpy3Responder {
     /// Answers from `state` as `config` says, with a random challenge key.
     pub fn new(state: SharedState, config: GameSpy3Config) -> Self {
         GameSpy3Responder {
-            challenges: KeyedChallenge::new(config.challenge_window).shaped(small_challenge),
+            challenges: KeyedChallenge::new(config.challenge_window).shaped(gamespy_challenge),
             state,
             config,
             encoded: SnapshotCache::new(),
@@ -158,8 +170,8 @@ impl GameSpy3Responder {
         wall: SystemTime,
         replies: &mut ReplySink,
     ) -> Result<usize, query_wire::Error> {
-        let mut digits = [0u8; 10];
-        let digits = decimal(self.challenge(from, wall).unsigned_abs(), &mut digits);
+        let mut digits = [0u8; 11];
+        let digits = decimal(self.challenge(from, wall), &mut digits);
         let reply = ChallengeReply { session_id, digits };
         replies.push_encoded(&reply, ())?;
         Ok(reply.encoded_len(()))
@@ -227,18 +239,18 @@ impl Responder for GameSpy3Responder {
             return self.answer(query.session_id, replies);
         }
         match self.push_challenge(from, query.session_id, now.wall, replies) {
-            Ok(len) if len <= datagram.len() => Verdict::Answered,
-            Ok(_) => {
-                replies.clear();
-                Verdict::Dropped(DropReason::BadChallenge)
+            Ok(len) => {
+                debug_assert!(len <= MAX_CHALLENGE_REPLY);
+                Verdict::Answered
             }
             Err(_) => Verdict::Dropped(DropReason::Unsupported),
         }
     }
 }
 
-/// `n` in ASCII digits, written at the end of `buf`.
-fn decimal(mut n: u32, buf: &mut [u8; 10]) -> &str {
+/// `value` in signed decimal, written at the end of `buf`.
+fn decimal(value: i32, buf: &mut [u8; 11]) -> &str {
+    let mut n = value.unsigned_abs();
     let mut at = buf.len();
     loop {
         at -= 1;
@@ -248,7 +260,11 @@ fn decimal(mut n: u32, buf: &mut [u8; 10]) -> &str {
             break;
         }
     }
-    // Only ASCII digits were written.
+    if value < 0 {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    // Only ASCII digits and a sign were written.
     std::str::from_utf8(&buf[at..]).unwrap_or("0")
 }
 
@@ -458,4 +474,52 @@ fn content(state: &ServerState, config: &GameSpy3Config) -> ReplyContent<'static
         });
     }
     ReplyContent { details, tables }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn challenges_are_any_32_bit_number_of_6_characters_or_more() {
+        assert_eq!(gamespy_challenge(-2_000_000_000), -2_000_000_000);
+        assert_eq!(gamespy_challenge(100_000), 100_000);
+        assert_eq!(gamespy_challenge(-100_000), -100_000);
+        for small in [0, 1, -1, 99_999, -99_999] {
+            let shaped = gamespy_challenge(small);
+            assert!(shaped.unsigned_abs() >= 1 << 30, "{small} → {shaped}");
+        }
+        let mut buf = [0; 11];
+        assert_eq!(decimal(i32::MIN, &mut buf), "-2147483648");
+        assert_eq!(decimal(i32::MAX, &mut buf), "2147483647");
+        assert_eq!(decimal(-100_000, &mut buf), "-100000");
+        assert_eq!(decimal(0, &mut buf), "0");
+    }
+
+    #[test]
+    fn the_challenge_reply_reads_back_as_the_challenge_issued_and_fits_its_bound() {
+        let responder = GameSpy3Responder::new(
+            SharedState::new(ServerState::default()),
+            GameSpy3Config::default(),
+        )
+        .with_secret(&[3; 32]);
+        let wall = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let mut negative = 0;
+        for port in 1..400 {
+            let from = SocketAddr::from(([192, 0, 2, 1], port));
+            let issued = responder.challenge(from, wall);
+            negative += usize::from(issued < 0);
+            let mut buf = [0; 11];
+            let reply = ChallengeReply {
+                session_id: 7,
+                digits: decimal(issued, &mut buf),
+            };
+            let bytes = reply.to_vec().unwrap();
+            assert!((12..=MAX_CHALLENGE_REPLY).contains(&bytes.len()), "{bytes:?}");
+            let read = ChallengeReply::from_bytes(&bytes).unwrap();
+            assert_eq!(read.challenge().unwrap(), Some(issued));
+        }
+        // The sign bit is the MAC's: about half are negative.
+        assert!((100..300).contains(&negative), "{negative}");
+    }
 }
