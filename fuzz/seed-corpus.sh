@@ -152,6 +152,10 @@ if split:
     open(f"{sys.argv[2]}_split", "wb").write(b"\x08" + b"\x08".join(split))
 PY
   done
+  mkdir -p corpus/ase
+  for f in "$vectors"/captures/gameq/ase/*_response.txt; do
+    cp "$f" "corpus/ase/$(basename "$f" _response.txt)"
+  done
   for f in "$vectors"/captures/gameq/frostbite/*_response.txt; do
     python3 -c 'import sys; open(sys.argv[2], "wb").write(open(sys.argv[1], "rb").read().replace(b"\n||\n", b""))' \
       "$f" "corpus/frostbite/$(basename "$f" _response.txt)"

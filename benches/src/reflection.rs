@@ -86,6 +86,7 @@ pub fn attacks() -> Vec<Attack> {
             "GameSpy 3 query",
             b"\xfe\xfd\x00\x01\x02\x03\x04\xff\xff\xff\x01",
         ),
+        attack(Protocol::Ase, "All-Seeing Eye `s`", b"s"),
     ]
 }
 
@@ -148,6 +149,10 @@ fn responder(protocol: Protocol, state: SharedState) -> Box<dyn Responder + Send
         Protocol::Bedrock => Box::new(query_net::engines::bedrock::BedrockResponder::new(
             state,
             query_net::engines::bedrock::BedrockConfig::default(),
+        )),
+        Protocol::Ase => Box::new(query_net::engines::ase::AseResponder::new(
+            state,
+            query_net::engines::ase::AseConfig::default(),
         )),
     }
 }

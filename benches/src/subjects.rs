@@ -132,6 +132,10 @@ pub fn responder(protocol: Protocol, state: &SharedState, sqp_challenges: usize)
             state.clone(),
             query_net::engines::bedrock::BedrockConfig::default(),
         )),
+        Protocol::Ase => Box::new(query_net::engines::ase::AseResponder::new(
+            state.clone(),
+            query_net::engines::ase::AseConfig::default(),
+        )),
     })
 }
 

@@ -18,7 +18,7 @@ fn the_first_request_draws_what_the_readme_says() {
             failures.push(format!("{}: no row in the README", attack.label));
             continue;
         };
-        // `≤ N B` where the reply's size varies (a challenge of 1 to 5 digits).
+        // `≤ N B` where the reply's size varies (a challenge of 6 to 11 characters).
         let cell = line[row.len()..].split(" B").next().unwrap().trim();
         let (at_most, number) = match cell.strip_prefix('≤') {
             Some(number) => (true, number.trim()),

@@ -19,6 +19,7 @@ pub fn title(protocol: Protocol) -> &'static str {
         Protocol::Minecraft => "Minecraft Java",
         Protocol::MinecraftQuery => "Minecraft Query",
         Protocol::Bedrock => "Minecraft Bedrock",
+        Protocol::Ase => "All-Seeing Eye",
     }
 }
 
@@ -34,11 +35,12 @@ pub fn reports_teams(protocol: Protocol) -> bool {
         | Protocol::Quake3
         | Protocol::Minecraft
         | Protocol::MinecraftQuery
-        | Protocol::Bedrock => false,
+        | Protocol::Bedrock
+        | Protocol::Ase => false,
     }
 }
 
-/// Every protocol's title, as a list in a sentence: `SQP, OneQuery, ... and Minecraft Bedrock`.
+/// Every protocol's title, as a list in a sentence: `SQP, OneQuery, ... and All-Seeing Eye`.
 pub fn titles() -> String {
     let titles = Protocol::ALL.map(title);
     match titles.split_last() {
@@ -147,6 +149,6 @@ mod tests {
     fn titles_read_as_a_list() {
         let titles = titles();
         assert!(titles.starts_with("SQP, OneQuery, "), "{titles}");
-        assert!(titles.ends_with(" and Minecraft Bedrock"), "{titles}");
+        assert!(titles.ends_with(" and All-Seeing Eye"), "{titles}");
     }
 }

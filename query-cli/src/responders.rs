@@ -7,6 +7,7 @@ use query_net::clock::Now;
 use query_net::engine::{ReplySink, Responder, Verdict};
 use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::all::AllProtocols;
+use query_net::engines::ase::{AseConfig, AseResponder};
 use query_net::engines::bedrock::{BedrockConfig, BedrockResponder};
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use query_net::engines::gamespy2::{GameSpy2Config, GameSpy2Responder};
@@ -135,6 +136,7 @@ pub fn build(role: Role, state: &SharedState, settings: &Settings) -> Outcome<An
             state.clone(),
             BedrockConfig::default(),
         )),
+        Role::One(Protocol::Ase) => Box::new(ase(state, settings)),
         Role::All => Box::new(
             AllProtocols::new(state.clone())
                 .with_onequery(onequery(state, settings))
@@ -146,6 +148,19 @@ pub fn build(role: Role, state: &SharedState, settings: &Settings) -> Outcome<An
                 .with_gamespy3(gamespy3(state, settings, false)),
         ),
     })
+}
+
+/// ASE text is UTF-8 (as MTA sends it) unless `--encoding` chose another; `--game`'s
+/// `gamename` is sent as the game's short name.
+fn ase(state: &SharedState, settings: &Settings) -> AseResponder {
+    let mut config = AseConfig::default();
+    if settings.encoding != Settings::default().encoding {
+        config.encoding = settings.encoding;
+    }
+    if !settings.game_name.is_empty() {
+        config.game.clone_from(&settings.game_name);
+    }
+    AseResponder::new(state.clone(), config)
 }
 
 fn gamespy1(state: &SharedState, settings: &Settings) -> GameSpy1Responder {

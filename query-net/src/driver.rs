@@ -3,8 +3,8 @@
 //! - [`query`] resolves a host, picks the protocol's engine and runs it; [`query_blocking`] does
 //!   the same for code without an async runtime. [`query_sqp`], [`query_onequery`],
 //!   [`query_samp`], [`query_gamespy1`], [`query_a2s`], [`query_quake3`], [`query_gamespy2`],
-//!   [`query_gamespy3`], [`query_minecraft`], [`query_minecraft_query`] and [`query_bedrock`]
-//!   do it for one protocol each, one for every [`Protocol`].
+//!   [`query_gamespy3`], [`query_minecraft`], [`query_minecraft_query`], [`query_bedrock`]
+//!   and [`query_eye`] do it for one protocol each, one for every [`Protocol`].
 //! - [`run_session`] runs any [`ClientSession`] on a socket you provide.
 //! - [`serve`] answers requests with a [`Service`] until told to stop.
 
@@ -558,6 +558,25 @@ pub async fn query_bedrock(
     query(Protocol::Bedrock, target, options).await
 }
 
+/// Queries an All-Seeing Eye server (Multi Theft Auto, Far Cry) on its query port: the
+/// game port + 123, 22126 unless `target` names one.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_eye("mta.example.org", &Options::default()).await?;
+/// println!("{}: {}/{}", status.name, status.num_players, status.max_players);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_eye(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    query(Protocol::Ase, target, options).await
+}
+
 /// [`query`] for code without an async runtime: runs one on the current thread.
 ///
 /// Returns an error if called from inside a tokio runtime (await [`query`] there instead).
@@ -931,6 +950,7 @@ mod tests {
             Protocol::Minecraft => query_minecraft(target, options).await,
             Protocol::MinecraftQuery => query_minecraft_query(target, options).await,
             Protocol::Bedrock => query_bedrock(target, options).await,
+            Protocol::Ase => query_eye(target, options).await,
         }
     }
 

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 /// A game-query protocol.
 ///
 /// The names (`sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`, `gamespy2`, `gamespy3`,
-/// `minecraft`, `minecraft-query`, `bedrock`) are the same in `Display`, `FromStr`, JSON
-/// and the command line.
+/// `minecraft`, `minecraft-query`, `bedrock`, `eye`) are the same in `Display`, `FromStr`,
+/// JSON and the command line.
 ///
 /// ```
 /// use query_net::Protocol;
@@ -52,11 +52,15 @@ pub enum Protocol {
     MinecraftQuery,
     /// Minecraft Bedrock Edition (and Geyser, Nukkit, PocketMine): RakNet's unconnected ping.
     Bedrock,
+    /// The All-Seeing Eye (ASE): Multi Theft Auto: San Andreas, Far Cry, Chaser. Named `eye`,
+    /// as qstat names it: `ase` is the game id of Ark: Survival Evolved (an A2S game).
+    #[serde(rename = "eye")]
+    Ase,
 }
 
 impl Protocol {
     /// Every protocol, in a stable order.
-    pub const ALL: [Protocol; 11] = [
+    pub const ALL: [Protocol; 12] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
@@ -68,11 +72,12 @@ impl Protocol {
         Protocol::Minecraft,
         Protocol::MinecraftQuery,
         Protocol::Bedrock,
+        Protocol::Ase,
     ];
 
     /// Every protocol queried with datagrams: [`ALL`](Protocol::ALL) without Minecraft's
     /// status ping, which is TCP ([`is_stream`](Protocol::is_stream)).
-    pub const DATAGRAM: [Protocol; 10] = [
+    pub const DATAGRAM: [Protocol; 11] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
@@ -83,6 +88,7 @@ impl Protocol {
         Protocol::GameSpy3,
         Protocol::MinecraftQuery,
         Protocol::Bedrock,
+        Protocol::Ase,
     ];
 
     /// The port servers of the protocol usually answer on, for a target given without one:
@@ -103,6 +109,8 @@ impl Protocol {
     /// - Minecraft: 25565, the game port, which answers the status ping; its Query
     ///   (`enable-query`) answers on 25565 too, over UDP, unless `query.port` says otherwise.
     /// - Bedrock: 19132, the game port, which answers the ping.
+    /// - ASE: 22126, Multi Theft Auto's query port: its game port 22003 + 123, the offset
+    ///   every ASE game uses.
     pub fn default_port(self) -> u16 {
         match self {
             Protocol::Sqp => 7779,
@@ -115,11 +123,12 @@ impl Protocol {
             Protocol::GameSpy3 => 29900,
             Protocol::Minecraft | Protocol::MinecraftQuery => 25565,
             Protocol::Bedrock => 19132,
+            Protocol::Ase => 22126,
         }
     }
 
     /// The protocol's short name: `sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`,
-    /// `gamespy2`, `gamespy3`, `minecraft`, `minecraft-query`, `bedrock`.
+    /// `gamespy2`, `gamespy3`, `minecraft`, `minecraft-query`, `bedrock`, `eye`.
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Sqp => "sqp",
@@ -133,6 +142,7 @@ impl Protocol {
             Protocol::Minecraft => "minecraft",
             Protocol::MinecraftQuery => "minecraft-query",
             Protocol::Bedrock => "bedrock",
+            Protocol::Ase => "eye",
         }
     }
 }

@@ -185,6 +185,8 @@ impl<'a> Answering<'a> {
             Protocol::GameSpy2 => self.gamespy2(request),
             Protocol::GameSpy3 | Protocol::MinecraftQuery => self.gamespy3(request),
             Protocol::Bedrock => self.bedrock(request),
+            // A reply echoes nothing of the request; every datagram answers it.
+            Protocol::Ase => self.replies.to_vec(),
             // A stream: `replay_spaced` fails before asking (see `status_from_replies`).
             Protocol::Minecraft => Vec::new(),
         }

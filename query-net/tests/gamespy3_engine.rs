@@ -13,8 +13,8 @@ use query_net::service::Service;
 use query_net::state::{PlayerState, ServerState, SharedState, TeamState};
 use query_net::{Options, Protocol, ServerStatus};
 use query_specs::gamespy3::{
-    split_reply, ChallengeReply, JoinedColumn, KeyValue, ReplyContent, Request, Table,
-    FLAGS_SPLIT, SECTION_PLAYERS,
+    split_reply, ChallengeReply, JoinedColumn, KeyValue, ReplyContent, Request, Table, FLAGS_SPLIT,
+    SECTION_PLAYERS,
 };
 use query_wire::{Decode, Encode, Text};
 use tokio::net::UdpSocket;

@@ -39,8 +39,8 @@ use crate::engine::{DropReason, ReplySink, Responder, Verdict};
 use crate::protocol::Protocol;
 use crate::state::SharedState;
 
-/// The protocols [`AllProtocols`] answers (every datagram protocol but Bedrock, whose servers
-/// answer on a port of their own).
+/// The protocols [`AllProtocols`] answers (every datagram protocol but Bedrock and ASE, whose
+/// servers answer on a port of their own).
 pub const ROUTED: [Protocol; 9] = [
     Protocol::Sqp,
     Protocol::OneQuery,
@@ -262,9 +262,9 @@ impl Responder for AllProtocols {
             Some(Protocol::GameSpy3 | Protocol::MinecraftQuery) => {
                 self.gamespy3.handle(from, datagram, now, replies)
             }
-            // `route` names neither: Bedrock servers answer on a port of their own, and
-            // Minecraft's status ping is TCP.
-            Some(Protocol::Bedrock | Protocol::Minecraft) => {
+            // `route` names none of these: Bedrock and ASE servers answer on a port of their
+            // own, and Minecraft's status ping is TCP.
+            Some(Protocol::Bedrock | Protocol::Ase | Protocol::Minecraft) => {
                 Verdict::Dropped(DropReason::Unsupported)
             }
         }

@@ -12,6 +12,7 @@ use crate::status::ServerStatus;
 
 pub mod a2s;
 pub mod all;
+pub mod ase;
 pub mod bedrock;
 mod fit;
 pub mod gamespy1;
@@ -58,6 +59,7 @@ pub fn new_session_learning(
         Protocol::MinecraftQuery => gamespy3::minecraft_client(target, options),
         Protocol::Minecraft => return Err(QueryError::StreamOnly(protocol)),
         Protocol::Bedrock => bedrock::client(target, options),
+        Protocol::Ase => ase::client(target, options),
     }?;
     // Every protocol's query ends by the deadline and holds at most the byte cap.
     Ok(Box::new(Bounded::from_options(session, options)))

@@ -15,8 +15,8 @@ use query_games::plan::Choice;
 use query_net::engines::sqp::{chunk_names, find_chunks, ChunkSearchError};
 use query_net::{replay, Options, Protocol, ServerStatus};
 use query_specs::{
-    a2s, bedrock, gamespy1, gamespy2, gamespy3, minecraft_java, minecraft_legacy, onequery, quake3,
-    samp, sqp,
+    a2s, ase, bedrock, gamespy1, gamespy2, gamespy3, minecraft_java, minecraft_legacy, onequery,
+    quake3, samp, sqp,
 };
 use query_wire::{Decode, Reader, TextEncoding};
 use serde::Serialize;
@@ -83,6 +83,12 @@ fn decode_datagrams(args: &DecodeArgs, datagrams: &[Datagram]) -> Outcome<(Body,
             decode_gamespy3_datagrams(datagrams, args.protocol, args.as_kind, encoding)
         }
         Protocol::Bedrock => each_datagram(datagrams, |d| decode_bedrock(d, args.as_kind)),
+        Protocol::Ase => {
+            let encoding = args
+                .encoding
+                .unwrap_or(query_net::engines::ase::DEFAULT_ENCODING);
+            each_datagram(datagrams, |d| decode_ase(d, args.as_kind, encoding))
+        }
         Protocol::Minecraft => each_datagram(datagrams, |d| decode_minecraft(d, args.as_kind)),
     }
 }
@@ -630,6 +636,28 @@ fn decode_samp(
         || samp::Reply::from_bytes(bytes).map(|r| serialize(&r)),
         // Only a ping decodes both ways, and its reply is byte for byte its request.
         PacketKind::Request,
+    )?;
+    if encoding != TextEncoding::Windows1252 {
+        reading.packet.map_strings(&|text| reread(text, encoding));
+    }
+    Ok((reading, notes))
+}
+
+/// An ASE request (`s`) or `EYE1` reply, its text read in `encoding` (UTF-8 unless told).
+fn decode_ase(
+    datagram: &Datagram,
+    forced: Option<PacketKind>,
+    encoding: TextEncoding,
+) -> Outcome<Decoded> {
+    let bytes = &datagram.bytes;
+    let (mut reading, notes) = choose(
+        datagram,
+        Protocol::Ase,
+        forced,
+        || ase::Request::from_bytes(bytes).map(|r| serialize(&r)),
+        || ase::Reply::from_bytes(bytes).map(|r| serialize(&r)),
+        // No datagram decodes both ways: a reply starts with `EYE1`.
+        PacketKind::Reply,
     )?;
     if encoding != TextEncoding::Windows1252 {
         reading.packet.map_strings(&|text| reread(text, encoding));

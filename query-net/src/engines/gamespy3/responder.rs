@@ -515,7 +515,10 @@ mod tests {
                 digits: decimal(issued, &mut buf),
             };
             let bytes = reply.to_vec().unwrap();
-            assert!((12..=MAX_CHALLENGE_REPLY).contains(&bytes.len()), "{bytes:?}");
+            assert!(
+                (12..=MAX_CHALLENGE_REPLY).contains(&bytes.len()),
+                "{bytes:?}"
+            );
             let read = ChallengeReply::from_bytes(&bytes).unwrap();
             assert_eq!(read.challenge().unwrap(), Some(issued));
         }
