@@ -2421,3 +2421,228 @@ fn gamedig_reads_minecraft() {
     }
     c.finish();
 }
+
+/// The served rules as the All-Seeing Eye responder sends them, in order, as text.
+fn ase_rules(state: &ServerState) -> Vec<(String, String)> {
+    state
+        .rules
+        .iter()
+        .map(|(key, value)| (key.clone(), rule_text(value)))
+        .collect()
+}
+
+/// The rules a client reports: the served rules that fit the one datagram after the server's
+/// fields and before the 48 players, which the responder keeps (it leaves rules out first). So
+/// the reported rules must be the first of the served ones, some of them and not all (compared
+/// as sorted lists: the clients' JSON objects keep no order).
+fn compare_ase_rules(c: &mut Comparison, state: &ServerState, reported: &[(String, String)]) {
+    let served = ase_rules(state);
+    c.field(
+        "rules (some, not all: the datagram is full)",
+        true,
+        !reported.is_empty() && reported.len() < served.len(),
+    );
+    let first = sorted(served[..reported.len().min(served.len())].to_vec());
+    c.list(
+        "rules (the first served ones)",
+        &first,
+        &sorted(reported.to_vec()),
+    );
+}
+
+/// The players as an ASE client reports them: name, team, score, ping, in the served order.
+fn ase_players(state: &ServerState) -> Vec<(String, Option<String>, i64, u32)> {
+    state
+        .players
+        .iter()
+        .map(|p| (p.name.clone(), p.team.clone(), p.score, p.ping))
+        .collect()
+}
+
+/// gamedig's `gtasamta` (Multi Theft Auto, its `ase` protocol) reads `gsq serve --eye`: name,
+/// map, version, password, slots, game port, the game's short name and type, the rules that
+/// fit, every player (name, team, score, ping). gamedig keeps every value but the players'
+/// in `raw` as text, numbers of the players as numbers.
+#[test]
+fn gamedig_reads_ase() {
+    let serve = Serve::start(&["eye"]);
+    let address = serve.address("eye");
+    let Some(reported) = gamedig("gtasamta", address) else {
+        return;
+    };
+    let state = served_state();
+    let mut c = Comparison::new("gamedig gtasamta (All-Seeing Eye)");
+    compare_gamedig_common(&mut c, address, &reported);
+    c.field("protocol", Some("ase"), json_str(&reported["protocol"]));
+    c.field(
+        "name",
+        Some(state.name.as_str()),
+        json_str(&reported["name"]),
+    );
+    c.field("map", Some(state.map.as_str()), json_str(&reported["map"]));
+    c.field(
+        "version",
+        Some(state.version.as_str()),
+        json_str(&reported["version"]),
+    );
+    c.field(
+        "password",
+        Some(state.password),
+        reported["password"].as_bool(),
+    );
+    c.field(
+        "maxplayers",
+        Some(u64::from(state.max_players)),
+        reported["maxplayers"].as_u64(),
+    );
+    c.field(
+        "numplayers",
+        Some(state.players.len() as u64),
+        reported["numplayers"].as_u64(),
+    );
+    let connect = format!("{}:{}", address.ip(), state.port);
+    c.field(
+        "connect (host and game port)",
+        Some(connect.as_str()),
+        json_str(&reported["connect"]),
+    );
+    c.field(
+        "raw.gamename",
+        Some("mta"),
+        json_str(&reported["raw"]["gamename"]),
+    );
+    c.field(
+        "raw.gametype",
+        Some(state.game_type.as_str()),
+        json_str(&reported["raw"]["gametype"]),
+    );
+    // The rest of `raw` is the rules, in order.
+    let rules: Vec<(String, String)> = reported["raw"]
+        .as_object()
+        .map(|raw| {
+            raw.iter()
+                .filter(|(key, _)| !matches!(key.as_str(), "gamename" | "gametype"))
+                .map(|(key, value)| (key.clone(), json_str(value).unwrap_or("?").to_owned()))
+                .collect()
+        })
+        .unwrap_or_default();
+    compare_ase_rules(&mut c, &state, &rules);
+    let players: Vec<(String, Option<String>, i64, u32)> = reported["players"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|p| {
+            (
+                json_str(&p["name"]).unwrap_or("?").to_owned(),
+                json_str(&p["raw"]["team"]).map(str::to_owned),
+                p["raw"]["score"].as_i64().unwrap_or(i64::MIN),
+                p["raw"]["ping"].as_u64().map_or(u32::MAX, |n| n as u32),
+            )
+        })
+        .collect();
+    c.list(
+        "players (name, team, score, ping)",
+        &ase_players(&state),
+        &players,
+    );
+    c.finish();
+}
+
+/// opengsq's `ASE.get_status` reads `gsq serve --eye`: every field of its status, the rules
+/// that fit, every player (name, team, score, ping; skin and time are not sent).
+#[test]
+fn opengsq_reads_ase() {
+    let serve = Serve::start(&["eye"]);
+    let Some(reported) = opengsq("ase", serve.address("eye")) else {
+        return;
+    };
+    let state = served_state();
+    let mut c = Comparison::new("opengsq ASE");
+    c.keys(
+        "status",
+        &[
+            "game_name",
+            "game_port",
+            "hostname",
+            "game_type",
+            "map",
+            "version",
+            "password",
+            "num_players",
+            "max_players",
+            "rules",
+            "players",
+        ],
+        &reported,
+    );
+    c.field("game_name", Some("mta"), json_str(&reported["game_name"]));
+    c.field(
+        "game_port",
+        Some(u64::from(state.port)),
+        reported["game_port"].as_u64(),
+    );
+    c.field(
+        "hostname",
+        Some(state.name.as_str()),
+        json_str(&reported["hostname"]),
+    );
+    c.field(
+        "game_type",
+        Some(state.game_type.as_str()),
+        json_str(&reported["game_type"]),
+    );
+    c.field("map", Some(state.map.as_str()), json_str(&reported["map"]));
+    c.field(
+        "version",
+        Some(state.version.as_str()),
+        json_str(&reported["version"]),
+    );
+    c.field(
+        "password",
+        Some(state.password),
+        reported["password"].as_bool(),
+    );
+    c.field(
+        "num_players",
+        Some(state.players.len() as u64),
+        reported["num_players"].as_u64(),
+    );
+    c.field(
+        "max_players",
+        Some(u64::from(state.max_players)),
+        reported["max_players"].as_u64(),
+    );
+    let rules: Vec<(String, String)> = reported["rules"]
+        .as_object()
+        .map(|rules| {
+            rules
+                .iter()
+                .map(|(key, value)| (key.clone(), json_str(value).unwrap_or("?").to_owned()))
+                .collect()
+        })
+        .unwrap_or_default();
+    compare_ase_rules(&mut c, &state, &rules);
+    let players = reported["players"].as_array().cloned().unwrap_or_default();
+    let read: Vec<(String, Option<String>, i64, u32)> = players
+        .iter()
+        .map(|p| {
+            (
+                json_str(&p["name"]).unwrap_or("?").to_owned(),
+                json_str(&p["team"]).map(str::to_owned),
+                p["score"].as_i64().unwrap_or(i64::MIN),
+                p["ping"].as_u64().map_or(u32::MAX, |n| n as u32),
+            )
+        })
+        .collect();
+    c.list(
+        "players (name, team, score, ping)",
+        &ase_players(&state),
+        &read,
+    );
+    let unsent = players
+        .iter()
+        .all(|p| p["skin"].is_null() && p["time"].is_null());
+    c.field("players' skin and time (not sent)", true, unsent);
+    c.finish();
+}

@@ -1,6 +1,6 @@
 """Queries one server with opengsq and prints what opengsq reports, as JSON, on stdout.
 
-    python opengsq_query.py samp|gamespy1|a2s|quake3|gamespy2|gamespy3|gamespy4 <host> <port>
+    python opengsq_query.py samp|gamespy1|a2s|quake3|gamespy2|gamespy3|gamespy4|ase <host> <port>
 
 The output holds opengsq's own results, converted to JSON without interpretation:
 - samp: {"status": Status, "rules": ..., "players": [Player]} from get_status, get_rules and
@@ -25,6 +25,7 @@ The output holds opengsq's own results, converted to JSON without interpretation
   a server that requires one (as `gsq serve --gamespy3` does) answers with the challenge.
 - gamespy4: {"info": ..., "players": [...], "teams": [...]} from GameSpy4's get_status
   (GameSpy 3 with the challenge, as Minecraft's query).
+- ase: the Status dataclass from ASE's get_status (the All-Seeing Eye), players included.
 
 Any failure exits non-zero with opengsq's message.
 """
@@ -36,7 +37,7 @@ import json
 import sys
 import traceback
 
-from opengsq.protocols import GameSpy1, GameSpy2, GameSpy3, GameSpy4, Quake3, Samp, Source
+from opengsq.protocols import ASE, GameSpy1, GameSpy2, GameSpy3, GameSpy4, Quake3, Samp, Source
 
 TIMEOUT_SECONDS = 5.0
 
@@ -113,6 +114,11 @@ async def query_gamespy4(host: str, port: int) -> dict:
     return {"info": status.info, "players": status.players, "teams": status.teams}
 
 
+async def query_ase(host: str, port: int) -> dict:
+    eye = ASE(host=host, port=port, timeout=TIMEOUT_SECONDS)
+    return dataclasses.asdict(await eye.get_status())
+
+
 QUERIES = {
     "samp": query_samp,
     "gamespy1": query_gamespy1,
@@ -121,6 +127,7 @@ QUERIES = {
     "gamespy2": query_gamespy2,
     "gamespy3": query_gamespy3,
     "gamespy4": query_gamespy4,
+    "ase": query_ase,
 }
 
 

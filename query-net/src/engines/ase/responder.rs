@@ -5,8 +5,9 @@
 //! which would end the list, is left out); then each player with a name, team (when it has
 //! one), score and ping, flagged as such. Text goes out in [`AseConfig::encoding`] (UTF-8, as
 //! MTA sends it) with what it cannot represent as `?`, cut to the 254 bytes a length byte can
-//! count. A reply over [`AseConfig::max_datagram`] leaves out players from the end, then rules,
-//! so the player count says how many the list lacks, as a client can tell.
+//! count. A reply over [`AseConfig::max_datagram`] leaves out rules from the end, then players
+//! (the list server lists show), so the player count says how many the list lacks, as a
+//! client can tell.
 //!
 //! ASE has no challenge: every reply goes to an address nobody verified and is charged to the
 //! byte budget of unproven sources by the [`Service`](crate::service::Service) that runs the
@@ -141,7 +142,7 @@ fn wire_text<'t>(text: &'t str, encoding: TextEncoding) -> Text<'t> {
     }
 }
 
-/// The reply for `state` into `out`, leaving out players from the end, then rules, until it
+/// The reply for `state` into `out`, leaving out rules from the end, then players, until it
 /// fits `max` bytes.
 fn encode_reply(
     state: &ServerState,
@@ -201,13 +202,13 @@ fn encode_reply(
             time: None,
         })
         .collect();
-    // Each player and rule costs what it encodes to: drop from the end until the reply fits.
+    // Each rule and player costs what it encodes to: drop from the end until the reply fits.
     let mut len = reply.encoded_len(());
     while len > max {
-        if let Some(player) = reply.players.pop() {
-            len -= player.encoded_len(());
-        } else if let Some(rule) = reply.rules.pop() {
+        if let Some(rule) = reply.rules.pop() {
             len -= rule.encoded_len(());
+        } else if let Some(player) = reply.players.pop() {
+            len -= player.encoded_len(());
         } else {
             break;
         }
@@ -263,8 +264,8 @@ mod tests {
     }
 
     #[test]
-    fn a_big_state_is_cut_to_the_datagram_players_first() {
-        for (players, rules) in [(200, 0), (200, 50), (0, 200)] {
+    fn a_big_state_is_cut_to_the_datagram_rules_first() {
+        for (players, rules) in [(200, 0), (200, 50), (0, 200), (5, 200)] {
             let mut out = Vec::new();
             encode_reply(
                 &state(players, rules),
@@ -273,11 +274,16 @@ mod tests {
                 &mut out,
             )
             .unwrap();
-            assert!(out.len() <= 1400 && out.len() > 1200, "{}", out.len());
+            assert!(out.len() <= 1400 && out.len() > 1300, "{}", out.len());
             let reply = Reply::from_bytes(&out).unwrap();
             assert_eq!(reply.num_players.as_bytes(), players.to_string().as_bytes());
-            if !reply.rules.is_empty() && rules > 0 {
-                assert!(reply.players.is_empty() || reply.rules.len() == rules);
+            // Players are kept while a rule is left to drop.
+            if reply.players.len() < players {
+                assert!(reply.rules.is_empty(), "{players} {rules}");
+            }
+            if players == 5 {
+                assert_eq!(reply.players.len(), 5);
+                assert!(!reply.rules.is_empty() && reply.rules.len() < rules);
             }
         }
     }
