@@ -4,11 +4,11 @@
 //! - `FE FD 09` + session id → `09`, the session id, the challenge in signed decimal (as
 //!   Minecraft writes it). Challenges are a keyed MAC of the source address and the time window
 //!   (as A2S's): nothing is kept per client, a challenge serves every query of its window and
-//!   the one after. Like real servers' they are any 32-bit number, so a forged query guesses
-//!   one with a chance of 1 in 2³², except those under 100,000 in magnitude: qstat refuses a
-//!   challenge reply shorter than 12 bytes, so the digits are never fewer than 6. A forged
-//!   query without a valid challenge gets at most the challenge back: [`MAX_CHALLENGE_REPLY`]
-//!   bytes, 1.5 times the 11 bytes of a query without one.
+//!   the one after. Like real servers' they are any 32-bit number (but the 199,999 under
+//!   100,000 in magnitude: qstat refuses a challenge reply shorter than 12 bytes, so the digits
+//!   are never fewer than 6), so a forged query guesses one with a chance of about 1 in 2³².
+//!   A forged query without a valid challenge gets at most the challenge back:
+//!   [`MAX_CHALLENGE_REPLY`] bytes, 1.5 times the 11 bytes of a query without one.
 //! - `FE FD 00` + session id + challenge + `FF FF FF 01` → the reply parts: section 0 the
 //!   server's key/values (`hostname`, `gamename`, `gamever`, `version`, `mapname`, `map`,
 //!   `gametype`, `numplayers`, `maxplayers`, `password`, `hostport`, then the state's rules),
