@@ -369,9 +369,15 @@ mod tests {
         let first = layout.target(0).addr;
         let last = layout.target(targets - 1).addr;
         assert_eq!(first.to_string(), "127.77.0.1:20000");
+        // 200 addresses to a /24: the last is the (targets / 100)th, 1-based.
+        let addresses = targets / 100;
         assert_eq!(
             last.to_string(),
-            format!("127.77.0.{}:20099", targets / 100)
+            format!(
+                "127.77.{}.{}:20099",
+                (addresses - 1) / 200,
+                (addresses - 1) % 200 + 1
+            )
         );
     }
 
