@@ -41,7 +41,7 @@ fn demo_queries_every_protocol_and_ends() {
 fn demo_json_is_one_status_per_protocol() {
     let ran = run(&["demo", "--json"]);
     let statuses = ran.json_lines();
-    assert_eq!(statuses.len(), 10, "{ran:#?}");
+    assert_eq!(statuses.len(), 11, "{ran:#?}");
     let mut protocols: Vec<&str> = statuses
         .iter()
         .map(|s| s["protocol"].as_str().unwrap())
@@ -52,6 +52,7 @@ fn demo_json_is_one_status_per_protocol() {
         [
             "a2s",
             "bedrock",
+            "eye",
             "gamespy1",
             "gamespy2",
             "gamespy3",
