@@ -75,7 +75,10 @@ mod tests {
         let pong = Pong::from_bytes(bytes).unwrap();
         assert_eq!(pong.version.to_string(), "1.3.4");
         assert_eq!(pong.ident, 0x1122_3344_5566_7788);
-        assert_eq!((pong.users, pong.max_users, pong.bandwidth), (0, 42, 72_000));
+        assert_eq!(
+            (pong.users, pong.max_users, pong.bandwidth),
+            (0, 42, 72_000)
+        );
         assert_eq!(pong.to_vec().unwrap(), bytes);
     }
 

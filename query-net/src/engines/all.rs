@@ -130,8 +130,7 @@ fn is_gamespy2_request(datagram: &[u8]) -> bool {
 /// Whether `datagram` is a Teeworlds / DDNet `gie3` request as declared (either form, 15
 /// bytes). Decoded only when the length matches, so other datagrams build no error.
 fn is_teeworlds_request(datagram: &[u8]) -> bool {
-    datagram.len() == teeworlds::REQUEST_LEN
-        && teeworlds::Request::from_bytes(datagram).is_ok()
+    datagram.len() == teeworlds::REQUEST_LEN && teeworlds::Request::from_bytes(datagram).is_ok()
 }
 
 /// Whether `datagram` is a GameSpy 3/4 request as declared: a challenge request (7 bytes, or

@@ -93,7 +93,10 @@ impl ClientSession for MumbleSession {
         if pong.ident != self.ident {
             return;
         }
-        let rtt = self.outcome.answered(&mut self.retry, now).unwrap_or_default();
+        let rtt = self
+            .outcome
+            .answered(&mut self.retry, now)
+            .unwrap_or_default();
         self.outcome.finish(Ok(from_pong(self.target, &pong, rtt)));
     }
 

@@ -105,7 +105,9 @@ impl TeeworldsSession {
         let mut dropped = Vec::new();
         let missing = self.parts.missing();
         if !missing.is_empty() {
-            dropped.push(format!("datagram(s) {missing:?} of the reply never arrived"));
+            dropped.push(format!(
+                "datagram(s) {missing:?} of the reply never arrived"
+            ));
         }
         if cut {
             dropped
@@ -145,7 +147,10 @@ impl TeeworldsSession {
         let Some(first_rtt) = self.first_rtt else {
             return;
         };
-        if self.expected.is_some_and(|expected| self.listed >= expected) {
+        if self
+            .expected
+            .is_some_and(|expected| self.listed >= expected)
+        {
             self.outcome.finish(self.status(false));
         } else {
             self.rest.part_arrived(first_rtt, now);

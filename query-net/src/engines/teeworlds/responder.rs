@@ -163,7 +163,9 @@ impl Built {
         let mut start = 0;
         loop {
             let number = built.datagrams.len();
-            let mut len = built.extended_reply(MAX_TOKEN, number, start..start)?.encoded_len(());
+            let mut len = built
+                .extended_reply(MAX_TOKEN, number, start..start)?
+                .encoded_len(());
             let mut end = start;
             while let Some(next) = built.extended.get(end) {
                 let more = next.encoded_len(true);
