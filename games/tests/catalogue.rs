@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::process::Command;
 
+use query_games::plan::companions;
 use query_games::{catalogue, Catalogue, QueryPort};
 use query_games::plan::companions;
 use query_net::Protocol;

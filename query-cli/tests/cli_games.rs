@@ -139,7 +139,12 @@ fn an_unknown_or_waiting_game_is_refused_with_exit_3() {
 #[test]
 fn auto_names_a_minecraft_query_server_minecraft_every_time() {
     let server = serve(
-        &["--minecraft-query", "127.0.0.1:0", "--gamespy3", "127.0.0.1:0"],
+        &[
+            "--minecraft-query",
+            "127.0.0.1:0",
+            "--gamespy3",
+            "127.0.0.1:0",
+        ],
         &["minecraft-query", "gamespy3"],
     );
     for _ in 0..12 {

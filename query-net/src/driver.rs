@@ -667,8 +667,10 @@ pub async fn serve<R: Responder, C: Clock + Clone>(
 /// reply, so a server can log abusive or broken sources.
 ///
 /// On Linux, datagrams are read and replies sent in batches of up to
-/// [`batch::BATCH`](crate::batch::BATCH) per system call (`recvmmsg`, `sendmmsg`);
-/// elsewhere this is [`serve_plain_with`].
+/// [`batch::BATCH`](crate::batch::BATCH) per system call (`recvmmsg`, `sendmmsg`), and a
+/// socket bound to a wildcard address answers each request from the address it was sent to
+/// ([`batch::answer_from_destination`](crate::batch::answer_from_destination)); elsewhere
+/// this is [`serve_plain_with`].
 pub async fn serve_with<R: Responder, C: Clock + Clone>(
     socket: &UdpSocket,
     service: &mut Service<R, C>,
@@ -767,6 +769,8 @@ async fn serve_batches<R: Responder, C: Clock + Clone>(
 ) -> io::Result<()> {
     let stats = Arc::clone(service.stats());
     let mut requests = crate::batch::RecvBatch::new();
+    // On a wildcard address, each reply leaves from the address its request was sent to.
+    crate::batch::answer_from_destination(socket);
     let mut errors = RecvErrors::default();
     let refused = |_: SocketAddr, _: io::Error| Stats::bump(&stats.send_errors);
     loop {
@@ -792,12 +796,13 @@ async fn serve_batches<R: Responder, C: Clock + Clone>(
             let (Some(from), datagram) = requests.datagram(i) else {
                 continue;
             };
+            let destination = requests.destination(i);
             for reply in service.handle(from, datagram) {
                 if replies.is_full() {
                     let sent = replies.flush(socket, refused).await;
                     Stats::add(&stats.replies_sent, sent);
                 }
-                if !replies.push(reply, from) {
+                if !replies.push_from(reply, from, destination) {
                     // Longer than UDP allows: the kernel would refuse it.
                     Stats::bump(&stats.send_errors);
                 }
@@ -989,9 +994,7 @@ mod tests {
         for protocol in Protocol::ALL {
             if protocol.is_stream() {
                 // Nothing listens on the port over TCP: both connections are refused.
-                let refused = |r: Result<ServerStatus, QueryError>| {
-                    matches!(r, Err(QueryError::ConnectionRefused { target: t }) if t == target)
-                };
+                let refused = |r: Result<ServerStatus, QueryError>| matches!(r, Err(QueryError::ConnectionRefused { target: t }) if t == target);
                 assert!(refused(typed_query(protocol, target, &options).await));
                 assert!(refused(query(protocol, target, &options).await));
                 continue;

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use query_net::clock::Now;
 use query_net::engine::{ClientSession, ReplySink, Responder};
-use query_net::engines::all::{self, AllProtocols};
 use query_net::engines;
+use query_net::engines::all::{self, AllProtocols};
 use query_net::state::{PlayerState, ServerState, SharedState};
 use query_net::{replay, Options, Protocol, QueryError, ServerStatus};
 use query_specs::sqp::ChunkSet;
