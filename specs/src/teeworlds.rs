@@ -26,6 +26,10 @@
 //! signed), and scores and countries may be negative (DDNet sends times as negative scores,
 //! `-1` for no country). Text is UTF-8 on every known server; it is kept as the raw bytes
 //! ([`Text`]) and decoded by the caller.
+//!
+//! Not declared yet: Teeworlds 0.7 (Debian's `teeworlds-server` 0.7.5, and DDNet's answer to a
+//! 0.7 client), whose connectionless packets need a token exchange first and whose info
+//! packs its numbers in Teeworlds' own variable-length integers.
 
 use query_wire::{Text, TextEncoding, Wire};
 use serde::Serialize;
