@@ -114,3 +114,42 @@ async fn gsq_queries_a_wildcard_server_at_a_secondary_address() {
     }
     stop.cancel();
 }
+
+/// What a server bound to the wildcard without `IP_PKTINFO` does on a host with several
+/// addresses: it answers a request sent to 127.0.0.2 from 127.0.0.1. The client drops those
+/// replies as possibly spoofed and its timeout names where they came from.
+#[tokio::test]
+async fn a_reply_from_another_address_of_the_port_is_named_in_the_timeout() {
+    let asked = UdpSocket::bind("127.0.0.2:0").await.unwrap();
+    let port = asked.local_addr().unwrap().port();
+    let answering = UdpSocket::bind(("127.0.0.1", port)).await.unwrap();
+    tokio::spawn(async move {
+        let mut buf = [0u8; 1500];
+        while let Ok((_, client)) = asked.recv_from(&mut buf).await {
+            // Any reply will do: it is dropped for its source before it is read.
+            let _ = answering.send_to(b"\xff\xff\xff\xffI\x11", client).await;
+        }
+    });
+    let options = Options {
+        timeout: Duration::from_millis(200),
+        retries: 1,
+        ..Options::default()
+    };
+    let target: SocketAddr = format!("127.0.0.2:{port}").parse().unwrap();
+    let error = driver::query(Protocol::A2s, target, &options)
+        .await
+        .unwrap_err();
+    let text = error.to_string();
+    assert!(
+        matches!(
+            error,
+            query_net::QueryError::AnsweredElsewhere { datagrams: 2, .. }
+        ),
+        "{error:?}"
+    );
+    assert!(text.starts_with("no reply to the info request"), "{text}");
+    assert!(
+        text.contains(&format!("came from 127.0.0.1:{port}, not {target}")),
+        "{text}"
+    );
+}
