@@ -6,7 +6,6 @@ use std::process::Command;
 
 use query_games::plan::companions;
 use query_games::{catalogue, Catalogue, QueryPort};
-use query_games::plan::companions;
 use query_net::Protocol;
 
 #[test]
