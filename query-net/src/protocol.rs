@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 /// A game-query protocol.
 ///
 /// The names (`sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`, `gamespy2`, `gamespy3`,
-/// `minecraft`, `minecraft-query`, `bedrock`, `eye`) are the same in `Display`, `FromStr`,
-/// JSON and the command line.
+/// `minecraft`, `minecraft-query`, `bedrock`, `teeworlds`, `mumble`, `eye`) are the same in
+/// `Display`, `FromStr`, JSON and the command line.
 ///
 /// ```
 /// use query_net::Protocol;
@@ -52,6 +52,10 @@ pub enum Protocol {
     MinecraftQuery,
     /// Minecraft Bedrock Edition (and Geyser, Nukkit, PocketMine): RakNet's unconnected ping.
     Bedrock,
+    /// Teeworlds 0.6 and DDNet: the server info (`gie3`), DDNet's extended form included.
+    Teeworlds,
+    /// Mumble (Murmur): the binary ping.
+    Mumble,
     /// The All-Seeing Eye (ASE): Multi Theft Auto: San Andreas, Far Cry, Chaser. Named `eye`,
     /// as qstat names it: `ase` is the game id of Ark: Survival Evolved (an A2S game).
     #[serde(rename = "eye")]
@@ -60,7 +64,7 @@ pub enum Protocol {
 
 impl Protocol {
     /// Every protocol, in a stable order.
-    pub const ALL: [Protocol; 12] = [
+    pub const ALL: [Protocol; 14] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
@@ -72,12 +76,14 @@ impl Protocol {
         Protocol::Minecraft,
         Protocol::MinecraftQuery,
         Protocol::Bedrock,
+        Protocol::Teeworlds,
+        Protocol::Mumble,
         Protocol::Ase,
     ];
 
     /// Every protocol queried with datagrams: [`ALL`](Protocol::ALL) without Minecraft's
     /// status ping, which is TCP ([`is_stream`](Protocol::is_stream)).
-    pub const DATAGRAM: [Protocol; 11] = [
+    pub const DATAGRAM: [Protocol; 13] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
@@ -88,6 +94,8 @@ impl Protocol {
         Protocol::GameSpy3,
         Protocol::MinecraftQuery,
         Protocol::Bedrock,
+        Protocol::Teeworlds,
+        Protocol::Mumble,
         Protocol::Ase,
     ];
 
@@ -109,6 +117,8 @@ impl Protocol {
     /// - Minecraft: 25565, the game port, which answers the status ping; its Query
     ///   (`enable-query`) answers on 25565 too, over UDP, unless `query.port` says otherwise.
     /// - Bedrock: 19132, the game port, which answers the ping.
+    /// - Teeworlds / DDNet: 8303, the game port, which also answers queries.
+    /// - Mumble: 64738, the voice port, which also answers the ping.
     /// - ASE: 22126, Multi Theft Auto's query port: its game port 22003 + 123, the offset
     ///   every ASE game uses.
     pub fn default_port(self) -> u16 {
@@ -123,12 +133,15 @@ impl Protocol {
             Protocol::GameSpy3 => 29900,
             Protocol::Minecraft | Protocol::MinecraftQuery => 25565,
             Protocol::Bedrock => 19132,
+            Protocol::Teeworlds => 8303,
+            Protocol::Mumble => 64738,
             Protocol::Ase => 22126,
         }
     }
 
     /// The protocol's short name: `sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`,
-    /// `gamespy2`, `gamespy3`, `minecraft`, `minecraft-query`, `bedrock`, `eye`.
+    /// `gamespy2`, `gamespy3`, `minecraft`, `minecraft-query`, `bedrock`, `teeworlds`, `mumble`,
+    /// `eye`.
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Sqp => "sqp",
@@ -142,6 +155,8 @@ impl Protocol {
             Protocol::Minecraft => "minecraft",
             Protocol::MinecraftQuery => "minecraft-query",
             Protocol::Bedrock => "bedrock",
+            Protocol::Teeworlds => "teeworlds",
+            Protocol::Mumble => "mumble",
             Protocol::Ase => "eye",
         }
     }
