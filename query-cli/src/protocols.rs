@@ -14,6 +14,7 @@ pub fn title(protocol: Protocol) -> &'static str {
         Protocol::GameSpy1 => "GameSpy v1",
         Protocol::A2s => "A2S",
         Protocol::Quake3 => "Quake 3",
+        Protocol::Quake2 => "Quake 2",
         Protocol::GameSpy2 => "GameSpy 2",
         Protocol::GameSpy3 => "GameSpy 3/4",
         Protocol::Minecraft => "Minecraft",
@@ -30,6 +31,7 @@ pub fn reports_teams(protocol: Protocol) -> bool {
         | Protocol::Samp
         | Protocol::A2s
         | Protocol::Quake3
+        | Protocol::Quake2
         | Protocol::Minecraft => false,
     }
 }

@@ -3,7 +3,7 @@
 //! - [`query`] resolves a host, picks the protocol's engine and runs it; [`query_blocking`] does
 //!   the same for code without an async runtime. [`query_sqp`], [`query_onequery`],
 //!   [`query_samp`], [`query_gamespy1`], [`query_a2s`], [`query_quake3`], [`query_gamespy2`],
-//!   [`query_gamespy3`] and [`query_minecraft`] do it for one protocol each, one for every
+//!   [`query_gamespy3`], [`query_quake2`] and [`query_minecraft`] do it for one protocol each, one for every
 //!   [`Protocol`].
 //! - [`run_session`] runs any [`ClientSession`] on a socket you provide.
 //! - [`serve`] answers requests with a [`Service`] until told to stop.
@@ -463,6 +463,25 @@ pub async fn query_quake3(
     query(Protocol::Quake3, target, options).await
 }
 
+/// Queries a Quake 2 or QuakeWorld server (port 27910 unless `target` names one; QuakeWorld
+/// servers listen on 27500) with `status`: the info, the rules and the players in one reply.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_quake2("203.0.113.5:27910", &Options::default()).await?;
+/// println!("{} on {:?}", status.name, status.map);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_quake2(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    query(Protocol::Quake2, target, options).await
+}
+
 /// Queries a GameSpy 2 server (port 2302 unless `target` names one): the details, players
 /// and teams in one request, or asked apart from a server that answers only the details.
 ///
@@ -888,6 +907,7 @@ mod tests {
             Protocol::GameSpy1 => query_gamespy1(target, options).await,
             Protocol::A2s => query_a2s(target, options).await,
             Protocol::Quake3 => query_quake3(target, options).await,
+            Protocol::Quake2 => query_quake2(target, options).await,
             Protocol::GameSpy2 => query_gamespy2(target, options).await,
             Protocol::GameSpy3 => query_gamespy3(target, options).await,
             Protocol::Minecraft => query_minecraft(target, options).await,

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// A game-query protocol.
 ///
 /// The names (`sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`, `gamespy2`, `gamespy3`,
-/// `minecraft`, `minecraft-query`, `bedrock`) are the same in `Display`, `FromStr`, JSON
+/// `minecraft`, `minecraft-query`, `bedrock`, `quake2`) are the same in `Display`, `FromStr`, JSON
 /// and the command line.
 ///
 /// ```
@@ -52,11 +52,13 @@ pub enum Protocol {
     MinecraftQuery,
     /// Minecraft Bedrock Edition (and Geyser, Nukkit, PocketMine): RakNet's unconnected ping.
     Bedrock,
+    /// Quake 2 and QuakeWorld (Kingpin, Alien Arena, Daikatana) (`status`).
+    Quake2,
 }
 
 impl Protocol {
     /// Every protocol, in a stable order.
-    pub const ALL: [Protocol; 11] = [
+    pub const ALL: [Protocol; 12] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
@@ -68,11 +70,12 @@ impl Protocol {
         Protocol::Minecraft,
         Protocol::MinecraftQuery,
         Protocol::Bedrock,
+        Protocol::Quake2,
     ];
 
     /// Every protocol queried with datagrams: [`ALL`](Protocol::ALL) without Minecraft's
     /// status ping, which is TCP ([`is_stream`](Protocol::is_stream)).
-    pub const DATAGRAM: [Protocol; 10] = [
+    pub const DATAGRAM: [Protocol; 11] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
@@ -83,6 +86,7 @@ impl Protocol {
         Protocol::GameSpy3,
         Protocol::MinecraftQuery,
         Protocol::Bedrock,
+        Protocol::Quake2,
     ];
 
     /// The port servers of the protocol usually answer on, for a target given without one:
@@ -103,6 +107,8 @@ impl Protocol {
     /// - Minecraft: 25565, the game port, which answers the status ping; its Query
     ///   (`enable-query`) answers on 25565 too, over UDP, unless `query.port` says otherwise.
     /// - Bedrock: 19132, the game port, which answers the ping.
+    /// - Quake 2: 27910, the game port, which also answers queries (QuakeWorld: 27500,
+    ///   Daikatana: game port + 10, which must then be given).
     pub fn default_port(self) -> u16 {
         match self {
             Protocol::Sqp => 7779,
@@ -115,11 +121,12 @@ impl Protocol {
             Protocol::GameSpy3 => 29900,
             Protocol::Minecraft | Protocol::MinecraftQuery => 25565,
             Protocol::Bedrock => 19132,
+            Protocol::Quake2 => 27910,
         }
     }
 
     /// The protocol's short name: `sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`,
-    /// `gamespy2`, `gamespy3`, `minecraft`, `minecraft-query`, `bedrock`.
+    /// `gamespy2`, `gamespy3`, `minecraft`, `minecraft-query`, `bedrock`, `quake2`.
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Sqp => "sqp",
@@ -133,6 +140,7 @@ impl Protocol {
             Protocol::Minecraft => "minecraft",
             Protocol::MinecraftQuery => "minecraft-query",
             Protocol::Bedrock => "bedrock",
+            Protocol::Quake2 => "quake2",
         }
     }
 }

@@ -181,7 +181,7 @@ impl<'a> Answering<'a> {
             Protocol::GameSpy1 => self.replies.to_vec(),
             Protocol::A2s => self.a2s(request),
             // A status reply echoes nothing of the request; every datagram answers it.
-            Protocol::Quake3 => self.replies.to_vec(),
+            Protocol::Quake3 | Protocol::Quake2 => self.replies.to_vec(),
             Protocol::GameSpy2 => self.gamespy2(request),
             Protocol::GameSpy3 | Protocol::MinecraftQuery => self.gamespy3(request),
             Protocol::Bedrock => self.bedrock(request),

@@ -57,7 +57,16 @@ pub async fn run(args: QueryArgs) -> Outcome {
     }
     // A one-off query starts fresh: nothing learned before changes what it does.
     let memory = ServerMemory::new();
-    match first_answer(choice, &args.address.host(), ip, &attempts, &options, &memory).await {
+    match first_answer(
+        choice,
+        &args.address.host(),
+        ip,
+        &attempts,
+        &options,
+        &memory,
+    )
+    .await
+    {
         Ok(answer) => print_line(&render_answer(&answer, format)?),
         Err(failures) => Err(none_answered(choice, &args.address, failures)),
     }

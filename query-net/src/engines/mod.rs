@@ -19,8 +19,10 @@ pub mod gamespy2;
 pub mod gamespy3;
 pub mod minecraft;
 pub mod onequery;
+pub mod quake2;
 pub mod quake3;
 pub mod samp;
+pub mod single;
 pub mod sqp;
 
 /// A status-query session of any protocol, as the drivers hold it.
@@ -58,6 +60,7 @@ pub fn new_session_learning(
         Protocol::MinecraftQuery => gamespy3::minecraft_client(target, options),
         Protocol::Minecraft => return Err(QueryError::StreamOnly(protocol)),
         Protocol::Bedrock => bedrock::client(target, options),
+        Protocol::Quake2 => quake2::client(target, options),
     }?;
     // Every protocol's query ends by the deadline and holds at most the byte cap.
     Ok(Box::new(Bounded::from_options(session, options)))

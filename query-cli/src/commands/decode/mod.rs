@@ -15,8 +15,8 @@ use query_games::plan::Choice;
 use query_net::engines::sqp::{chunk_names, find_chunks, ChunkSearchError};
 use query_net::{replay, Options, Protocol, ServerStatus};
 use query_specs::{
-    a2s, bedrock, gamespy1, gamespy2, gamespy3, minecraft_java, minecraft_legacy, onequery, quake3,
-    samp, sqp,
+    a2s, bedrock, gamespy1, gamespy2, gamespy3, minecraft_java, minecraft_legacy, onequery, quake2,
+    quake3, samp, sqp,
 };
 use query_wire::{Decode, Reader, TextEncoding};
 use serde::Serialize;
@@ -76,6 +76,12 @@ fn decode_datagrams(args: &DecodeArgs, datagrams: &[Datagram]) -> Outcome<(Body,
             decode_a2s(datagrams, args.as_kind, encoding)
         }
         Protocol::Quake3 => each_datagram(datagrams, |d| decode_quake3(d, args.as_kind, encoding)),
+        Protocol::Quake2 => {
+            let encoding = args
+                .encoding
+                .unwrap_or(query_net::engines::quake2::DEFAULT_ENCODING);
+            each_datagram(datagrams, |d| decode_quake2(d, args.as_kind, encoding))
+        }
         Protocol::GameSpy2 => {
             each_datagram(datagrams, |d| decode_gamespy2(d, args.as_kind, encoding))
         }
@@ -702,6 +708,28 @@ fn decode_quake3(
                     .map(|r| serialize(&r))
             }
         },
+        PacketKind::Request,
+    )?;
+    if encoding != TextEncoding::Windows1252 {
+        reading.packet.map_strings(&|text| reread(text, encoding));
+    }
+    Ok((reading, notes))
+}
+
+/// A Quake 2 `status` request or reply (`print` or QuakeWorld's `n`), its text read in
+/// `encoding`: decoded as Windows-1252 and every string read again, as for Quake 3.
+fn decode_quake2(
+    datagram: &Datagram,
+    forced: Option<PacketKind>,
+    encoding: TextEncoding,
+) -> Outcome<Decoded> {
+    let bytes = &datagram.bytes;
+    let (mut reading, notes) = choose(
+        datagram,
+        Protocol::Quake2,
+        forced,
+        || quake2::Request::decode(bytes).map(|r| serialize(&r)),
+        || quake2::StatusResponse::decode(bytes, TextEncoding::Windows1252).map(|r| serialize(&r)),
         PacketKind::Request,
     )?;
     if encoding != TextEncoding::Windows1252 {
