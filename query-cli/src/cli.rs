@@ -158,6 +158,7 @@ Examples:
   gsq query gamespy1 ut.example.org:7778 --encoding latin1
   gsq query quake3 203.0.113.5:28960          Call of Duty (Quake 3 engine)
   gsq query quake2 203.0.113.5:27500          QuakeWorld (Quake 2's status)
+  gsq query fivem 203.0.113.5                 FiveM/RedM: getinfo, then /players.json
   gsq query gamespy2 203.0.113.5:2302         Halo, ArmA (GameSpy 2)
   gsq query minecraft 203.0.113.5             Minecraft Java status over TCP (port 25565)
   gsq query minecraft-query 203.0.113.5       Minecraft's Query (enable-query, GameSpy 4)
@@ -174,7 +175,7 @@ Examples:
 ))]
 pub struct QueryArgs {
     /// A game (`rust`, `csgo`; 'gsq games' lists them), a protocol (sqp, onequery, samp,
-    /// gamespy1, a2s, quake3, gamespy2, gamespy3, minecraft, minecraft-query, bedrock, quake2), or
+    /// gamespy1, a2s, quake3, gamespy2, gamespy3, minecraft, minecraft-query, bedrock, quake2, fivem), or
     /// auto (find out).
     #[arg(value_name = "GAME|PROTOCOL", value_parser = crate::target::parse_choice)]
     pub protocol: query_games::plan::Choice,
@@ -362,7 +363,7 @@ every protocol), or `<host[:port]>` with --protocol. Blank lines and lines start
 are skipped; a line that does not parse becomes an error object in the output and the run goes
 on. Hosts without a port use the game's or the protocol's default port (sqp 7779, onequery
 5520, samp 7777, gamespy1 23000, a2s 27015, quake3 27960, gamespy2 2302, gamespy3 29900,
-minecraft and minecraft-query 25565, bedrock 19132, quake2 27910). A line's attempts (a game's ports, auto's protocols) run at once; the first
+minecraft and minecraft-query 25565, bedrock 19132, quake2 27910, fivem 30120). A line's attempts (a game's ports, auto's protocols) run at once; the first
 answer is its result.
 
 Output: one JSON object per line (NDJSON), in completion order. An answer is the ServerStatus
@@ -501,6 +502,11 @@ pub struct ServeArgs {
     /// Answer Quake 2 queries (status) on this address.
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub quake2: Option<SocketAddr>,
+
+    /// Answer FiveM getinfo queries on this address (the player list, which FiveM serves
+    /// over HTTP, is not served).
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
+    pub fivem: Option<SocketAddr>,
 
     /// Answer GameSpy 2 queries (details, players, teams) on this address.
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
@@ -701,7 +707,7 @@ Examples:
 #[command(after_help = DECODE_HELP)]
 pub struct DecodeArgs {
     /// Protocol: sqp, onequery, samp, gamespy1, a2s, quake3, gamespy2, gamespy3, minecraft
-    /// (the server's or the client's TCP bytes), minecraft-query, bedrock, quake2.
+    /// (the server's or the client's TCP bytes), minecraft-query, bedrock, quake2, fivem.
     #[arg(value_parser = parse_protocol)]
     pub protocol: Protocol,
 

@@ -15,6 +15,7 @@ pub fn title(protocol: Protocol) -> &'static str {
         Protocol::A2s => "A2S",
         Protocol::Quake3 => "Quake 3",
         Protocol::Quake2 => "Quake 2",
+        Protocol::Fivem => "FiveM",
         Protocol::GameSpy2 => "GameSpy 2",
         Protocol::GameSpy3 => "GameSpy 3/4",
         Protocol::Minecraft => "Minecraft",
@@ -32,6 +33,7 @@ pub fn reports_teams(protocol: Protocol) -> bool {
         | Protocol::A2s
         | Protocol::Quake3
         | Protocol::Quake2
+        | Protocol::Fivem
         | Protocol::Minecraft => false,
     }
 }

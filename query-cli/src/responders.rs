@@ -8,6 +8,7 @@ use query_net::engine::{ReplySink, Responder, Verdict};
 use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::all::AllProtocols;
 use query_net::engines::bedrock::{BedrockConfig, BedrockResponder};
+use query_net::engines::fivem::{FivemConfig, FivemResponder};
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use query_net::engines::gamespy2::{GameSpy2Config, GameSpy2Responder};
 use query_net::engines::gamespy3::{GameSpy3Config, GameSpy3Responder};
@@ -125,6 +126,9 @@ pub fn build(role: Role, state: &SharedState, settings: &Settings) -> Outcome<An
         Role::One(Protocol::A2s) => Box::new(a2s(state, settings)),
         Role::One(Protocol::Quake3) => Box::new(quake3(state, settings)),
         Role::One(Protocol::Quake2) => Box::new(quake2(state, settings)),
+        Role::One(Protocol::Fivem) => {
+            Box::new(FivemResponder::new(state.clone(), FivemConfig::default()))
+        }
         Role::One(Protocol::GameSpy2) => Box::new(gamespy2(state, settings)),
         Role::One(Protocol::GameSpy3) => Box::new(gamespy3(state, settings, false)),
         Role::One(Protocol::MinecraftQuery) => Box::new(gamespy3(state, settings, true)),

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// A game-query protocol.
 ///
 /// The names (`sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`, `gamespy2`, `gamespy3`,
-/// `minecraft`, `minecraft-query`, `bedrock`, `quake2`) are the same in `Display`, `FromStr`, JSON
+/// `minecraft`, `minecraft-query`, `bedrock`, `quake2`, `fivem`) are the same in `Display`, `FromStr`, JSON
 /// and the command line.
 ///
 /// ```
@@ -54,11 +54,13 @@ pub enum Protocol {
     Bedrock,
     /// Quake 2 and QuakeWorld (Kingpin, Alien Arena, Daikatana) (`status`).
     Quake2,
+    /// FiveM and RedM (CitizenFX): `getinfo`, and the player list over HTTP.
+    Fivem,
 }
 
 impl Protocol {
     /// Every protocol, in a stable order.
-    pub const ALL: [Protocol; 12] = [
+    pub const ALL: [Protocol; 13] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
@@ -71,11 +73,12 @@ impl Protocol {
         Protocol::MinecraftQuery,
         Protocol::Bedrock,
         Protocol::Quake2,
+        Protocol::Fivem,
     ];
 
     /// Every protocol queried with datagrams: [`ALL`](Protocol::ALL) without Minecraft's
     /// status ping, which is TCP ([`is_stream`](Protocol::is_stream)).
-    pub const DATAGRAM: [Protocol; 11] = [
+    pub const DATAGRAM: [Protocol; 12] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
@@ -87,6 +90,7 @@ impl Protocol {
         Protocol::MinecraftQuery,
         Protocol::Bedrock,
         Protocol::Quake2,
+        Protocol::Fivem,
     ];
 
     /// The port servers of the protocol usually answer on, for a target given without one:
@@ -109,6 +113,8 @@ impl Protocol {
     /// - Bedrock: 19132, the game port, which answers the ping.
     /// - Quake 2: 27910, the game port, which also answers queries (QuakeWorld: 27500,
     ///   Daikatana: game port + 10, which must then be given).
+    /// - FiveM: 30120, the game port, which answers `getinfo` over UDP and serves
+    ///   `/players.json` over TCP.
     pub fn default_port(self) -> u16 {
         match self {
             Protocol::Sqp => 7779,
@@ -122,11 +128,12 @@ impl Protocol {
             Protocol::Minecraft | Protocol::MinecraftQuery => 25565,
             Protocol::Bedrock => 19132,
             Protocol::Quake2 => 27910,
+            Protocol::Fivem => 30120,
         }
     }
 
     /// The protocol's short name: `sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`,
-    /// `gamespy2`, `gamespy3`, `minecraft`, `minecraft-query`, `bedrock`, `quake2`.
+    /// `gamespy2`, `gamespy3`, `minecraft`, `minecraft-query`, `bedrock`, `quake2`, `fivem`.
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Sqp => "sqp",
@@ -141,6 +148,7 @@ impl Protocol {
             Protocol::MinecraftQuery => "minecraft-query",
             Protocol::Bedrock => "bedrock",
             Protocol::Quake2 => "quake2",
+            Protocol::Fivem => "fivem",
         }
     }
 }

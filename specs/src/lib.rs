@@ -22,6 +22,7 @@
 pub mod a2s;
 pub mod battleye;
 pub mod bedrock;
+pub mod fivem;
 pub mod frostbite;
 pub mod gamespy1;
 pub mod gamespy2;

@@ -42,7 +42,7 @@ use crate::protocol::Protocol;
 use crate::state::SharedState;
 
 /// The protocols [`AllProtocols`] answers (every datagram protocol but Bedrock, whose servers
-/// answer on a port of their own).
+/// answer on a port of their own, and FiveM, whose `getinfo` is Quake 3's).
 pub const ROUTED: [Protocol; 10] = [
     Protocol::Sqp,
     Protocol::OneQuery,
@@ -277,9 +277,9 @@ impl Responder for AllProtocols {
             Some(Protocol::GameSpy3 | Protocol::MinecraftQuery) => {
                 self.gamespy3.handle(from, datagram, now, replies)
             }
-            // `route` names neither: Bedrock servers answer on a port of their own, and
-            // Minecraft's status ping is TCP.
-            Some(Protocol::Bedrock | Protocol::Minecraft) => {
+            // `route` names none of these: Bedrock servers answer on a port of their own,
+            // Minecraft's status ping is TCP, and FiveM's `getinfo` is Quake 3's request.
+            Some(Protocol::Bedrock | Protocol::Minecraft | Protocol::Fivem) => {
                 Verdict::Dropped(DropReason::Unsupported)
             }
         }

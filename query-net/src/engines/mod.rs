@@ -14,6 +14,7 @@ pub mod a2s;
 pub mod all;
 pub mod bedrock;
 mod fit;
+pub mod fivem;
 pub mod gamespy1;
 pub mod gamespy2;
 pub mod gamespy3;
@@ -61,6 +62,7 @@ pub fn new_session_learning(
         Protocol::Minecraft => return Err(QueryError::StreamOnly(protocol)),
         Protocol::Bedrock => bedrock::client(target, options),
         Protocol::Quake2 => quake2::client(target, options),
+        Protocol::Fivem => fivem::client(target, options),
     }?;
     // Every protocol's query ends by the deadline and holds at most the byte cap.
     Ok(Box::new(Bounded::from_options(session, options)))

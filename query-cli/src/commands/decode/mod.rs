@@ -15,8 +15,8 @@ use query_games::plan::Choice;
 use query_net::engines::sqp::{chunk_names, find_chunks, ChunkSearchError};
 use query_net::{replay, Options, Protocol, ServerStatus};
 use query_specs::{
-    a2s, bedrock, gamespy1, gamespy2, gamespy3, minecraft_java, minecraft_legacy, onequery, quake2,
-    quake3, samp, sqp,
+    a2s, bedrock, fivem, gamespy1, gamespy2, gamespy3, minecraft_java, minecraft_legacy, onequery,
+    quake2, quake3, samp, sqp,
 };
 use query_wire::{Decode, Reader, TextEncoding};
 use serde::Serialize;
@@ -82,6 +82,7 @@ fn decode_datagrams(args: &DecodeArgs, datagrams: &[Datagram]) -> Outcome<(Body,
                 .unwrap_or(query_net::engines::quake2::DEFAULT_ENCODING);
             each_datagram(datagrams, |d| decode_quake2(d, args.as_kind, encoding))
         }
+        Protocol::Fivem => each_datagram(datagrams, |d| decode_fivem(d, args.as_kind)),
         Protocol::GameSpy2 => {
             each_datagram(datagrams, |d| decode_gamespy2(d, args.as_kind, encoding))
         }
@@ -736,6 +737,19 @@ fn decode_quake2(
         reading.packet.map_strings(&|text| reread(text, encoding));
     }
     Ok((reading, notes))
+}
+
+/// A FiveM `getinfo` request or `infoResponse` (UTF-8).
+fn decode_fivem(datagram: &Datagram, forced: Option<PacketKind>) -> Outcome<Decoded> {
+    let bytes = &datagram.bytes;
+    choose(
+        datagram,
+        Protocol::Fivem,
+        forced,
+        || quake3::Request::decode(bytes).map(|r| serialize(&r)),
+        || fivem::InfoResponse::decode(bytes, fivem::ENCODING).map(|r| serialize(&r)),
+        PacketKind::Request,
+    )
 }
 
 /// Minecraft Java bytes of one direction, each file a run of frames: the client's (the
