@@ -7,7 +7,7 @@ use query_net::engine::Bounded;
 use query_net::engines::samp;
 use query_net::engines::sqp::SqpClient;
 use query_net::learned::ServerMemory;
-use query_net::{driver, engines, Options, Protocol, RconCommand, ServerStatus};
+use query_net::{driver, Options, Protocol, RconCommand, ServerStatus};
 use query_specs::sqp::ChunkSet;
 use serde_json::json;
 
