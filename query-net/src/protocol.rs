@@ -37,6 +37,10 @@ pub enum Protocol {
     /// The Quake 3 family: Quake 3, Call of Duty 1-4, Enemy Territory, Jedi Knight, Urban
     /// Terror (`getstatus`).
     Quake3,
+    /// Quake 2 and QuakeWorld (Kingpin, Alien Arena, Daikatana) (`status`).
+    Quake2,
+    /// FiveM and RedM (CitizenFX): `getinfo`, and the player list over HTTP.
+    Fivem,
     /// GameSpy 2: Halo, SWAT 4, Hidden & Dangerous 2, ArmA, Battlefield Vietnam.
     GameSpy2,
     /// GameSpy 3 (Battlefield 2 and 2142, Crysis, Unreal Tournament 3), with the challenge of
@@ -52,10 +56,6 @@ pub enum Protocol {
     MinecraftQuery,
     /// Minecraft Bedrock Edition (and Geyser, Nukkit, PocketMine): RakNet's unconnected ping.
     Bedrock,
-    /// Quake 2 and QuakeWorld (Kingpin, Alien Arena, Daikatana) (`status`).
-    Quake2,
-    /// FiveM and RedM (CitizenFX): `getinfo`, and the player list over HTTP.
-    Fivem,
 }
 
 impl Protocol {
@@ -67,13 +67,13 @@ impl Protocol {
         Protocol::GameSpy1,
         Protocol::A2s,
         Protocol::Quake3,
+        Protocol::Quake2,
+        Protocol::Fivem,
         Protocol::GameSpy2,
         Protocol::GameSpy3,
         Protocol::Minecraft,
         Protocol::MinecraftQuery,
         Protocol::Bedrock,
-        Protocol::Quake2,
-        Protocol::Fivem,
     ];
 
     /// Every protocol queried with datagrams: [`ALL`](Protocol::ALL) without Minecraft's
@@ -85,12 +85,12 @@ impl Protocol {
         Protocol::GameSpy1,
         Protocol::A2s,
         Protocol::Quake3,
+        Protocol::Quake2,
+        Protocol::Fivem,
         Protocol::GameSpy2,
         Protocol::GameSpy3,
         Protocol::MinecraftQuery,
         Protocol::Bedrock,
-        Protocol::Quake2,
-        Protocol::Fivem,
     ];
 
     /// The port servers of the protocol usually answer on, for a target given without one:
