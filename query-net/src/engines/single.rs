@@ -15,8 +15,9 @@ use crate::status::ServerStatus;
 /// What one datagram from the target is to a single-reply query.
 #[derive(Debug)]
 pub enum Reply {
-    /// The answer: the query ends with it (its `ping_ms` is set by the session).
-    Answer(Result<ServerStatus, QueryError>),
+    /// The answer: the query ends with it (its `ping_ms` is set by the session). Boxed: a
+    /// status is large, and the other variants are read far more often under a flood.
+    Answer(Box<Result<ServerStatus, QueryError>>),
     /// Not an answer to this query (a stray datagram, a reply to another query, a challenge
     /// that is not ours): ignored, since anyone can forge one.
     Ignored,
@@ -93,7 +94,7 @@ impl<R: ReadReply> ClientSession for SingleReplySession<R> {
                     .outcome
                     .answered(&mut self.retry, now)
                     .unwrap_or_default();
-                self.outcome.finish(status.map(|mut status| {
+                self.outcome.finish((*status).map(|mut status| {
                     status.ping_ms = rtt.as_secs_f64() * 1000.0;
                     status
                 }));

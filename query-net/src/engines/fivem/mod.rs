@@ -76,7 +76,9 @@ impl ReadReply for FivemReader {
         if reply.info.0.challenge.as_deref() != Some(self.challenge.as_str()) {
             return Reply::Ignored;
         }
-        Reply::Answer(status(target, datagram, &reply).map_err(QueryError::from))
+        Reply::Answer(Box::new(
+            status(target, datagram, &reply).map_err(QueryError::from),
+        ))
     }
 }
 

@@ -72,7 +72,7 @@ pub struct Quake2Reader {
 impl ReadReply for Quake2Reader {
     fn read(&self, target: SocketAddr, datagram: &[u8]) -> Reply {
         match status(target, datagram, self.encoding) {
-            Ok(status) => Reply::Answer(Ok(status)),
+            Ok(status) => Reply::Answer(Box::new(Ok(status))),
             Err(error) => Reply::Malformed(error.into()),
         }
     }
@@ -90,7 +90,7 @@ fn display(bytes: &[u8], encoding: TextEncoding) -> String {
 
 /// The minutes a QuakeWorld server counts for a player, as seconds.
 fn minutes_to_seconds(minutes: i64) -> Option<f64> {
-    (minutes >= 0).then(|| minutes as f64 * 60.0)
+    (minutes >= 0).then_some(minutes as f64 * 60.0)
 }
 
 /// The status one reply gives (ping 0: the session sets it), its text decoded in `encoding`.
