@@ -434,15 +434,16 @@ A2S answers PLAYER and RULES only to a client that proved its address with a cha
 INFO too unless --a2s-no-info-challenge: a forged request gets 9 bytes back, never more than
 it sent. game_type is sent as the game's name unless --a2s-game gives one.
 
-Amplification: SA:MP, GameSpy v1, GameSpy 2 and Quake 3 have no handshake, so any datagram,
-forged or not, gets the full reply. Measured (query-bench reflection; 100 players and 300
-rules of 255-byte strings) for the first request from an unknown address: GameSpy v1
-`\\status\\` 41,963 B for 8 (5,245x), Quake 3 `getstatus` 8,234 B for 14 (588x), SA:MP `d`
-1,338 B for 11 (122x), GameSpy 2 1,225 B for 10 (122x); SQP, OneQuery, A2S and GameSpy 3
+Amplification: SA:MP, GameSpy v1, GameSpy 2, Quake 3, Quake 2 and FiveM have no handshake,
+so any datagram, forged or not, gets the full reply. Measured (query-bench reflection; 100
+players and 300 rules of 255-byte strings) for the first request from an unknown address:
+GameSpy v1 `\\status\\` 41,963 B for 8 (5,245x), Quake 3 `getstatus` 8,234 B for 14 (588x),
+Quake 2 `status` 1,367 B for 11 (124x), SA:MP `d` 1,338 B for 11 (122x), GameSpy 2 1,225 B
+for 10 (122x), FiveM `getinfo` 149 B for 13 (11.5x); SQP, OneQuery, A2S and GameSpy 3
 answer it with a challenge (at most 5x). Sustained, from one netblock at the request limit,
 the defaults hold every protocol to 8.6-16.4x (about 40 KB/s). Besides the requests per
 address (--rate-limit, --burst), the bytes sent to sources that have not proved their address
-(every SA:MP, GameSpy v1, GameSpy 2 and Quake 3 client; SQP, OneQuery, A2S and GameSpy 3
+(every SA:MP, GameSpy v1, GameSpy 2, Quake 3, Quake 2 and FiveM client; SQP, OneQuery, A2S and GameSpy 3
 clients until they echo a challenge) are counted per netblock (--ipv4-prefix,
 --ipv6-prefix): a netblock gets --netblock-bytes per second plus --netblock-burst, and all of
 them together --total-bytes plus --total-burst. With the defaults, no netblock receives more
