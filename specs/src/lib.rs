@@ -11,7 +11,7 @@
 //! | [`gamespy2`] | GameSpy 2 | big | NUL-terminated, Windows-1252 |
 //! | [`gamespy3`] | GameSpy 3 and 4 (Minecraft Query), in parts | big | NUL-terminated, raw bytes |
 //! | [`quake3`] | Quake 3 family (Quake 3, Call of Duty, Jedi Knight, Urban Terror) | text | Windows-1252, raw names |
-//! | [`quake2`] | Quake 2 and QuakeWorld (`status`) | text | Latin-1, raw names |
+//! | [`quake2`] | Quake 2 and QuakeWorld (`status`) | text | Windows-1252, raw names |
 //! | [`fivem`] | FiveM and RedM `getinfo` (and the `players.json` entry) | text | UTF-8 |
 //! | [`minecraft_java`] | Minecraft Java Edition server list ping | big, VarInt | VarInt-length UTF-8 |
 //! | [`battleye`] | BattlEye RCon, CRC32-checked | little | raw bytes |

@@ -21,9 +21,10 @@
 //!   decode is an error at its offset in [`StatusResponse::decode`]; in
 //!   [`StatusResponse::decode_lenient`] it is left out and its error returned beside the
 //!   lines that did.
-//! - Text is Latin-1 ([`ENCODING`]); Quake 2 and QuakeWorld names use the high half of the
-//!   byte for coloured ("gold") letters, kept as the raw bytes ([`Text`]); [`plain_name`]
-//!   folds them back to ASCII.
+//! - Text has no declared charset: Western servers send Latin-1 / Windows-1252 ([`ENCODING`]),
+//!   and names are kept as the raw bytes ([`Text`]). The original engines draw the high half
+//!   of the byte as coloured ("gold") letters; [`plain_name`] folds them back to ASCII for a
+//!   caller that knows its server does that.
 
 use std::borrow::Cow;
 
@@ -33,8 +34,8 @@ use serde::Serialize;
 
 use crate::quake3::{Line, Player};
 
-/// The text encoding of the servers.
-pub const ENCODING: TextEncoding = TextEncoding::Latin1;
+/// The text encoding of most servers.
+pub const ENCODING: TextEncoding = TextEncoding::Windows1252;
 
 /// `status` as sent.
 pub const STATUS: &[u8] = b"\xff\xff\xff\xffstatus\n";
@@ -86,7 +87,7 @@ const NOT_A_STATUS: &str = "status ends with a newline or a NUL, or a space and 
 /// The server's settings: the `\key\value` line. The fields are the keys clients read (by
 /// their Quake 2 names, with QuakeWorld's as aliases); every other key is a rule, in order.
 #[derive(Debug, Clone, PartialEq, Eq, Default, KeyValues, Serialize)]
-#[kv(encoding = "latin1")]
+#[kv(encoding = "windows-1252")]
 pub struct Info<'a> {
     /// `hostname`.
     pub hostname: Option<Cow<'a, str>>,

@@ -17,10 +17,11 @@
 //!   `game`) → game type, `version` (QuakeWorld `*version`) → version, `maxclients` → max
 //!   players, `needpass` bit 1 → password; each player line → a player (frags as score,
 //!   ping; QuakeWorld adds the user id, the team, and the skin, colours and minutes played in
-//!   `extra`). Text is decoded in [`Options::encoding`], Latin-1 by default, where names
-//!   and the host name have Quake's coloured letters folded to plain ones ([`plain_name`]);
-//!   the text as sent is in `raw`. QuakeWorld spectators (frags `-9999`, a name starting `\s\`) are
-//!   listed with team `spectator` and no score. Every pair is a rule, in order, as sent.
+//!   `extra`). Text is decoded in [`Options::encoding`], Windows-1252 by default (the
+//!   original engines' coloured letters, bytes with the high bit set, read as accented ones;
+//!   [`plain_name`](query_specs::quake2::plain_name) folds them for a caller that wants).
+//!   QuakeWorld spectators (frags `-9999`, a name starting `\s\`) are listed with team
+//!   `spectator` and no score. Every pair is a rule, in order, as sent.
 //!
 //! # Responder ([`Quake2Responder`])
 //!
@@ -33,7 +34,7 @@ pub use responder::{Quake2Config, Quake2Responder};
 use std::net::SocketAddr;
 
 use indexmap::IndexMap;
-use query_specs::quake2::{plain_name, AnyPlayer, Dialect, StatusResponse, STATUS};
+use query_specs::quake2::{AnyPlayer, Dialect, StatusResponse, STATUS};
 use query_wire::kv::Pairs;
 use query_wire::{Decode, Reader, TextEncoding};
 use serde_json::{json, Value};
@@ -78,14 +79,9 @@ impl ReadReply for Quake2Reader {
     }
 }
 
-/// Text for display: with the default Latin-1, Quake's charset folded to plain letters
-/// ([`plain_name`]); in an encoding the caller chose, the text decoded in it.
+/// Text as sent, decoded in `encoding`.
 fn display(bytes: &[u8], encoding: TextEncoding) -> String {
-    if encoding == TextEncoding::Latin1 {
-        plain_name(bytes)
-    } else {
-        encoding.decode_lossy(bytes).into_owned()
-    }
+    encoding.decode_lossy(bytes).into_owned()
 }
 
 /// The minutes a QuakeWorld server counts for a player, as seconds.

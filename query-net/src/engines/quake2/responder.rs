@@ -47,7 +47,7 @@ pub struct Quake2Config {
 }
 
 impl Default for Quake2Config {
-    /// `baseq2`, Latin-1, 1390-byte datagrams.
+    /// `baseq2`, Windows-1252, 1390-byte datagrams.
     fn default() -> Self {
         Quake2Config {
             game_name: "baseq2".to_owned(),
