@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 /// A game-query protocol.
 ///
 /// The names (`sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`, `gamespy2`, `gamespy3`,
-/// `minecraft`, `minecraft-query`, `bedrock`, `quake2`, `fivem`) are the same in `Display`, `FromStr`, JSON
+/// `minecraft`, `minecraft-query`, `bedrock`, `quake2`, `fivem`, `teeworlds`, `mumble`) are the same in
+/// `Display`, `FromStr`, JSON
 /// and the command line.
 ///
 /// ```
@@ -56,11 +57,15 @@ pub enum Protocol {
     MinecraftQuery,
     /// Minecraft Bedrock Edition (and Geyser, Nukkit, PocketMine): RakNet's unconnected ping.
     Bedrock,
+    /// Teeworlds 0.6 and DDNet: the server info (`gie3`), DDNet's extended form included.
+    Teeworlds,
+    /// Mumble (Murmur): the binary ping.
+    Mumble,
 }
 
 impl Protocol {
     /// Every protocol, in a stable order.
-    pub const ALL: [Protocol; 13] = [
+    pub const ALL: [Protocol; 15] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
@@ -74,11 +79,13 @@ impl Protocol {
         Protocol::Minecraft,
         Protocol::MinecraftQuery,
         Protocol::Bedrock,
+        Protocol::Teeworlds,
+        Protocol::Mumble,
     ];
 
     /// Every protocol queried with datagrams: [`ALL`](Protocol::ALL) without Minecraft's
     /// status ping, which is TCP ([`is_stream`](Protocol::is_stream)).
-    pub const DATAGRAM: [Protocol; 12] = [
+    pub const DATAGRAM: [Protocol; 14] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
@@ -91,6 +98,8 @@ impl Protocol {
         Protocol::GameSpy3,
         Protocol::MinecraftQuery,
         Protocol::Bedrock,
+        Protocol::Teeworlds,
+        Protocol::Mumble,
     ];
 
     /// The port servers of the protocol usually answer on, for a target given without one:
@@ -115,6 +124,8 @@ impl Protocol {
     ///   Daikatana: game port + 10, which must then be given).
     /// - FiveM: 30120, the game port, which answers `getinfo` over UDP and serves
     ///   `/players.json` over TCP.
+    /// - Teeworlds / DDNet: 8303, the game port, which also answers queries.
+    /// - Mumble: 64738, the voice port, which also answers the ping.
     pub fn default_port(self) -> u16 {
         match self {
             Protocol::Sqp => 7779,
@@ -129,11 +140,14 @@ impl Protocol {
             Protocol::Bedrock => 19132,
             Protocol::Quake2 => 27910,
             Protocol::Fivem => 30120,
+            Protocol::Teeworlds => 8303,
+            Protocol::Mumble => 64738,
         }
     }
 
     /// The protocol's short name: `sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`,
-    /// `gamespy2`, `gamespy3`, `minecraft`, `minecraft-query`, `bedrock`, `quake2`, `fivem`.
+    /// `gamespy2`, `gamespy3`, `minecraft`, `minecraft-query`, `bedrock`, `quake2`, `fivem`,
+    /// `teeworlds`, `mumble`.
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Sqp => "sqp",
@@ -149,6 +163,8 @@ impl Protocol {
             Protocol::Bedrock => "bedrock",
             Protocol::Quake2 => "quake2",
             Protocol::Fivem => "fivem",
+            Protocol::Teeworlds => "teeworlds",
+            Protocol::Mumble => "mumble",
         }
     }
 }
