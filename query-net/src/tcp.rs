@@ -9,7 +9,6 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::driver::Target;
-use crate::engine::DEADLINE_PASSED;
 use crate::engines::minecraft::{JavaSession, LegacyPing, LegacySession, LEGACY_KICK};
 use crate::error::QueryError;
 use crate::options::Options;
@@ -22,7 +21,7 @@ use crate::stream::StreamSession;
 pub const READ_CHUNK: usize = 8 * 1024;
 
 /// What [`QueryError::Timeout`] names when the TCP connection was not made in time.
-pub const CONNECTING: &str = "TCP connection";
+pub const CONNECTING: &str = "TCP connection request";
 
 /// The limits of one stream query: the connect timeout, the overall deadline (connecting
 /// included) and the most bytes read from the server.
@@ -52,7 +51,7 @@ impl StreamLimits {
 ///
 /// The connect must finish within [`StreamLimits::connect_timeout`], and everything within
 /// [`StreamLimits::deadline`] from the start ([`QueryError::Timeout`] waiting for
-/// [`CONNECTING`] or for [`DEADLINE_PASSED`]); a server that sends more than
+/// [`CONNECTING`], or [`QueryError::Deadline`]); a server that sends more than
 /// [`StreamLimits::max_bytes`] ends it with an error. The connection is closed when the
 /// function returns.
 ///
@@ -95,8 +94,8 @@ pub async fn run_stream<S: StreamSession>(
     };
     // Requests are small and written whole: send them at once.
     stream.set_nodelay(true)?;
-    let deadline = QueryError::Timeout {
-        waiting_for: DEADLINE_PASSED,
+    let deadline = QueryError::Deadline {
+        waiting_for: "request",
         attempts: 1,
         after: limits.deadline,
     };
