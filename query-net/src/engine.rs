@@ -20,9 +20,6 @@ use crate::options::Options;
 
 pub use crate::outcome::Outcome;
 
-/// What a TCP exchange was waiting for when its deadline passed, as its timeout names it.
-pub const DEADLINE_PASSED: &str = "rest of the exchange before the deadline";
-
 /// One query of one server, as a state machine.
 ///
 /// A driver repeats: send everything [`poll_transmit`] yields, collect [`poll_result`], then wait
