@@ -17,6 +17,7 @@
 pub mod address;
 pub mod batch;
 pub mod bulk;
+pub mod bulk_stream;
 pub mod challenge;
 pub mod clock;
 pub mod driver;
@@ -32,6 +33,7 @@ pub mod protocol;
 pub mod replay;
 pub mod service;
 pub mod snapshot;
+pub mod srv;
 pub mod state;
 mod status;
 pub mod stream;
