@@ -19,7 +19,8 @@ if (!CALLS[kind] || !host || !port) {
 }
 try {
   const result = await CALLS[kind](host, Number(port), { timeout: 5000, enableSRV: false })
-  process.stdout.write(JSON.stringify(result))
+  // The server GUID is a 64-bit BigInt, which JSON has no number for: written as text.
+  process.stdout.write(JSON.stringify(result, (_, v) => (typeof v === 'bigint' ? v.toString() : v)))
 } catch (error) {
   console.error(`minecraft-server-util ${kind} ${host}:${port} failed: ${error.stack || error}`)
   process.exit(1)
