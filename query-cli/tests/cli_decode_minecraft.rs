@@ -115,3 +115,97 @@ fn bytes_that_stop_short_are_an_error_not_a_status() {
         ran.stderr
     );
 }
+
+/// A pcap file (Ethernet) of `frames`.
+fn pcap(frames: &[Vec<u8>]) -> Vec<u8> {
+    let mut file = Vec::new();
+    file.extend_from_slice(&[0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0]);
+    file.extend_from_slice(&[0; 8]);
+    file.extend_from_slice(&65535u32.to_le_bytes());
+    file.extend_from_slice(&1u32.to_le_bytes());
+    for (i, frame) in frames.iter().enumerate() {
+        let len = u32::try_from(frame.len()).unwrap();
+        file.extend_from_slice(&u32::try_from(i).unwrap().to_le_bytes());
+        file.extend_from_slice(&0u32.to_le_bytes());
+        file.extend_from_slice(&len.to_le_bytes());
+        file.extend_from_slice(&len.to_le_bytes());
+        file.extend_from_slice(frame);
+    }
+    file
+}
+
+/// A TCP segment between 127.0.0.1:`from` and 127.0.0.1:`to`.
+fn segment(from: u16, to: u16, sequence: u32, syn: bool, payload: &[u8]) -> Vec<u8> {
+    let builder = etherparse::PacketBuilder::ethernet2([0; 6], [0; 6])
+        .ipv4([127, 0, 0, 1], [127, 0, 0, 1], 64)
+        .tcp(from, to, sequence, 65535);
+    let builder = if syn { builder.syn() } else { builder };
+    let mut frame = Vec::new();
+    builder.write(&mut frame, payload).unwrap();
+    frame
+}
+
+#[test]
+fn a_captures_tcp_streams_are_put_back_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = server_bytes();
+    let (a, rest) = bytes.split_at(30);
+    let (b, c) = rest.split_at(rest.len() - 10);
+    // The server's sequence numbers wrap inside the reply; its segments come out of order,
+    // one twice, and the client's bytes and a UDP datagram sit between them.
+    let server_isn = u32::MAX - 40;
+    let at = |offset: usize| server_isn.wrapping_add(1 + u32::try_from(offset).unwrap());
+    let mut udp = Vec::new();
+    etherparse::PacketBuilder::ethernet2([0; 6], [0; 6])
+        .ipv4([127, 0, 0, 1], [127, 0, 0, 1], 64)
+        .udp(25565, 40000)
+        .write(&mut udp, b"not this")
+        .unwrap();
+    let frames = vec![
+        segment(40000, 25565, 7, true, &[]),
+        segment(25565, 40000, server_isn, true, &[]),
+        segment(40000, 25565, 8, false, b"\x10\x00handshake bytes"),
+        segment(25565, 40000, at(a.len()), false, b),
+        udp,
+        segment(25565, 40000, at(0), false, a),
+        segment(25565, 40000, at(0), false, a),
+        segment(25565, 40000, at(a.len() + b.len()), false, c),
+    ];
+    let path = dir.path().join("ping.pcap");
+    std::fs::write(&path, pcap(&frames)).unwrap();
+    let ran = run(&["decode", "minecraft", path.to_str().unwrap(), "--status"]);
+    assert_eq!(ran.code, Some(0), "{ran:#?}");
+    let status: Value = serde_json::from_str(ran.stdout.trim()).unwrap();
+    assert_eq!(status["name"], "Hello world", "{status:#}");
+    assert_eq!(status["address"], "127.0.0.1:25565", "{status:#}");
+    assert_eq!(status["num_players"], 3);
+
+    // A segment the capture missed: no status, and the error says which bytes are missing.
+    let missing = vec![
+        segment(25565, 40001, 100, true, &[]),
+        segment(25565, 40001, 101, false, a),
+        segment(
+            25565,
+            40001,
+            101 + u32::try_from(a.len() + b.len()).unwrap(),
+            false,
+            c,
+        ),
+    ];
+    std::fs::write(&path, pcap(&missing)).unwrap();
+    let ran = run(&["decode", "minecraft", path.to_str().unwrap(), "--status"]);
+    assert_eq!(ran.code, Some(MALFORMED), "{ran:#?}");
+    assert!(
+        ran.stderr.contains(&format!(
+            "bytes 30..{} of the stream are not in the capture",
+            a.len() + b.len()
+        )),
+        "{}",
+        ran.stderr
+    );
+
+    // Without --status, a TCP protocol's capture says how to read it.
+    let ran = run(&["decode", "minecraft", path.to_str().unwrap()]);
+    assert_eq!(ran.code, Some(2), "{ran:#?}");
+    assert!(ran.stderr.contains("--status"), "{}", ran.stderr);
+}

@@ -583,6 +583,7 @@ mod tests {
         let entry = Entry {
             line: 7,
             target: "127.0.0.1:9".into(),
+            host: "127.0.0.1".into(),
             protocol: Some(Protocol::Sqp),
             protocol_as_written: None,
             address: Some("127.0.0.1:9".parse().unwrap()),
