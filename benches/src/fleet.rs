@@ -390,12 +390,13 @@ mod tests {
 
     #[test]
     fn layout_spreads_behaviours_evenly_over_protocols() {
-        // 2,000 targets per protocol over 100 ports per address.
-        let targets = 2_000 * Protocol::DATAGRAM.len();
+        // 1,000 targets per protocol over 100 ports per address: ten addresses per protocol,
+        // all in 127.77.0.0/24 while there are fewer than 25 protocols.
+        let targets = 1_000 * Protocol::DATAGRAM.len();
         let layout = Layout::new(targets, targets / 100);
         layout.check().unwrap();
         assert_eq!(layout.ports_per_address(), 100);
-        let per_protocol = 2_000;
+        let per_protocol = 1_000;
         for protocol in Protocol::DATAGRAM {
             let of: Vec<Target> = layout.iter().filter(|t| t.protocol == protocol).collect();
             assert_eq!(of.len(), per_protocol);
@@ -417,9 +418,11 @@ mod tests {
         let first = layout.target(0).addr;
         let last = layout.target(targets - 1).addr;
         assert_eq!(first.to_string(), "127.77.0.1:20000");
+        // 100 ports an address, 200 addresses a /24.
+        let address = targets / 100 - 1;
         assert_eq!(
             last.to_string(),
-            format!("127.77.0.{}:20099", targets / 100)
+            format!("127.77.{}.{}:20099", address / 200, address % 200 + 1)
         );
     }
 

@@ -76,6 +76,16 @@ pub fn attacks() -> Vec<Attack> {
             b"\xff\xff\xff\xffgetstatus\n",
         ),
         attack(
+            Protocol::Quake2,
+            "Quake 2 `status`",
+            b"\xff\xff\xff\xffstatus\n",
+        ),
+        attack(
+            Protocol::Fivem,
+            "FiveM `getinfo`",
+            b"\xff\xff\xff\xffgetinfo x",
+        ),
+        attack(
             Protocol::GameSpy2,
             "GameSpy 2 everything",
             b"\xfe\xfd\x00CORY\xff\xff\xff",
@@ -86,6 +96,17 @@ pub fn attacks() -> Vec<Attack> {
             "GameSpy 3 query",
             b"\xfe\xfd\x00\x01\x02\x03\x04\xff\xff\xff\x01",
         ),
+        attack(
+            Protocol::Teeworlds,
+            "Teeworlds 0.6 `gie3`",
+            b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xffgie3\x05",
+        ),
+        attack(
+            Protocol::Teeworlds,
+            "DDNet extended `gie3`",
+            b"xe\x12\x34\x00\x00\xff\xff\xff\xffgie3\x07",
+        ),
+        attack(Protocol::Mumble, "Mumble ping", &[0; 12]),
     ]
 }
 
@@ -135,6 +156,14 @@ fn responder(protocol: Protocol, state: SharedState) -> Box<dyn Responder + Send
         Protocol::GameSpy1 => Box::new(GameSpy1Responder::new(state, GameSpy1Config::default())),
         Protocol::A2s => Box::new(A2sResponder::new(state, A2sConfig::default())),
         Protocol::Quake3 => Box::new(Quake3Responder::new(state, Quake3Config::default())),
+        Protocol::Fivem => Box::new(query_net::engines::fivem::FivemResponder::new(
+            state,
+            query_net::engines::fivem::FivemConfig::default(),
+        )),
+        Protocol::Quake2 => Box::new(query_net::engines::quake2::Quake2Responder::new(
+            state,
+            query_net::engines::quake2::Quake2Config::default(),
+        )),
         Protocol::GameSpy2 => Box::new(GameSpy2Responder::new(state, GameSpy2Config::default())),
         Protocol::GameSpy3 | Protocol::MinecraftQuery => {
             Box::new(query_net::engines::gamespy3::GameSpy3Responder::new(
@@ -148,6 +177,14 @@ fn responder(protocol: Protocol, state: SharedState) -> Box<dyn Responder + Send
         Protocol::Bedrock => Box::new(query_net::engines::bedrock::BedrockResponder::new(
             state,
             query_net::engines::bedrock::BedrockConfig::default(),
+        )),
+        Protocol::Teeworlds => Box::new(query_net::engines::teeworlds::TeeworldsResponder::new(
+            state,
+            query_net::engines::teeworlds::TeeworldsConfig::default(),
+        )),
+        Protocol::Mumble => Box::new(query_net::engines::mumble::MumbleResponder::new(
+            state,
+            query_net::engines::mumble::MumbleConfig::default(),
         )),
     }
 }

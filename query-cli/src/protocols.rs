@@ -14,11 +14,15 @@ pub fn title(protocol: Protocol) -> &'static str {
         Protocol::GameSpy1 => "GameSpy v1",
         Protocol::A2s => "A2S",
         Protocol::Quake3 => "Quake 3",
+        Protocol::Quake2 => "Quake 2",
+        Protocol::Fivem => "FiveM",
         Protocol::GameSpy2 => "GameSpy 2",
         Protocol::GameSpy3 => "GameSpy 3/4",
         Protocol::Minecraft => "Minecraft Java",
         Protocol::MinecraftQuery => "Minecraft Query",
         Protocol::Bedrock => "Minecraft Bedrock",
+        Protocol::Teeworlds => "Teeworlds/DDNet",
+        Protocol::Mumble => "Mumble",
     }
 }
 
@@ -32,9 +36,13 @@ pub fn reports_teams(protocol: Protocol) -> bool {
         | Protocol::Samp
         | Protocol::A2s
         | Protocol::Quake3
+        | Protocol::Quake2
+        | Protocol::Fivem
         | Protocol::Minecraft
         | Protocol::MinecraftQuery
-        | Protocol::Bedrock => false,
+        | Protocol::Bedrock
+        | Protocol::Teeworlds
+        | Protocol::Mumble => false,
     }
 }
 
@@ -147,6 +155,6 @@ mod tests {
     fn titles_read_as_a_list() {
         let titles = titles();
         assert!(titles.starts_with("SQP, OneQuery, "), "{titles}");
-        assert!(titles.ends_with(" and Minecraft Bedrock"), "{titles}");
+        assert!(titles.ends_with(" and Mumble"), "{titles}");
     }
 }

@@ -16,9 +16,11 @@ use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use query_net::engines::gamespy2::{GameSpy2Config, GameSpy2Responder};
 use query_net::engines::gamespy3::{GameSpy3Config, GameSpy3Responder};
 use query_net::engines::onequery::OneQueryResponder;
+use query_net::engines::quake2::{Quake2Config, Quake2Responder};
 use query_net::engines::quake3::{Quake3Config, Quake3Responder};
 use query_net::engines::samp::{SampConfig, SampResponder};
 use query_net::engines::sqp::SqpResponder;
+use query_net::engines::teeworlds::{TeeworldsConfig, TeeworldsResponder};
 use query_net::limit::{Stats, StatsSnapshot};
 use query_net::service::Service;
 use query_net::state::{PlayerState, ServerState, SharedState};
@@ -83,6 +85,8 @@ fn requests_of_every_protocol() -> Vec<(Protocol, Vec<u8>)> {
         (Protocol::Quake3, b"\xff\xff\xff\xffgetstatus\n".to_vec()),
         (Protocol::Quake3, b"\xff\xff\xff\xffgetstatus\0".to_vec()),
         (Protocol::Quake3, b"\xff\xff\xff\xffgetinfo xyz\n".to_vec()),
+        (Protocol::Quake2, b"\xff\xff\xff\xffstatus\n".to_vec()),
+        (Protocol::Quake2, b"\xff\xff\xff\xffstatus 23\n".to_vec()),
         (Protocol::GameSpy2, b"\xfe\xfd\x00CORY\xff\xff\xff".to_vec()),
         (Protocol::GameSpy2, b"\xfe\xfd\x00CORY\xff\x00\x00".to_vec()),
         (Protocol::GameSpy2, b"\xfe\xfd\x00CORX\x00\xff\xff".to_vec()),
@@ -94,6 +98,14 @@ fn requests_of_every_protocol() -> Vec<(Protocol, Vec<u8>)> {
         (
             Protocol::GameSpy3,
             b"\xfe\xfd\x00\x01\x02\x03\x04\x00\x00\x30\x39\xff\xff\xff\x01".to_vec(),
+        ),
+        (
+            Protocol::Teeworlds,
+            b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xffgie3\x05".to_vec(),
+        ),
+        (
+            Protocol::Teeworlds,
+            b"xe\x12\x34\x00\x00\xff\xff\xff\xffgie3\x07".to_vec(),
         ),
     ];
     requests.extend(b"ircd".iter().map(|&op| (Protocol::Samp, samp_request(op))));
@@ -135,6 +147,13 @@ fn every_request_is_claimed_by_its_own_protocol_and_refused_by_the_others() {
             )),
         ),
         (
+            Protocol::Quake2,
+            Box::new(Quake2Responder::new(
+                shared.clone(),
+                Quake2Config::default(),
+            )),
+        ),
+        (
             Protocol::GameSpy2,
             Box::new(GameSpy2Responder::new(
                 shared.clone(),
@@ -143,7 +162,14 @@ fn every_request_is_claimed_by_its_own_protocol_and_refused_by_the_others() {
         ),
         (
             Protocol::GameSpy3,
-            Box::new(GameSpy3Responder::new(shared, GameSpy3Config::default())),
+            Box::new(GameSpy3Responder::new(
+                shared.clone(),
+                GameSpy3Config::default(),
+            )),
+        ),
+        (
+            Protocol::Teeworlds,
+            Box::new(TeeworldsResponder::new(shared, TeeworldsConfig::default())),
         ),
     ];
     // Minecraft is GameSpy 4, answered by the GameSpy 3 responder.

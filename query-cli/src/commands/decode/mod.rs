@@ -15,8 +15,8 @@ use query_games::plan::Choice;
 use query_net::engines::sqp::{chunk_names, find_chunks, ChunkSearchError};
 use query_net::{replay, Options, Protocol, ServerStatus};
 use query_specs::{
-    a2s, bedrock, gamespy1, gamespy2, gamespy3, minecraft_java, minecraft_legacy, onequery, quake3,
-    samp, sqp,
+    a2s, bedrock, fivem, gamespy1, gamespy2, gamespy3, minecraft_java, minecraft_legacy, mumble,
+    onequery, quake2, quake3, samp, sqp, teeworlds,
 };
 use query_wire::{Decode, Reader, TextEncoding};
 use serde::Serialize;
@@ -76,6 +76,13 @@ fn decode_datagrams(args: &DecodeArgs, datagrams: &[Datagram]) -> Outcome<(Body,
             decode_a2s(datagrams, args.as_kind, encoding)
         }
         Protocol::Quake3 => each_datagram(datagrams, |d| decode_quake3(d, args.as_kind, encoding)),
+        Protocol::Quake2 => {
+            let encoding = args
+                .encoding
+                .unwrap_or(query_net::engines::quake2::DEFAULT_ENCODING);
+            each_datagram(datagrams, |d| decode_quake2(d, args.as_kind, encoding))
+        }
+        Protocol::Fivem => each_datagram(datagrams, |d| decode_fivem(d, args.as_kind)),
         Protocol::GameSpy2 => {
             each_datagram(datagrams, |d| decode_gamespy2(d, args.as_kind, encoding))
         }
@@ -83,6 +90,8 @@ fn decode_datagrams(args: &DecodeArgs, datagrams: &[Datagram]) -> Outcome<(Body,
             decode_gamespy3_datagrams(datagrams, args.protocol, args.as_kind, encoding)
         }
         Protocol::Bedrock => each_datagram(datagrams, |d| decode_bedrock(d, args.as_kind)),
+        Protocol::Teeworlds => each_datagram(datagrams, |d| decode_teeworlds(d, args.as_kind)),
+        Protocol::Mumble => each_datagram(datagrams, |d| decode_mumble(d, args.as_kind)),
         Protocol::Minecraft => each_datagram(datagrams, |d| decode_minecraft(d, args.as_kind)),
     }
 }
@@ -710,6 +719,41 @@ fn decode_quake3(
     Ok((reading, notes))
 }
 
+/// A Quake 2 `status` request or reply (`print` or QuakeWorld's `n`), its text read in
+/// `encoding`: decoded as Windows-1252 and every string read again, as for Quake 3.
+fn decode_quake2(
+    datagram: &Datagram,
+    forced: Option<PacketKind>,
+    encoding: TextEncoding,
+) -> Outcome<Decoded> {
+    let bytes = &datagram.bytes;
+    let (mut reading, notes) = choose(
+        datagram,
+        Protocol::Quake2,
+        forced,
+        || quake2::Request::decode(bytes).map(|r| serialize(&r)),
+        || quake2::StatusResponse::decode(bytes, TextEncoding::Windows1252).map(|r| serialize(&r)),
+        PacketKind::Request,
+    )?;
+    if encoding != TextEncoding::Windows1252 {
+        reading.packet.map_strings(&|text| reread(text, encoding));
+    }
+    Ok((reading, notes))
+}
+
+/// A FiveM `getinfo` request or `infoResponse` (UTF-8).
+fn decode_fivem(datagram: &Datagram, forced: Option<PacketKind>) -> Outcome<Decoded> {
+    let bytes = &datagram.bytes;
+    choose(
+        datagram,
+        Protocol::Fivem,
+        forced,
+        || quake3::Request::decode(bytes).map(|r| serialize(&r)),
+        || fivem::InfoResponse::decode(bytes, fivem::ENCODING).map(|r| serialize(&r)),
+        PacketKind::Request,
+    )
+}
+
 /// Minecraft Java bytes of one direction, each file a run of frames: the client's (the
 /// handshake, then status requests and pings; or a legacy ping) or the server's (status
 /// responses and pongs; or a legacy kick, with its text read as a status).
@@ -784,6 +828,33 @@ fn decode_bedrock(datagram: &Datagram, forced: Option<PacketKind>) -> Outcome<De
             })
         },
         PacketKind::Request,
+    )
+}
+
+/// A Teeworlds / DDNet `gie3` request (either form) or one datagram of a reply (`inf3`,
+/// `iext`, `iex+`).
+fn decode_teeworlds(datagram: &Datagram, forced: Option<PacketKind>) -> Outcome<Decoded> {
+    let bytes = &datagram.bytes;
+    choose(
+        datagram,
+        Protocol::Teeworlds,
+        forced,
+        || teeworlds::Request::from_bytes(bytes).map(|r| serialize(&r)),
+        || teeworlds::Reply::from_bytes(bytes).map(|r| serialize(&r)),
+        PacketKind::Reply,
+    )
+}
+
+/// A Mumble ping (12 bytes) or pong (24 bytes).
+fn decode_mumble(datagram: &Datagram, forced: Option<PacketKind>) -> Outcome<Decoded> {
+    let bytes = &datagram.bytes;
+    choose(
+        datagram,
+        Protocol::Mumble,
+        forced,
+        || mumble::Ping::from_bytes(bytes).map(|r| serialize(&r)),
+        || mumble::Pong::from_bytes(bytes).map(|r| serialize(&r)),
+        PacketKind::Reply,
     )
 }
 
