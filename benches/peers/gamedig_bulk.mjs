@@ -3,7 +3,7 @@
 //
 //   node gamedig_bulk.mjs <list> <concurrency> <timeout ms> <retries>
 //
-// The list has one `<protocol> <host:port>` per line; protocols samp and gamespy1. gamedig is
+// The list has one `<protocol> <host:port>` per line; protocols samp, gamespy1 and minecraft. gamedig is
 // used through its library, as a server-list backend would: a fixed pool of `concurrency`
 // workers takes targets from the list in order. gamedig sends all queries from one shared
 // socket. `retries` is turned into gamedig's `maxRetries`, which counts attempts (1 + retries);
@@ -20,8 +20,10 @@ const concurrency = Number(concurrencyArg)
 const socketTimeout = Number(timeoutArg)
 const attempts = Number(retriesArg) + 1
 
-// gamedig knows games, not protocols: these game ids speak exactly the protocol named.
-const GAME_OF = { samp: 'gtasam', gamespy1: 'unrealtournament' }
+// gamedig knows games, not protocols: these game ids speak exactly the protocol named
+// (Minecraft's Java status ping alone is gamedig's `minecraftvanilla` protocol; its game
+// `minecraft` would also send a GameSpy 4 query and a Bedrock ping and wait for them).
+const GAME_OF = { samp: 'gtasam', gamespy1: 'unrealtournament', minecraft: 'protocol-minecraftvanilla' }
 
 const targets = readFileSync(list, 'utf8')
   .split('\n')

@@ -12,6 +12,12 @@
 //!   opengsq opens a new socket (a new source port) for every request, and a per-source drop
 //!   would then drop every request it sends.
 //!
+//! A Minecraft Java target (`--protocols minecraft`) is a TCP listener with the Java status
+//! responder, capped as `gsq serve --minecraft-java` is except per source address (every
+//! connection comes from 127.0.0.1); a silent one listens but never accepts, so a client's
+//! connection completes in the kernel and then hears nothing; dropping a first datagram has
+//! no TCP counterpart, so such a target answers.
+//!
 //! Every target has its own responder, as separate servers would (an SQP challenge issued by
 //! one is no good at another), behind a `Service` without a rate limit: every request comes
 //! from 127.0.0.1, which a per-source limit would throttle. The fleet runs on one thread, in a
@@ -22,15 +28,18 @@ use std::cell::Cell;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::rc::Rc;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use nix::sys::resource::{getrlimit, setrlimit, Resource};
+use query_net::engines::minecraft::JavaResponder;
 use query_net::limit::{Stats, StatsSnapshot};
 use query_net::service::Service;
 use query_net::state::SharedState;
+use query_net::tcp::{serve_stream, ListenerLimits, ListenerStats};
 use query_net::Protocol;
 use serde::Serialize;
-use tokio::net::UdpSocket;
+use tokio::net::{TcpListener, UdpSocket};
 use tokio_util::sync::CancellationToken;
 
 use crate::subjects::{self, DynResponder};
@@ -158,6 +167,12 @@ pub struct FleetReport {
     pub dropped_first: u64,
     /// Replies the socket refused to send.
     pub send_errors: u64,
+    /// TCP connections served to their end (Minecraft Java targets).
+    pub connections_served: u64,
+    /// TCP connections closed at accept, over a listener's caps.
+    pub connections_refused: u64,
+    /// TCP connections cut for silence or for taking too long.
+    pub connections_timed_out: u64,
     /// The responders' counters, all protocols together.
     pub responders: StatsSnapshot,
 }
@@ -232,8 +247,29 @@ pub async fn serve(
     let state = SharedState::new(subjects::server_state());
     let stats = Arc::new(Stats::default());
     let counters = Rc::new(Counters::default());
+    let stream_stats = Arc::new(ListenerStats::default());
     let mut tasks = Vec::with_capacity(mine);
+    let mut listeners = Vec::new();
     for (_, target) in layout.iter().enumerate().filter(|&(i, _)| shard.holds(i)) {
+        if target.protocol.is_stream() {
+            let listener = TcpListener::bind(target.addr).await.map_err(|e| {
+                io::Error::new(e.kind(), format!("cannot bind {}: {e}", target.addr))
+            })?;
+            if target.behaviour == Behaviour::Silent {
+                // Bound and listening, never accepted: kept open until the fleet stops.
+                listeners.push(listener);
+                continue;
+            }
+            let state = state.clone();
+            tasks.push(tokio::task::spawn_local(serve_stream(
+                listener,
+                move || JavaResponder::new(state.clone()),
+                STREAM_LIMITS,
+                Arc::clone(&stream_stats),
+                stop.clone(),
+            )));
+            continue;
+        }
         let socket = UdpSocket::bind(target.addr)
             .await
             .map_err(|e| io::Error::new(e.kind(), format!("cannot bind {}: {e}", target.addr)))?;
@@ -257,13 +293,25 @@ pub async fn serve(
         task.abort();
     }
     Ok(FleetReport {
-        targets: tasks.len(),
+        targets: tasks.len() + listeners.len(),
+        connections_served: stream_stats.served.load(Ordering::Relaxed),
+        connections_refused: stream_stats.refused.load(Ordering::Relaxed),
+        connections_timed_out: stream_stats.timed_out.load(Ordering::Relaxed),
         ignored: counters.ignored.get(),
         dropped_first: counters.dropped_first.get(),
         send_errors: counters.send_errors.get(),
         responders: stats.snapshot(),
     })
 }
+
+/// The caps of a Minecraft Java target: those of `gsq serve --minecraft-java`, but every
+/// connection of a bulk client comes from 127.0.0.1, so the per-source cap is the total.
+const STREAM_LIMITS: ListenerLimits = ListenerLimits {
+    max_connections: 1024,
+    max_per_source: 1024,
+    idle_timeout: std::time::Duration::from_secs(2),
+    session_timeout: std::time::Duration::from_secs(5),
+};
 
 /// A bulk client queries a target from a few sockets at most.
 const SQP_CHALLENGES_PER_TARGET: usize = 16;

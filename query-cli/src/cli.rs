@@ -366,8 +366,10 @@ every protocol), or `<host[:port]>` with --protocol. Blank lines and lines start
 are skipped; a line that does not parse becomes an error object in the output and the run goes
 on. Hosts without a port use the game's or the protocol's default port (sqp 7779, onequery
 5520, samp 7777, gamespy1 23000, a2s 27015, quake3 27960, gamespy2 2302, gamespy3 29900,
-minecraft and minecraft-query 25565, bedrock 19132, quake2 27910, fivem 30120, teeworlds 8303, mumble 64738, eye 22126). A line's attempts (a game's ports, auto's protocols) run at once; the first
-answer is its result.
+minecraft and minecraft-query 25565, bedrock 19132, quake2 27910, fivem 30120, teeworlds 8303,
+mumble 64738, eye 22126). A line's attempts (a game's ports, auto's protocols) run at once; the
+first answer is its result. Datagram attempts share a few sockets (--sockets); Minecraft Java
+attempts are TCP, a connection each, at most --connections open at once.
 
 Output: one JSON object per line (NDJSON), in completion order. An answer is the ServerStatus
 object of `gsq query --json` (with game, game_name, query_port) plus `target` (as written in
@@ -410,6 +412,11 @@ pub struct BulkArgs {
     /// UDP sockets per address family.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub sockets: u32,
+
+    /// TCP connections open at once (Minecraft Java), each a file descriptor: lowered to
+    /// what the open-file limit allows once it is raised as far as it may be.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub connections: u32,
 }
 
 const SERVE_HELP: &str = "\

@@ -1,9 +1,12 @@
-//! UDP datagrams out of pcap and pcapng files, as tcpdump and Wireshark write them.
+//! UDP datagrams and TCP streams out of pcap and pcapng files, as tcpdump and Wireshark write
+//! them.
 //!
-//! The file format is read by pcap-file and the Ethernet, IP and UDP layers by etherparse:
+//! The file format is read by pcap-file and the Ethernet, IP, UDP and TCP layers by etherparse:
 //! IPv4 and IPv6, on Ethernet, BSD loopback (`NULL`/`LOOP`), raw IP and Linux cooked v1 and v2
-//! (`SLL`, `SLL2`: `tcpdump -i any`) links. Packets that are not UDP, or that cannot be read
-//! (cut short by the capture's snapshot length, IP fragments), are counted and skipped; a file
+//! (`SLL`, `SLL2`: `tcpdump -i any`) links. A TCP connection's bytes from one side are put
+//! back in order by sequence number ([`server_streams`]). Packets that are neither, or that
+//! cannot be read (cut short by the capture's snapshot length, IP fragments), are counted and
+//! skipped; a file
 //! that breaks off inside a packet (a tcpdump killed while writing) gives the packets before
 //! it and says where it ends; a file that is not a capture is an error naming what is wrong.
 
@@ -42,11 +45,26 @@ pub struct Captured {
     pub payload: Vec<u8>,
 }
 
-/// The UDP datagrams of a capture, how many packets were skipped as not readable UDP, and
-/// where the file breaks off, if it does.
+/// One TCP segment of a capture: where it is in its side's byte stream, and its data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segment {
+    /// The packet's number in the file, from 1.
+    pub number: usize,
+    pub source: SocketAddr,
+    pub destination: SocketAddr,
+    /// The sequence number of its first byte (of the SYN, for a SYN).
+    pub sequence: u32,
+    /// Whether it opens the connection: the data starts at the next sequence number.
+    pub syn: bool,
+    pub payload: Vec<u8>,
+}
+
+/// The UDP datagrams and TCP segments of a capture, how many packets were skipped as neither,
+/// and where the file breaks off, if it does.
 #[derive(Debug, Default)]
 pub struct Capture {
     pub datagrams: Vec<Captured>,
+    pub segments: Vec<Segment>,
     pub skipped: usize,
     /// Where the file ends inside a packet (a tcpdump killed while writing), said for a
     /// note; the packets before it are read.
@@ -171,11 +189,29 @@ fn read_pcapng(bytes: &[u8]) -> Result<Capture, String> {
 
 impl Capture {
     fn add(&mut self, number: usize, link: DataLink, frame: &[u8]) {
-        match udp(link, frame) {
-            Some((source, destination, payload)) => self.datagrams.push(Captured {
+        match transport(link, frame) {
+            Some(Transport::Udp {
+                source,
+                destination,
+                payload,
+            }) => self.datagrams.push(Captured {
                 number,
                 source,
                 destination,
+                payload: payload.to_vec(),
+            }),
+            Some(Transport::Tcp {
+                source,
+                destination,
+                sequence,
+                syn,
+                payload,
+            }) => self.segments.push(Segment {
+                number,
+                source,
+                destination,
+                sequence,
+                syn,
                 payload: payload.to_vec(),
             }),
             None => self.skipped += 1,
@@ -183,9 +219,101 @@ impl Capture {
     }
 }
 
-/// The length of a Linux cooked v2 header (`LINKTYPE_LINUX_SLL2`, what `tcpdump -i any`
-/// writes since libpcap 1.10): protocol (2 bytes), reserved (2), interface index (4), ARPHRD
-/// type (2), packet type (1), address length (1), address (8).
+/// What one side of a TCP connection sent, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stream {
+    /// The side that sent the bytes (the server).
+    pub source: SocketAddr,
+    /// The side that read them (the client).
+    pub destination: SocketAddr,
+    /// The bytes in sequence order, up to the first byte the capture does not hold.
+    pub bytes: Vec<u8>,
+    /// Why the bytes stop before the last segment's end: a segment the capture missed, or
+    /// the cap; `None` when they are whole.
+    pub stops: Option<String>,
+}
+
+/// The byte streams that the side on `port` sent, one per connection, in the order their
+/// first segments come: segments are put in sequence order from the SYN's (or, without a
+/// SYN in the capture, from the lowest sequence number seen), retransmitted and overlapping
+/// data is kept once, and the stream stops at the first missing byte or after `max_bytes`.
+pub fn server_streams(segments: &[Segment], port: u16, max_bytes: usize) -> Vec<Stream> {
+    let mut connections: Vec<((SocketAddr, SocketAddr), Vec<&Segment>)> = Vec::new();
+    for segment in segments.iter().filter(|s| s.source.port() == port) {
+        let key = (segment.source, segment.destination);
+        match connections.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, list)) => list.push(segment),
+            None => connections.push((key, vec![segment])),
+        }
+    }
+    connections
+        .into_iter()
+        .filter(|(_, list)| list.iter().any(|s| !s.payload.is_empty()))
+        .map(|((source, destination), list)| {
+            let (bytes, stops) = reassemble(&list, max_bytes);
+            Stream {
+                source,
+                destination,
+                bytes,
+                stops,
+            }
+        })
+        .collect()
+}
+
+/// The bytes of one side's `segments`, in order; see [`server_streams`].
+fn reassemble(segments: &[&Segment], max_bytes: usize) -> (Vec<u8>, Option<String>) {
+    // Sequence numbers wrap: offsets are taken from the stream's start, modulo 2^32, and one
+    // more than half the space away counts as before the start.
+    let start = match segments.iter().find(|s| s.syn) {
+        Some(syn) => syn.sequence.wrapping_add(1),
+        None => {
+            // The data segment whose sequence number is earliest, wrapping counted, from the
+            // first one captured.
+            let data = segments.iter().filter(|s| !s.payload.is_empty());
+            let first = data.clone().next().map_or(0, |s| s.sequence);
+            let earliest = data
+                .map(|s| s.sequence.wrapping_sub(first).cast_signed())
+                .min()
+                .unwrap_or(0);
+            first.wrapping_add(earliest.cast_unsigned())
+        }
+    };
+    let mut pieces: Vec<(u64, &[u8], usize)> = segments
+        .iter()
+        .filter(|s| !s.payload.is_empty())
+        .filter_map(|s| {
+            let offset = s.sequence.wrapping_sub(start);
+            (offset <= u32::MAX / 2).then_some((u64::from(offset), s.payload.as_slice(), s.number))
+        })
+        .collect();
+    pieces.sort_by_key(|(offset, _, _)| *offset);
+    let mut bytes: Vec<u8> = Vec::new();
+    for (offset, data, number) in pieces {
+        let have = bytes.len() as u64;
+        if offset > have {
+            return (
+                bytes,
+                Some(format!(
+                    "bytes {have}..{offset} of the stream are not in the capture (packet {number} comes after them)"
+                )),
+            );
+        }
+        let skip = usize::try_from(have - offset).unwrap_or(usize::MAX);
+        if let Some(new) = data.get(skip..) {
+            bytes.extend_from_slice(new);
+        }
+        if bytes.len() > max_bytes {
+            bytes.truncate(max_bytes);
+            return (
+                bytes,
+                Some(format!("the stream is longer than {max_bytes} bytes")),
+            );
+        }
+    }
+    (bytes, None)
+}
+
 const SLL2_HEADER: usize = 20;
 
 /// The length of a Linux cooked v1 header (`LINKTYPE_LINUX_SLL`, `tcpdump -i any -y
@@ -215,13 +343,28 @@ fn ip_after<'a>(protocol: &[u8], frame: &'a [u8], header: usize) -> Option<&'a [
 }
 
 /// The UDP datagram in a link-layer frame, if it holds a whole one.
-fn udp(link: DataLink, frame: &[u8]) -> Option<(SocketAddr, SocketAddr, &[u8])> {
+/// The UDP or TCP layer of a packet.
+enum Transport<'a> {
+    Udp {
+        source: SocketAddr,
+        destination: SocketAddr,
+        payload: &'a [u8],
+    },
+    Tcp {
+        source: SocketAddr,
+        destination: SocketAddr,
+        sequence: u32,
+        syn: bool,
+        payload: &'a [u8],
+    },
+}
+
+fn transport(link: DataLink, frame: &[u8]) -> Option<Transport<'_>> {
     let sliced = match link {
         DataLink::ETHERNET => SlicedPacket::from_ethernet(frame),
         DataLink::LINUX_SLL => SlicedPacket::from_ip(linux_sll_payload(frame)?),
         DataLink::LINUX_SLL2 => SlicedPacket::from_ip(linux_sll2_payload(frame)?),
         DataLink::RAW | DataLink::IPV4 | DataLink::IPV6 => SlicedPacket::from_ip(frame),
-        // A 4-byte address family in the host's byte order, then the IP packet.
         DataLink::NULL | DataLink::LOOP => SlicedPacket::from_ip(frame.get(4..)?),
         _ => return None,
     }
@@ -237,14 +380,21 @@ fn udp(link: DataLink, frame: &[u8]) -> Option<(SocketAddr, SocketAddr, &[u8])> 
         ),
         NetSlice::Arp(_) => return None,
     };
-    let TransportSlice::Udp(udp) = sliced.transport? else {
-        return None;
-    };
-    Some((
-        SocketAddr::new(source, udp.source_port()),
-        SocketAddr::new(destination, udp.destination_port()),
-        udp.payload(),
-    ))
+    match sliced.transport? {
+        TransportSlice::Udp(udp) => Some(Transport::Udp {
+            source: SocketAddr::new(source, udp.source_port()),
+            destination: SocketAddr::new(destination, udp.destination_port()),
+            payload: udp.payload(),
+        }),
+        TransportSlice::Tcp(tcp) => Some(Transport::Tcp {
+            source: SocketAddr::new(source, tcp.source_port()),
+            destination: SocketAddr::new(destination, tcp.destination_port()),
+            sequence: tcp.sequence_number(),
+            syn: tcp.syn(),
+            payload: tcp.payload(),
+        }),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //!
 //! `gsq query` and the exporter's `/probe` race one target's attempts here
 //! ([`first_answer`]); `gsq bulk` and the exporter's target list run many targets' attempts
-//! through query-net's bulk engine and keep each target's first answer ([`bulk_first`]).
+//! through query-net's bulk engines and keep each target's first answer ([`bulk_first`]).
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
@@ -13,8 +13,11 @@ use futures_util::stream::{self, Stream, StreamExt};
 use query_games::identify::identify;
 use query_games::plan::{Attempt, Choice};
 use query_games::Game;
-use query_net::bulk::{bulk, BulkConfig};
+use query_net::address::HostPort;
+use query_net::bulk::BulkConfig;
+use query_net::bulk_stream::bulk_mixed;
 use query_net::learned::ServerMemory;
+use query_net::srv::SrvResolver;
 use query_net::{driver, engines, Options, Protocol, QueryError, ServerStatus};
 use serde::Serialize;
 use tokio::task::JoinSet;
@@ -154,6 +157,33 @@ pub async fn first_answer(
         .collect())
 }
 
+/// Where `address` is served when `choice` asks for Minecraft Java (the protocol or a game
+/// of it) by a name without a port or query port: the target and port of its
+/// `_minecraft._tcp` SRV record, as the game looks it up ([`SrvResolver`]); otherwise, or
+/// when it has none, `address` itself. The handshake still carries the name as given.
+pub async fn minecraft_srv(
+    choice: Choice,
+    address: &HostPort,
+    query_port: Option<u16>,
+) -> HostPort {
+    let java = choice.protocol() == Some(Protocol::Minecraft)
+        || choice
+            .game()
+            .is_some_and(|game| game.protocol == Protocol::Minecraft);
+    if !java || !address.is_name() || address.port().is_some() || query_port.is_some() {
+        return address.clone();
+    }
+    let Ok(resolver) = SrvResolver::system() else {
+        return address.clone();
+    };
+    match resolver.minecraft(&address.host()).await {
+        Some((target, port)) => format!("{target}:{port}")
+            .parse()
+            .unwrap_or_else(|_| address.clone()),
+        None => address.clone(),
+    }
+}
+
 /// A target of a bulk run: what the caller keeps with it, and its attempts.
 #[derive(Debug)]
 pub struct BulkTarget<T> {
@@ -161,6 +191,8 @@ pub struct BulkTarget<T> {
     pub tag: T,
     /// What was asked for.
     pub choice: Choice,
+    /// The host name as the user gave it, which Minecraft Java's handshake carries.
+    pub host: String,
     /// Where to ask; empty when the target cannot be queried (the caller knows why).
     pub attempts: Vec<(Attempt, SocketAddr)>,
 }
@@ -169,6 +201,7 @@ pub struct BulkTarget<T> {
 /// attempt failed.
 struct Group<T> {
     choice: Choice,
+    host: String,
     attempts: Vec<(Attempt, SocketAddr)>,
     state: Mutex<GroupState<T>>,
 }
@@ -180,12 +213,16 @@ struct GroupState<T> {
     failures: Vec<(usize, Unanswered)>,
 }
 
-/// Runs the attempts of every target through query-net's bulk engine (all of a target's at
-/// once) and streams one result per target, in completion order: its first answer, or every
-/// attempt's failure (none for a target without attempts). Memory stays bounded by the
-/// engine's concurrency: a target is held until its last attempt ends. What a query learns
-/// about a server (a GameSpy 3 server that wants a challenge) goes to `memory`, for the next
-/// query of it.
+/// One attempt of a group, or a group without attempts (`None`).
+type Item<T> = (Arc<Group<T>>, Option<usize>);
+
+/// Runs the attempts of every target (all of a target's at once) through query-net's bulk
+/// engines, datagram attempts through a few shared sockets and stream ones (Minecraft Java)
+/// over connections of their own, at most [`BulkConfig::connections`] open, and streams one
+/// result per target, in completion order: its first answer, or every attempt's failure
+/// (none for a target without attempts). Memory stays bounded by the engines' concurrency:
+/// a target is held until its last attempt ends. What a query learns about a server (a
+/// GameSpy 3 server that wants a challenge) goes to `memory`, for the next query of it.
 pub fn bulk_first<T, S>(
     targets: S,
     options: Options,
@@ -200,6 +237,7 @@ where
         let count = target.attempts.len();
         let group = Arc::new(Group {
             choice: target.choice,
+            host: target.host,
             attempts: target.attempts,
             state: Mutex::new(GroupState {
                 tag: Some(target.tag),
@@ -219,9 +257,12 @@ where
                 .map(move |index| (Arc::clone(&group), index)),
         )
     });
-    let results = bulk(
+    let stream_options = options.clone();
+    let stream_memory = memory.clone();
+    let results = bulk_mixed(
         items,
-        move |(group, index): &(Arc<Group<T>>, Option<usize>)| match index {
+        |(group, index): &Item<T>| index.is_some_and(|i| group.attempts[i].0.protocol.is_stream()),
+        move |(group, index): &Item<T>| match index {
             Some(index) => {
                 let (attempt, address) = &group.attempts[*index];
                 engines::new_session_learning(
@@ -232,6 +273,23 @@ where
                 )
             }
             None => Err(QueryError::protocol("not a target")),
+        },
+        move |(group, index): &Item<T>| {
+            let (attempt, address) = index.map_or_else(
+                || (None, SocketAddr::from(([0, 0, 0, 0], 0))),
+                |i| (Some(group.attempts[i].0), group.attempts[i].1),
+            );
+            let options = attempt.map(|a| options_for(&a, &stream_options));
+            let learned = stream_memory.of(address);
+            let host = group.host.clone();
+            async move {
+                match (attempt, options) {
+                    (Some(attempt), Some(options)) => {
+                        driver::query_at(attempt.protocol, address, &host, &options, &learned).await
+                    }
+                    _ => Err(QueryError::protocol("not a target")),
+                }
+            }
         },
         config,
     );

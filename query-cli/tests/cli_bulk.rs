@@ -310,6 +310,60 @@ fn rate_spaces_the_datagrams_out() {
     );
 }
 
+#[test]
+fn minecraft_java_lines_go_over_tcp_beside_datagram_ones() {
+    let server = Server::start(
+        StateDir::new("toml", SAMPLE_STATE),
+        &[
+            "--minecraft-java",
+            "127.0.0.1:0",
+            "--sqp",
+            "127.0.0.1:0",
+            "--no-rate-limit",
+        ],
+        &["minecraft", "sqp"],
+    );
+    let java = server.addr("minecraft");
+    // A port nothing listens on (refused), and a listener that never accepts: the
+    // connection is made by the kernel and then nothing is said (a timeout).
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let mute = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let mute_address = mute.local_addr().unwrap();
+    let mut list = String::new();
+    for _ in 0..12 {
+        list.push_str(&format!("minecraft {java}\n"));
+    }
+    list.push_str(&format!(
+        "minecraft {closed}\nminecraft {mute_address}\nsqp {}\n",
+        server.addr("sqp")
+    ));
+    // The server takes 8 connections per address at once; 4 at a time stays below that.
+    let ran = run_with_stdin(
+        &["bulk", "-t", "300ms", "-r", "0", "--connections", "4"],
+        &list,
+    );
+    assert_eq!(ran.code, Some(0), "{ran:#?}");
+    let results = by_line(ran.json_lines());
+    assert_eq!(results.len(), 15, "{ran:#?}");
+    for line in 1..=12 {
+        let answer = &results[&line];
+        assert_eq!(answer["protocol"], "minecraft", "{answer:#}");
+        assert_eq!(answer["name"], "Café Zoë", "{answer:#}");
+        assert_eq!(answer["max_players"], 16, "{answer:#}");
+    }
+    assert_failure(&results[&13], "unreachable", "refused");
+    assert_failure(&results[&14], "timeout", "");
+    assert_eq!(results[&15]["protocol"], "sqp");
+    assert!(
+        ran.stderr.contains("13 answered, 1 timed out, 1 failed"),
+        "{}",
+        ran.stderr
+    );
+}
+
 /// A closed port answers with ICMP "port unreachable", which bulk's shared sockets hear on
 /// Linux: the line fails at once as `unreachable`, long before its timeouts would end it,
 /// and the live targets beside it are answered.

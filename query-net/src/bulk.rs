@@ -71,6 +71,10 @@ pub struct BulkConfig {
     /// platform can (`recvmmsg` on Linux; on by default). Off: one receive per datagram, the
     /// path other platforms always take.
     pub batch_receive: bool,
+    /// Stream (TCP) queries in flight at most, each on a connection and a file descriptor of
+    /// its own (see [`bulk_mixed`](crate::bulk_stream::bulk_mixed)); lowered to what the
+    /// open-file limit allows.
+    pub connections: usize,
 }
 
 impl Default for BulkConfig {
@@ -82,6 +86,7 @@ impl Default for BulkConfig {
             bind_v4: SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)),
             bind_v6: SocketAddr::from((Ipv6Addr::UNSPECIFIED, 0)),
             batch_receive: true,
+            connections: crate::bulk_stream::DEFAULT_CONNECTIONS,
         }
     }
 }
@@ -97,10 +102,10 @@ pub struct BulkResult<T, O> {
 
 /// Counters of a bulk run.
 #[derive(Debug, Default)]
-struct BulkCounters {
-    sessions_started: AtomicU64,
-    sessions_finished: AtomicU64,
-    peak_in_flight: AtomicU64,
+pub(crate) struct BulkCounters {
+    pub(crate) sessions_started: AtomicU64,
+    pub(crate) sessions_finished: AtomicU64,
+    pub(crate) peak_in_flight: AtomicU64,
     datagrams_sent: AtomicU64,
     datagrams_received: AtomicU64,
     stray_datagrams: AtomicU64,
@@ -145,7 +150,7 @@ impl BulkCounters {
     }
 }
 
-fn bump(counter: &AtomicU64) {
+pub(crate) fn bump(counter: &AtomicU64) {
     counter.fetch_add(1, Ordering::Relaxed);
 }
 
@@ -157,6 +162,19 @@ pub struct BulkStream<T, O> {
 }
 
 impl<T, O> BulkStream<T, O> {
+    /// The results of the run `task`, which sends them on `results` and counts in `counters`.
+    pub(crate) fn new(
+        results: mpsc::Receiver<BulkResult<T, O>>,
+        task: JoinHandle<()>,
+        counters: Arc<BulkCounters>,
+    ) -> Self {
+        BulkStream {
+            results,
+            task,
+            counters,
+        }
+    }
+
     /// Counters so far.
     pub fn stats(&self) -> BulkStats {
         self.counters.snapshot()
@@ -940,5 +958,6 @@ mod tests {
         assert!(config.bind_v4.ip().is_unspecified());
         assert!(config.bind_v6.is_ipv6());
         assert!(config.batch_receive);
+        assert_eq!(config.connections, 256);
     }
 }

@@ -17,6 +17,7 @@
 pub mod address;
 pub mod batch;
 pub mod bulk;
+pub mod bulk_stream;
 pub mod challenge;
 pub mod clock;
 pub mod driver;
@@ -34,6 +35,7 @@ pub mod refusal;
 pub mod replay;
 pub mod service;
 pub mod snapshot;
+pub mod srv;
 pub mod state;
 mod status;
 pub mod stream;

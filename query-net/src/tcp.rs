@@ -8,11 +8,13 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+use crate::address::HostPort;
 use crate::driver::Target;
 use crate::engines::minecraft::{JavaSession, LegacyPing, LegacySession, LEGACY_KICK};
 use crate::error::QueryError;
 use crate::options::Options;
 use crate::protocol::Protocol;
+use crate::srv::SrvResolver;
 use crate::status::ServerStatus;
 use crate::stream::StreamSession;
 
@@ -166,7 +168,8 @@ async fn exchange<S: StreamSession>(
 /// sends what is no status), the 1.6 legacy ping, which servers back to Beta 1.8 answer. Both
 /// tries share [`Options::deadline`]; a timeout or a refused connection is not retried.
 /// When both fail, the status ping's error is returned (the legacy ping's, if the server
-/// kicked the status ping as pre-1.7 servers do).
+/// kicked the status ping as pre-1.7 servers do). A name without a port is looked up as
+/// its `_minecraft._tcp` SRV record first ([`srv`](crate::srv)), with the system's resolver.
 ///
 /// ```no_run
 /// use query_net::{tcp, Options};
@@ -182,14 +185,37 @@ pub async fn query_minecraft(
     options: &Options,
 ) -> Result<ServerStatus, QueryError> {
     let target = target.into();
+    let wants_srv = match &target {
+        Target::Name(text) => text
+            .parse::<HostPort>()
+            .is_ok_and(|host| host.is_name() && host.port().is_none()),
+        Target::Host(host) => host.is_name() && host.port().is_none(),
+        Target::Addr(_) => false,
+    };
+    // Without a readable DNS configuration, the name is looked up as any other.
+    let resolver = wants_srv.then(SrvResolver::system).and_then(Result::ok);
+    query_minecraft_with(target, resolver.as_ref(), options).await
+}
+
+/// [`query_minecraft`], with the SRV records (if any) asked of `resolver`.
+pub async fn query_minecraft_with(
+    target: impl Into<Target>,
+    resolver: Option<&SrvResolver>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    let target = target.into();
     let port = Protocol::Minecraft.default_port();
     let host = match &target {
-        Target::Name(text) => text.parse::<crate::address::HostPort>()?.host(),
-        Target::Host(host) => host.host(),
-        Target::Addr(addr) => addr.ip().to_string(),
+        Target::Name(text) => Some(text.parse::<HostPort>()?),
+        Target::Host(host) => Some(host.clone()),
+        Target::Addr(_) => None,
     };
-    let address = target.resolve(port).await?;
-    query_minecraft_at(address, &host, options).await
+    let address = match (&host, resolver) {
+        (Some(host), Some(resolver)) => resolver.resolve_minecraft(host).await?,
+        _ => target.resolve(port).await?,
+    };
+    let name = host.map_or_else(|| address.ip().to_string(), |host| host.host());
+    query_minecraft_at(address, &name, options).await
 }
 
 /// Queries the Minecraft Java server at `address` as [`query_minecraft`] does; `host` is the

@@ -12,7 +12,7 @@ use query_net::state::{PlayerState, ServerState, SharedState};
 use query_net::tcp::{self, ListenerLimits, ListenerStats, StreamLimits};
 use query_net::{Options, QueryError};
 use query_specs::minecraft_legacy::Kick;
-use query_wire::Encode;
+use query_wire::{Decode, Encode};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
@@ -120,6 +120,21 @@ async fn every_legacy_form_is_answered() {
         assert_eq!((status.num_players, status.max_players), (2, 20));
         assert_eq!(status.version.is_none(), beta);
     }
+}
+
+#[tokio::test]
+async fn the_1_6_prefix_alone_is_answered_as_vanilla_servers_do() {
+    // mcstatus's legacy ping is `FE 01 FA` without the `MC|PingHost` message.
+    let server = serve(ListenerLimits::default()).await;
+    let mut stream = TcpStream::connect(server.address).await.unwrap();
+    stream.write_all(b"\xfe\x01\xfa").await.unwrap();
+    let reply = read_to_close(&mut stream, Duration::from_secs(2))
+        .await
+        .expect("an answer, then the close");
+    let kick = Kick::from_bytes(&reply).expect("a legacy kick");
+    let text = kick.text();
+    assert!(text.starts_with("§1\0"), "{text:?}");
+    assert!(text.contains("Café Zoë"), "{text:?}");
 }
 
 /// A server before 1.7: it reads whatever comes and answers with a legacy kick.

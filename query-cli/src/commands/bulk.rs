@@ -27,7 +27,7 @@ use crate::address::HostPort;
 use crate::cli::BulkArgs;
 use crate::commands::query::resolve;
 use crate::exit::{Category, Failure, Outcome};
-use crate::target::{at, bulk_first, summarize, Answer, BulkTarget};
+use crate::target::{at, bulk_first, minecraft_srv, summarize, Answer, BulkTarget};
 use crate::target_line::{self, is_target_line};
 
 /// The longest a result waits in the output buffer before it is written.
@@ -46,6 +46,8 @@ struct Entry {
     line: u64,
     /// The target as written, without the protocol.
     target: String,
+    /// Its host name (or IP address), which Minecraft Java's handshake carries.
+    host: String,
     /// The protocol of the line (a game's), if it names one.
     protocol: Option<Protocol>,
     /// The protocol as the line writes it, when it is none of ours (`quake9`).
@@ -92,6 +94,7 @@ pub async fn run(args: BulkArgs, quiet: bool) -> Outcome {
         sockets: usize::try_from(args.sockets).unwrap_or(4),
         concurrency: usize::try_from(args.concurrency).unwrap_or(256),
         send_rate: args.rate.and_then(NonZeroU32::new),
+        connections: usize::try_from(args.connections).unwrap_or(256),
         ..BulkConfig::default()
     };
     // A line that cannot be queried has no attempts: it comes back at once, and is reported
@@ -100,6 +103,7 @@ pub async fn run(args: BulkArgs, quiet: bool) -> Outcome {
         let attempts = std::mem::take(&mut entry.attempts);
         BulkTarget {
             choice: entry.choice.unwrap_or(Choice::Auto),
+            host: std::mem::take(&mut entry.host),
             attempts: if entry.problem.is_none() {
                 attempts
             } else {
@@ -353,6 +357,7 @@ fn parse_entry(
     let bad = |target: &str, written: Option<String>, failure: Failure| Entry {
         line,
         target: target.to_owned(),
+        host: String::new(),
         protocol: None,
         protocol_as_written: written,
         address: None,
@@ -381,6 +386,7 @@ fn parse_entry(
         let mut entry = Entry {
             line,
             target,
+            host: address.host(),
             protocol: choice.protocol(),
             protocol_as_written: None,
             address: None,
@@ -388,8 +394,9 @@ fn parse_entry(
             attempts: Vec::new(),
             problem: None,
         };
+        let served_at = minecraft_srv(choice, &address, None).await;
         let ports = Ports {
-            given: address.port(),
+            given: served_at.port(),
             query: None,
         };
         let attempts = match choice.attempts(ports) {
@@ -400,7 +407,7 @@ fn parse_entry(
             }
         };
         let first_port = attempts.first().map_or(0, |a| a.port);
-        match resolve(&address, first_port).await {
+        match resolve(&served_at, first_port).await {
             Ok(resolved) => {
                 entry.attempts = at(resolved.ip(), attempts);
                 entry.address = entry.attempts.first().map(|(_, address)| *address);
@@ -576,6 +583,7 @@ mod tests {
         let entry = Entry {
             line: 7,
             target: "127.0.0.1:9".into(),
+            host: "127.0.0.1".into(),
             protocol: Some(Protocol::Sqp),
             protocol_as_written: None,
             address: Some("127.0.0.1:9".parse().unwrap()),

@@ -15,7 +15,7 @@ use crate::address::HostPort;
 use crate::cli::QueryArgs;
 use crate::exit::{classify, Category, Failure, Outcome};
 use crate::output::{print_line, render_status, sanitize, to_json, Format};
-use crate::target::{first_answer, summarize, Answer, Unanswered};
+use crate::target::{first_answer, minecraft_srv, summarize, Answer, Unanswered};
 
 /// Runs `gsq query`.
 pub async fn run(args: QueryArgs) -> Outcome {
@@ -34,8 +34,9 @@ pub async fn run(args: QueryArgs) -> Outcome {
         None => None,
     };
     let chunks = sqp_chunks(&args, protocol)?;
+    let served_at = minecraft_srv(choice, &args.address, args.query_port).await;
     let ports = Ports {
-        given: args.address.port(),
+        given: served_at.port(),
         query: args.query_port,
     };
     let attempts = choice.attempts(ports).map_err(|e| {
@@ -45,7 +46,7 @@ pub async fn run(args: QueryArgs) -> Outcome {
     let first = attempts
         .first()
         .ok_or_else(|| Failure::internal("no attempt was planned"))?;
-    let ip = resolve(&args.address, first.port).await?.ip();
+    let ip = resolve(&served_at, first.port).await?.ip();
     let options = args.client.options()?;
     if let Some(rcon) = rcon {
         return run_rcon(SocketAddr::new(ip, first.port), &rcon, &options, format).await;

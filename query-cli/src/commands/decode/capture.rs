@@ -1,5 +1,6 @@
 //! `gsq decode` of a pcap or pcapng capture: the UDP datagrams to and from the protocol's
-//! port, each decoded by its direction, or with `--status` one status per client.
+//! port, each decoded by its direction, or with `--status` one status per client; for a TCP
+//! protocol (Minecraft Java), with `--status`, the status each connection's client read.
 
 use std::fs;
 use std::io::{self, Read};
@@ -54,6 +55,9 @@ pub(super) fn decode_capture(args: &DecodeArgs, path: &Path, bytes: &[u8], quiet
     let port = args.port.unwrap_or(args.protocol.default_port());
     let capture = pcap::read(bytes)
         .map_err(|e| Failure::new(Category::Malformed, format!("{}: {e}", path.display())))?;
+    if args.protocol.is_stream() {
+        return stream_statuses(args, path, &capture, port);
+    }
     let datagrams: Vec<&pcap::Captured> = capture
         .datagrams
         .iter()
@@ -259,6 +263,63 @@ fn capture_statuses(args: &DecodeArgs, datagrams: &[&pcap::Captured]) -> Outcome
             first.category(),
             format!(
                 "{} of {total} exchanges in the capture made no status",
+                failed.len()
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// `gsq decode minecraft capture.pcap --status`: the status each client read from the server
+/// on `port`, from the server's side of each TCP connection put back in order. A connection
+/// whose bytes stop short (a segment the capture missed) says where.
+fn stream_statuses(args: &DecodeArgs, path: &Path, capture: &pcap::Capture, port: u16) -> Outcome {
+    if !args.status {
+        return Err(Failure::usage(format!(
+            "{} runs over TCP: a capture of it is read with --status",
+            args.protocol
+        ))
+        .hint("--status prints the status each client read from the server"));
+    }
+    let max_bytes = query_net::Options::default().max_reply_bytes;
+    let streams = pcap::server_streams(&capture.segments, port, max_bytes);
+    if streams.is_empty() {
+        return Err(Failure::new(
+            Category::Malformed,
+            format!(
+                "{}: no TCP data from port {port} ({} TCP segments, {} UDP datagrams, {} other packets)",
+                path.display(),
+                capture.segments.len(),
+                capture.datagrams.len(),
+                capture.skipped
+            ),
+        )
+        .hint("--port names the server's port"));
+    }
+    let total = streams.len();
+    let mut failed: Vec<Failure> = Vec::new();
+    for stream in streams {
+        match replayed_status(args, stream.source, std::slice::from_ref(&stream.bytes)) {
+            Ok(status) => print_status(&status, args.pretty)?,
+            Err(e) => {
+                let what = format!(
+                    "{} {} to {}",
+                    args.protocol, stream.source, stream.destination
+                );
+                let mut failure = replay_failure(&what, &e);
+                if let Some(stops) = &stream.stops {
+                    failure = failure.hint(format!("the capture is not whole: {stops}"));
+                }
+                eprintln!("gsq: error: {failure}");
+                failed.push(failure);
+            }
+        }
+    }
+    match failed.first() {
+        Some(first) => Err(Failure::new(
+            first.category(),
+            format!(
+                "{} of {total} connections in the capture made no status",
                 failed.len()
             ),
         )),

@@ -35,7 +35,7 @@ use tokio::sync::Semaphore;
 use crate::address::HostPort;
 use crate::cli::ExporterArgs;
 use crate::exit::{Category, Failure, Outcome};
-use crate::target::{first_answer, summarize, Answer};
+use crate::target::{first_answer, minecraft_srv, summarize, Answer};
 use metrics::{record_results, ExporterMetrics, Labels, Outcome as QueryOutcome, Verdict};
 
 /// The content type of the text prometheus-client writes.
@@ -223,8 +223,9 @@ async fn probe(
             return refuse(StatusCode::BAD_REQUEST, reason);
         }
     };
+    let served_at = minecraft_srv(choice, &target, query_port).await;
     let ports = Ports {
-        given: target.port(),
+        given: served_at.port(),
         query: query_port,
     };
     let attempts = match choice.attempts(ports) {
@@ -236,7 +237,7 @@ async fn probe(
         }
     };
     let label = choice.to_string();
-    let lookup = target.resolve(attempts[0].port);
+    let lookup = served_at.resolve(attempts[0].port);
     let address = match tokio::time::timeout(deadline, lookup).await {
         Ok(Ok(address)) => address,
         Ok(Err(error)) => return answer(&app, &label, Err(error), started),

@@ -18,7 +18,7 @@ use super::metrics::{Outcome, Verdict};
 use super::App;
 use crate::address::HostPort;
 use crate::exit::{Failure, Outcome as CommandOutcome};
-use crate::target::{at, bulk_first, summarize, Answer, BulkTarget};
+use crate::target::{at, bulk_first, minecraft_srv, summarize, Answer, BulkTarget};
 use crate::target_line::{self, BadLine};
 
 /// A line of the target list.
@@ -115,8 +115,9 @@ async fn round(targets: &[Target], app: &Arc<App>) {
     let mut planned: Vec<BulkTarget<usize>> = Vec::with_capacity(targets.len());
     let mut unresolved: Vec<(usize, QueryError)> = Vec::new();
     for (index, target) in targets.iter().enumerate() {
+        let served_at = minecraft_srv(target.choice, &target.address, None).await;
         let ports = Ports {
-            given: target.address.port(),
+            given: served_at.port(),
             query: None,
         };
         let attempts = match target.choice.attempts(ports) {
@@ -127,10 +128,11 @@ async fn round(targets: &[Target], app: &Arc<App>) {
             }
         };
         let first = attempts.first().map_or(0, |a| a.port);
-        match target.address.resolve(first).await {
+        match served_at.resolve(first).await {
             Ok(address) => planned.push(BulkTarget {
                 tag: index,
                 choice: target.choice,
+                host: target.address.host(),
                 attempts: at(address.ip(), attempts),
             }),
             Err(e) => unresolved.push((index, e)),

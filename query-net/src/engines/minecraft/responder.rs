@@ -5,7 +5,8 @@
 //!   then one status request, answered with the JSON built from the state, then a ping,
 //!   answered with its pong, after which the connection closes, as vanilla servers do.
 //! - Legacy: a first byte `FE`. `FE 01 FA` and a whole `MC|PingHost` message (1.6) or `FE 01`
-//!   followed by nothing for [`LEGACY_WAIT`] (1.4-1.5) get the `§1` form; `FE` alone for that
+//!   followed by nothing for [`LEGACY_WAIT`] (1.4-1.5), and `FE 01 FA` whose message stops
+//!   short for that long (mcstatus sends the prefix alone) get the `§1` form; `FE` alone for that
 //!   long (Beta 1.8) gets the `motd§online§max` form. The connection closes after the reply.
 //! - Anything else (a frame that does not decode, a request out of order, a frame over
 //!   [`MAX_REQUEST_FRAME`]) closes the connection without a reply.
@@ -265,6 +266,9 @@ impl StreamResponder for JavaResponder {
                 match self.legacy.as_slice() {
                     [0xfe] => self.legacy_reply(false),
                     [0xfe, 0x01] => self.legacy_reply(true),
+                    // `FE 01 FA` with its `MC|PingHost` message cut short, or without one, as
+                    // mcstatus sends it: vanilla servers answer it, so this does too.
+                    cut if cut.starts_with(PING_1_6_PREFIX) => self.legacy_reply(true),
                     _ => self.close(),
                 }
             }
