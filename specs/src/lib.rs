@@ -16,6 +16,7 @@
 //! | [`frostbite`] | Frostbite RCON (Battlefield 3, 4, Hardline, Bad Company 2) | little | u32-length, NUL-ended, raw bytes |
 //! | [`minecraft_legacy`] | Minecraft Java's legacy ping (before 1.7) | big | UTF-16BE units |
 //! | [`bedrock`] | Minecraft Bedrock (RakNet unconnected ping) | big | u16-length UTF-8 |
+//! | [`rcon`] | Source RCON and Minecraft RCON | little | NUL-terminated, raw bytes |
 
 pub mod a2s;
 pub mod battleye;
@@ -28,5 +29,6 @@ pub mod minecraft_java;
 pub mod minecraft_legacy;
 pub mod onequery;
 pub mod quake3;
+pub mod rcon;
 pub mod samp;
 pub mod sqp;
