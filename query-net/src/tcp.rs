@@ -9,7 +9,6 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::driver::Target;
-use crate::engine::DEADLINE_PASSED;
 use crate::engines::minecraft::{JavaSession, LegacyPing, LegacySession, LEGACY_KICK};
 use crate::error::QueryError;
 use crate::options::Options;
@@ -52,7 +51,7 @@ impl StreamLimits {
 ///
 /// The connect must finish within [`StreamLimits::connect_timeout`], and everything within
 /// [`StreamLimits::deadline`] from the start ([`QueryError::Timeout`] waiting for
-/// [`CONNECTING`] or for [`DEADLINE_PASSED`]); a server that sends more than
+/// [`CONNECTING`], or [`QueryError::Deadline`]); a server that sends more than
 /// [`StreamLimits::max_bytes`] ends it with an error. The connection is closed when the
 /// function returns.
 ///
@@ -95,8 +94,8 @@ pub async fn run_stream<S: StreamSession>(
     };
     // Requests are small and written whole: send them at once.
     stream.set_nodelay(true)?;
-    let deadline = QueryError::Timeout {
-        waiting_for: DEADLINE_PASSED,
+    let deadline = QueryError::Deadline {
+        waiting_for: "request",
         attempts: 1,
         after: limits.deadline,
     };
@@ -287,6 +286,25 @@ pub async fn serve_stream<R, F>(
     R: crate::stream::StreamResponder + Send + 'static,
     F: Fn() -> R,
 {
+    let serve = |stream, _peer| serve_connection(stream, new_responder(), limits);
+    serve_connections(listener, serve, limits, stats, shutdown).await;
+}
+
+/// Accepts connections on `listener` under the connection caps of `limits` (in total and per
+/// source address) and runs `serve(stream, peer)` on each in a task of its own, until
+/// `shutdown` is cancelled. `serve` answers `Err(())` for a connection it cut for silence or
+/// for taking too long ([`ListenerStats::timed_out`]); it enforces the timeouts of `limits`
+/// itself, as [`serve_stream`] does for a [`StreamResponder`](crate::stream::StreamResponder).
+pub async fn serve_connections<S, Fut>(
+    listener: tokio::net::TcpListener,
+    serve: S,
+    limits: ListenerLimits,
+    stats: std::sync::Arc<ListenerStats>,
+    shutdown: tokio_util::sync::CancellationToken,
+) where
+    S: Fn(TcpStream, SocketAddr) -> Fut,
+    Fut: std::future::Future<Output = Result<(), ()>> + Send + 'static,
+{
     use std::sync::atomic::Ordering;
     let open = std::sync::Arc::new(std::sync::Mutex::new(OpenConnections::default()));
     let mut tasks = tokio::task::JoinSet::new();
@@ -313,13 +331,13 @@ pub async fn serve_stream<R, F>(
             drop(stream);
             continue;
         }
-        let responder = new_responder();
+        let connection = serve(stream, peer);
         let open = std::sync::Arc::clone(&open);
         let stats = std::sync::Arc::clone(&stats);
         let stop = shutdown.clone();
         tasks.spawn(async move {
             let outcome = tokio::select! {
-                outcome = serve_connection(stream, responder, limits) => outcome,
+                outcome = connection => outcome,
                 () = stop.cancelled() => Ok(()),
             };
             match outcome {
