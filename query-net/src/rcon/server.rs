@@ -6,7 +6,8 @@
 //! (compared in constant time, with a lockout per source address after repeated failures),
 //! a deadline to authenticate, a cap on the packet size, and answers split as srcds splits
 //! them (packets of at most 4,096 bytes; the end-marker request mirrored, then the packet
-//! srcds adds after it).
+//! srcds adds after it). srcds's empty value before the auth response is an option
+//! ([`ServerConfig::empty_value_before_auth`]), off by default for the clients it misleads.
 //!
 //! ```no_run
 //! use std::net::SocketAddr;
@@ -256,11 +257,19 @@ pub struct ServerConfig {
     pub command_timeout: Duration,
     /// The largest packet read from a client, size word included.
     pub max_packet: usize,
+    /// Send an empty response value before each auth response, as srcds does. Off by
+    /// default: clients written for Minecraft (mcrcon, `rcon-client` on npm, `rcon` on PyPI)
+    /// take the first packet after their password for the auth response, so they would read
+    /// a refusal as success, or lose the auth response in the buffer they throw away.
+    /// Clients written for srcds skip the empty value when it is there and wait for the auth
+    /// response either way.
+    pub empty_value_before_auth: bool,
 }
 
 impl Default for ServerConfig {
     /// 64 connections, 4 per address, cut after 10 minutes of silence or 12 hours in all; 10 s
-    /// to authenticate; commands of at most 30 s; packets of at most 4,100 bytes (srcds's).
+    /// to authenticate; commands of at most 30 s; packets of at most 4,100 bytes (srcds's);
+    /// no empty value before the auth response.
     fn default() -> Self {
         ServerConfig {
             limits: ListenerLimits {
@@ -273,6 +282,7 @@ impl Default for ServerConfig {
             auth_timeout: Duration::from_secs(10),
             command_timeout: Duration::from_secs(30),
             max_packet: SIZE_LEN + SOURCE_MAX_SIZE,
+            empty_value_before_auth: false,
         }
     }
 }
@@ -302,6 +312,7 @@ pub struct Connection {
     outgoing: Vec<u8>,
     authenticated: bool,
     auth_deadline: Instant,
+    empty_value_before_auth: bool,
     pending: Option<Command>,
     running: Option<i32>,
     closing: bool,
@@ -319,6 +330,7 @@ impl Connection {
             outgoing: Vec::new(),
             authenticated: false,
             auth_deadline: now + config.auth_timeout,
+            empty_value_before_auth: config.empty_value_before_auth,
             pending: None,
             running: None,
             closing: false,
@@ -435,8 +447,9 @@ impl Connection {
     }
 
     fn authenticate(&mut self, id: i32, outcome: AuthOutcome, now: Instant) {
-        // srcds: an empty response value, then the auth response.
-        self.send(id, SERVERDATA_RESPONSE_VALUE, b"");
+        if self.empty_value_before_auth {
+            self.send(id, SERVERDATA_RESPONSE_VALUE, b"");
+        }
         match outcome {
             AuthOutcome::Accepted => {
                 self.authenticated = true;
@@ -612,6 +625,38 @@ mod tests {
             session.poll_reply().unwrap().unwrap(),
             Reply::Output(b"ran again".to_vec())
         );
+    }
+
+    #[test]
+    fn the_srcds_empty_value_before_the_auth_response_is_an_option() {
+        for empty_value_before_auth in [false, true] {
+            let config = ServerConfig {
+                empty_value_before_auth,
+                ..ServerConfig::default()
+            };
+            let gate = Arc::new(AuthGate::new("pw", config.lockout));
+            let mut server = Connection::new(gate, PEER, Instant::now(), &config);
+            let mut auth = Vec::new();
+            write_packet(&mut auth, 9, SERVERDATA_AUTH, b"pw").unwrap();
+            server.handle_bytes(&auth, Instant::now());
+            let mut expected = Vec::new();
+            if empty_value_before_auth {
+                write_packet(&mut expected, 9, SERVERDATA_RESPONSE_VALUE, b"").unwrap();
+            }
+            write_packet(&mut expected, 9, SERVERDATA_AUTH_RESPONSE, b"").unwrap();
+            assert_eq!(server.poll_transmit().unwrap(), expected);
+
+            let mut server = Connection::new(
+                Arc::new(AuthGate::new("pw", config.lockout)),
+                PEER,
+                Instant::now(),
+                &config,
+            );
+            let mut session = Session::new(Flavour::Source, 4096);
+            session.authenticate(b"pw").unwrap();
+            pump(&mut session, &mut server, |_| unreachable!());
+            assert_eq!(session.poll_reply().unwrap().unwrap(), Reply::Authenticated);
+        }
     }
 
     #[test]
