@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs the third-party clients the interop tests run against gsq's responders: gamedig
-# from npm (pinned in package-lock.json) into node_modules/, and opengsq from PyPI (pinned in
-# requirements.txt) into the venv .venv/. Installs Node.js or Python first if they are
-# missing. Any failure, a registry that does not answer included, exits non-zero: the interop
-# tests must fail, never skip, in CI.
+# and rcon-client from npm (pinned in package-lock.json) into node_modules/, and opengsq and
+# rcon from PyPI (pinned in requirements.txt) into the venv .venv/. Installs Node.js or
+# Python first if they are missing. Any failure, a registry that does not answer included,
+# exits non-zero: the interop tests must fail, never skip, in CI.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -38,6 +38,7 @@ echo "node $(node --version), npm $(npm --version), $(python3 --version)"
 
 npm ci --no-audit --no-fund
 node --input-type=module -e "import { GameDig } from 'gamedig'; if (!GameDig) process.exit(1)"
+node --input-type=module -e "import { Rcon } from 'rcon-client'; if (!Rcon) process.exit(1)"
 
 # A venv left by another Python (or a broken one) is rebuilt.
 if ! .venv/bin/python -c 'import sys' 2>/dev/null; then
@@ -46,5 +47,6 @@ if ! .venv/bin/python -c 'import sys' 2>/dev/null; then
 fi
 .venv/bin/python -m pip install --disable-pip-version-check --quiet -r requirements.txt
 .venv/bin/python -c 'import opengsq.protocols; from opengsq.protocols import GameSpy1, Samp, Source'
+.venv/bin/python -c 'from rcon.source import Client'
 
-echo "gamedig $(node -p "require('./node_modules/gamedig/package.json').version"), opengsq $(.venv/bin/python -m pip show opengsq | sed -n 's/^Version: //p')"
+echo "gamedig $(node -p "require('./node_modules/gamedig/package.json').version"), rcon-client $(node -p "require('./node_modules/rcon-client/package.json').version"), opengsq $(.venv/bin/python -m pip show opengsq | sed -n 's/^Version: //p'), rcon $(.venv/bin/python -m pip show rcon | sed -n 's/^Version: //p')"
