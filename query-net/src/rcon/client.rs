@@ -123,7 +123,12 @@ impl Client {
                 "the RCON connection is closed: reconnect first",
             ))
         })?;
-        session.command(command)?;
+        if let Err(error) = session.command(command) {
+            if session.is_failed() {
+                self.connection = None;
+            }
+            return Err(error);
+        }
         let ends_at = Instant::now() + self.options.deadline;
         match exchange(stream, session, ends_at, self.options.deadline).await {
             Ok(Reply::Output(output)) => Ok(output),

@@ -85,6 +85,8 @@ pub struct Session {
     state: State,
     replies: VecDeque<Result<Reply, QueryError>>,
     dropped: u64,
+    /// Why the session failed, for the requests made after.
+    failure: Option<String>,
 }
 
 impl Session {
@@ -101,6 +103,7 @@ impl Session {
             state: State::Idle,
             replies: VecDeque::new(),
             dropped: 0,
+            failure: None,
         }
     }
 
@@ -140,8 +143,20 @@ impl Session {
         id
     }
 
+    /// The error for a request made after the session failed.
+    fn broken(&self) -> Option<QueryError> {
+        let reason = self.failure.as_deref()?;
+        Some(QueryError::Io(std::io::Error::new(
+            std::io::ErrorKind::NotConnected,
+            format!("the RCON connection is of no more use: {reason}"),
+        )))
+    }
+
     /// Sends the password. Only on a fresh session.
     pub fn authenticate(&mut self, password: &[u8]) -> Result<(), QueryError> {
+        if let Some(broken) = self.broken() {
+            return Err(broken);
+        }
         if self.state != State::Idle {
             return Err(QueryError::protocol(
                 "RCON: authenticate once, on a fresh connection",
@@ -163,6 +178,9 @@ impl Session {
     /// command is longer than the flavour's [`max_command`](Flavour::max_command), or when it
     /// holds a NUL byte.
     pub fn command(&mut self, command: &[u8]) -> Result<(), QueryError> {
+        if let Some(broken) = self.broken() {
+            return Err(broken);
+        }
         if self.state != State::Ready {
             return Err(QueryError::protocol(
                 "RCON: a command needs an authenticated connection with no command running",
@@ -198,7 +216,8 @@ impl Session {
         (!self.outgoing.is_empty()).then(|| std::mem::take(&mut self.outgoing))
     }
 
-    /// The outcome of the request sent last, once it is known.
+    /// The outcome of each request, in order, once it is known; after the session failed, the
+    /// failure (once).
     pub fn poll_reply(&mut self) -> Option<Result<Reply, QueryError>> {
         self.replies.pop_front()
     }
@@ -245,15 +264,12 @@ impl Session {
         )));
     }
 
+    /// Ends the session: `error` is the reply to the request outstanding, or to the next one
+    /// polled (a reply queued before it stays first).
     fn fail(&mut self, error: QueryError) {
-        let outstanding = matches!(
-            self.state,
-            State::Authenticating { .. } | State::Running { .. }
-        );
         self.state = State::Failed;
-        if outstanding || self.replies.is_empty() {
-            self.replies.push_back(Err(error));
-        }
+        self.failure = Some(error.to_string());
+        self.replies.push_back(Err(error));
     }
 
     fn step(state: &mut State, max_answer: usize, packet: &query_specs::rcon::Packet<'_>) -> Step {
@@ -471,6 +487,20 @@ mod tests {
         session.handle_eof();
         let error = session.poll_reply().unwrap().unwrap_err();
         assert!(error.to_string().contains("middle of a packet"), "{error}");
+    }
+
+    #[test]
+    fn a_failure_after_a_reply_is_reported_after_it_and_to_later_requests() {
+        let mut session = Session::new(Flavour::Source, 4096);
+        session.authenticate(b"pw").unwrap();
+        let mut stream = packet(1, SERVERDATA_AUTH_RESPONSE, b"");
+        stream.extend_from_slice(b"\x03\x00\x00\x00abc");
+        session.handle_bytes(&stream);
+        assert_eq!(session.poll_reply().unwrap().unwrap(), Reply::Authenticated);
+        assert!(session.poll_reply().unwrap().is_err());
+        assert!(session.poll_reply().is_none());
+        let error = session.command(b"status").unwrap_err();
+        assert!(error.to_string().contains("no more use"), "{error}");
     }
 
     #[test]
