@@ -266,7 +266,11 @@ pub struct RconArgs {
 
     /// The command to run, its words joined by spaces; none opens an interactive shell.
     /// Options go before it: every word from its first on is the command's.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "COMMAND")]
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
     pub command: Vec<String>,
 
     /// Read the password from the first line of this file.

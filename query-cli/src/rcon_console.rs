@@ -140,20 +140,28 @@ mod tests {
     #[test]
     fn status_names_the_server_map_and_players() {
         let out = console().run("status");
-        assert!(out.starts_with("hostname: Test Server\nmap     : de_dust2\nplayers : 2 (16 max)\n"), "{out}");
+        assert!(
+            out.starts_with("hostname: Test Server\nmap     : de_dust2\nplayers : 2 (16 max)\n"),
+            "{out}"
+        );
         assert!(out.contains("#1 \"Zoë\" 3 40\n"), "{out}");
     }
 
     #[test]
     fn commands_change_the_state() {
         let console = console();
-        assert_eq!(console.run("hostname \"New Name\""), "hostname = \"New Name\"\n");
+        assert_eq!(
+            console.run("hostname \"New Name\""),
+            "hostname = \"New Name\"\n"
+        );
         assert_eq!(console.state.load().name, "New Name");
         console.run("changelevel cs_office");
         assert_eq!(console.state.load().map, "cs_office");
         assert_eq!(console.run("kick Bob"), "kicked \"Bob\"\n");
         assert_eq!(console.state.load().players.len(), 1);
         assert!(console.run("kick Bob").starts_with("no player"));
-        assert!(console.run("sv_cheats 1").starts_with("Unknown command \"sv_cheats\""));
+        assert!(console
+            .run("sv_cheats 1")
+            .starts_with("Unknown command \"sv_cheats\""));
     }
 }

@@ -30,9 +30,8 @@ fn interop_dir() -> PathBuf {
 
 /// A state whose `status` answer is over 8 KiB.
 fn state_toml() -> String {
-    let mut text = String::from(
-        "name = \"RCON Test — Zoë\"\nmap = \"de_dust2\"\nmax_players = 512\n",
-    );
+    let mut text =
+        String::from("name = \"RCON Test — Zoë\"\nmap = \"de_dust2\"\nmax_players = 512\n");
     for i in 0..PLAYERS {
         text.push_str(&format!(
             "[[players]]\nname = \"player-{i:03}-ñ\"\nscore = {i}\nping = {}\n",
@@ -73,7 +72,9 @@ impl Server {
                 }
             }
         });
-        let line = rx.recv_timeout(STARTUP).expect("gsq serve printed its address");
+        let line = rx
+            .recv_timeout(STARTUP)
+            .expect("gsq serve printed its address");
         let address = line
             .strip_prefix("rcon ")
             .unwrap_or_else(|| panic!("not the rcon line: {line:?}"))
@@ -116,7 +117,10 @@ fn stdout(output: &std::process::Output) -> String {
 }
 
 fn assert_whole_status(text: &str, name: &str) {
-    assert!(text.starts_with(&format!("hostname: {name}\n")), "{text:.200}");
+    assert!(
+        text.starts_with(&format!("hostname: {name}\n")),
+        "{text:.200}"
+    );
     assert!(text.len() > 8192, "{} bytes: not split", text.len());
     for i in 0..PLAYERS {
         assert!(
@@ -140,7 +144,10 @@ fn gsq_rcon_runs_commands_joins_split_answers_and_changes_the_state() {
     let json: Value = serde_json::from_str(&json).unwrap();
     assert_eq!(json["protocol"], "source");
     assert_eq!(json["command"], "players");
-    assert!(json["output"].as_str().unwrap().contains("\"player-299-ñ\""));
+    assert!(json["output"]
+        .as_str()
+        .unwrap()
+        .contains("\"player-299-ñ\""));
 }
 
 #[test]
@@ -162,7 +169,13 @@ fn gsq_rcon_takes_the_password_from_a_file_and_warns_on_the_command_line() {
     assert_eq!(stdout(&output), "hi --password-file\n");
 
     let output = assert_cmd::Command::new(env!("CARGO_BIN_EXE_gsq"))
-        .args(["rcon", "source", &server.address.to_string(), "--password", PASSWORD])
+        .args([
+            "rcon",
+            "source",
+            &server.address.to_string(),
+            "--password",
+            PASSWORD,
+        ])
         .args(["echo", "hi"])
         .env_remove("GSQ_RCON_PASSWORD")
         .timeout(CLIENT_DEADLINE)
@@ -187,7 +200,10 @@ fn a_refused_password_exits_with_the_auth_code_in_one_line() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("refused the RCON password"), "{stderr}");
-    assert!(!stderr.contains("wrong"), "the password is never printed: {stderr}");
+    assert!(
+        !stderr.contains("wrong"),
+        "the password is never printed: {stderr}"
+    );
 }
 
 #[test]
@@ -344,7 +360,13 @@ fn npm_rcon_client_runs_short_commands() {
         outputs(&json),
         ["hello\n", "hostname = \"Node\"\n", "hostname = \"Node\"\n"]
     );
-    let (ok, json) = run_client(&node, "rcon_client.mjs", &server, "wrong", &["hostname Evil"]);
+    let (ok, json) = run_client(
+        &node,
+        "rcon_client.mjs",
+        &server,
+        "wrong",
+        &["hostname Evil"],
+    );
     assert!(!ok, "{json}");
     assert_eq!(json["error"], "Authentication failed");
     assert!(stdout(&gsq_rcon(&server, &["hostname"])).contains("\"Node\""));

@@ -200,7 +200,10 @@ async fn nothing_listening_and_a_silent_peer_end_in_time() {
     let error = Client::connect(address, Flavour::Minecraft, PASSWORD, &options())
         .await
         .unwrap_err();
-    assert!(matches!(error, QueryError::ConnectionRefused { .. }), "{error}");
+    assert!(
+        matches!(error, QueryError::ConnectionRefused { .. }),
+        "{error}"
+    );
 
     // Accepts and never answers.
     let silent = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -260,7 +263,10 @@ async fn minecraft_commands_over_its_cap_are_refused_before_sending() {
         .unwrap();
     let error = client.command(&"a".repeat(1447)).await.unwrap_err();
     assert!(error.to_string().contains("1446"), "{error}");
-    assert!(client.is_connected(), "nothing was sent: the connection stays");
+    assert!(
+        client.is_connected(),
+        "nothing was sent: the connection stays"
+    );
     assert_eq!(server.console.ran.load(Ordering::Relaxed), 0);
     assert_eq!(client.command("ok").await.unwrap(), "ran ok");
 }

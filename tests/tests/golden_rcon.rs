@@ -38,10 +38,21 @@ fn golden(text: &str) -> (i32, i32, Vec<u8>, Vec<u8>) {
 fn auth_and_its_answers() {
     // SERVERDATA_AUTH (3), id 0x1234, password "passwrd".
     let auth = golden("11 00 00 00 34 12 00 00 03 00 00 00 70 61 73 73 77 72 64 00 00");
-    assert_eq!(auth, (0x1234, SERVERDATA_AUTH, b"passwrd".to_vec(), TRAILER.to_vec()));
+    assert_eq!(
+        auth,
+        (
+            0x1234,
+            SERVERDATA_AUTH,
+            b"passwrd".to_vec(),
+            TRAILER.to_vec()
+        )
+    );
     // srcds: an empty SERVERDATA_RESPONSE_VALUE (0) with the request's id first...
     let empty = golden("0a 00 00 00 34 12 00 00 00 00 00 00 00 00");
-    assert_eq!(empty, (0x1234, SERVERDATA_RESPONSE_VALUE, vec![], TRAILER.to_vec()));
+    assert_eq!(
+        empty,
+        (0x1234, SERVERDATA_RESPONSE_VALUE, vec![], TRAILER.to_vec())
+    );
     // ...then SERVERDATA_AUTH_RESPONSE (2) with the same id: accepted.
     let accepted = golden("0a 00 00 00 34 12 00 00 02 00 00 00 00 00");
     assert_eq!(accepted.0, 0x1234);
@@ -55,11 +66,22 @@ fn auth_and_its_answers() {
 fn commands_and_the_end_marker() {
     // SERVERDATA_EXECCOMMAND (2), id 2, "status".
     let command = golden("10 00 00 00 02 00 00 00 02 00 00 00 73 74 61 74 75 73 00 00");
-    assert_eq!(command, (2, SERVERDATA_EXECCOMMAND, b"status".to_vec(), TRAILER.to_vec()));
+    assert_eq!(
+        command,
+        (
+            2,
+            SERVERDATA_EXECCOMMAND,
+            b"status".to_vec(),
+            TRAILER.to_vec()
+        )
+    );
     // The end marker: an empty SERVERDATA_RESPONSE_VALUE from the client, mirrored by srcds,
     // which then adds a packet whose body reads 00 01 00 00.
     let marker = golden("0a 00 00 00 03 00 00 00 00 00 00 00 00 00");
-    assert_eq!(marker, (3, SERVERDATA_RESPONSE_VALUE, vec![], TRAILER.to_vec()));
+    assert_eq!(
+        marker,
+        (3, SERVERDATA_RESPONSE_VALUE, vec![], TRAILER.to_vec())
+    );
     let extra = golden("0e 00 00 00 03 00 00 00 00 00 00 00 00 01 00 00 00 00");
     assert_eq!(extra.2, b"");
     assert_eq!(extra.3, b"\x01\x00\x00\x00\x00");
@@ -81,14 +103,20 @@ fn a_packet_too_short_for_its_header_or_without_its_nul_is_refused() {
     let short = hex("08 00 00 00 01 00 00 00 02 00 00 00");
     let err = Frame::from_bytes(&short).unwrap_err();
     assert_eq!(err.path_string(), "Frame.packet.body");
-    assert!(matches!(err.kind(), ErrorKind::UnexpectedEnd { .. }), "{err}");
+    assert!(
+        matches!(err.kind(), ErrorKind::UnexpectedEnd { .. }),
+        "{err}"
+    );
     assert_eq!(err.offset(), 12);
     // The envelope alone still finds where the frame ends, so a stream can skip or refuse it.
     let envelope = Envelope::from_bytes(&short).unwrap();
     assert_eq!(envelope.payload.len(), 8);
     // A size larger than the bytes: cut short.
     let err = Frame::from_bytes(&hex("20 00 00 00 01 00 00 00")).unwrap_err();
-    assert!(matches!(err.kind(), ErrorKind::UnexpectedEnd { .. }), "{err}");
+    assert!(
+        matches!(err.kind(), ErrorKind::UnexpectedEnd { .. }),
+        "{err}"
+    );
 }
 
 #[test]

@@ -87,7 +87,7 @@ pub fn password_from_file(path: &Path) -> Outcome<String> {
 /// An open remote console.
 enum Console {
     /// A TCP connection, authenticated.
-    Stream(Client, Flavour),
+    Stream(Box<Client>, Flavour),
     /// SA:MP: each command is a datagram exchange of its own, the password in each.
     Samp {
         target: SocketAddr,
@@ -117,7 +117,7 @@ impl Console {
         let client = Client::connect(target, flavour, &password, &options)
             .await
             .map_err(|e| failure(flavour.name(), target, &e))?;
-        Ok(Console::Stream(client, flavour))
+        Ok(Console::Stream(Box::new(client), flavour))
     }
 
     fn protocol(&self) -> &'static str {

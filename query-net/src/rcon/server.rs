@@ -674,7 +674,8 @@ mod tests {
         let gate = Arc::new(AuthGate::new("right", LockoutPolicy::default()));
         let now = Instant::now();
         for attempt in 1..=5 {
-            let mut server = Connection::new(Arc::clone(&gate), PEER, now, &ServerConfig::default());
+            let mut server =
+                Connection::new(Arc::clone(&gate), PEER, now, &ServerConfig::default());
             let mut session = Session::new(Flavour::Source, 4096);
             session.authenticate(b"wrong").unwrap();
             pump(&mut session, &mut server, |_| unreachable!());

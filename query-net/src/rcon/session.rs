@@ -279,9 +279,9 @@ impl Session {
                     *state = State::Ready;
                     Step::Done(Reply::Authenticated)
                 }
-                (SERVERDATA_AUTH_RESPONSE, AUTH_REFUSED_ID) => Step::Fail(QueryError::AuthRequired(
-                    "the server refused the RCON password".into(),
-                )),
+                (SERVERDATA_AUTH_RESPONSE, AUTH_REFUSED_ID) => Step::Fail(
+                    QueryError::AuthRequired("the server refused the RCON password".into()),
+                ),
                 // srcds's empty response value before the auth response.
                 (SERVERDATA_RESPONSE_VALUE, got) if got == *id => Step::Continue,
                 _ => Step::Dropped,
@@ -303,9 +303,7 @@ impl Session {
                     }
                     output.extend_from_slice(packet.body);
                     Step::Continue
-                } else if packet.kind == SERVERDATA_AUTH_RESPONSE
-                    && packet.id == AUTH_REFUSED_ID
-                {
+                } else if packet.kind == SERVERDATA_AUTH_RESPONSE && packet.id == AUTH_REFUSED_ID {
                     // Some servers answer a command on a connection they no longer trust so.
                     Step::Fail(QueryError::AuthRequired(
                         "the server refused the command: not authenticated".into(),
@@ -392,7 +390,10 @@ mod tests {
         let mut session = ready(Flavour::Source);
         session.command(b"cvarlist").unwrap();
         let sent = session.poll_transmit().unwrap();
-        assert_eq!(sent, [packet(2, 2, b"cvarlist"), packet(3, 0, b"")].concat());
+        assert_eq!(
+            sent,
+            [packet(2, 2, b"cvarlist"), packet(3, 0, b"")].concat()
+        );
         let part = vec![b'x'; 4086];
         let mut stream = packet(2, 0, &part);
         stream.extend(packet(99, 0, b"a broadcast"));
@@ -408,7 +409,10 @@ mod tests {
             }
             let mut expected = part.clone();
             expected.extend_from_slice(b"tail");
-            assert_eq!(session.poll_reply().unwrap().unwrap(), Reply::Output(expected));
+            assert_eq!(
+                session.poll_reply().unwrap().unwrap(),
+                Reply::Output(expected)
+            );
             assert_eq!(session.dropped(), 2);
             assert!(session.is_ready());
         }
@@ -423,7 +427,10 @@ mod tests {
         // 00 01 00 00 as its body, then the two NULs.
         stream.extend(b"\x0e\x00\x00\x00\x03\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00");
         session.handle_bytes(&stream);
-        assert_eq!(session.poll_reply().unwrap().unwrap(), Reply::Output(b"ok".to_vec()));
+        assert_eq!(
+            session.poll_reply().unwrap().unwrap(),
+            Reply::Output(b"ok".to_vec())
+        );
         assert_eq!(session.dropped(), 1);
         assert!(!session.is_failed());
     }
