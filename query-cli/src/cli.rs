@@ -608,7 +608,7 @@ pub struct ServeArgs {
     pub bedrock: Option<SocketAddr>,
 
     /// Answer SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3, GameSpy 2 and GameSpy 3/4 on
-    /// this one address (--minecraft answers as a Minecraft server, on a port of its own).
+    /// this one address (--minecraft-query answers as a Minecraft server, on a port of its own).
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub all: Option<SocketAddr>,
 

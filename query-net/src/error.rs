@@ -25,12 +25,12 @@ pub enum QueryError {
     /// The query's overall deadline ([`Options::deadline`](crate::Options::deadline)) passed
     /// before the reply was whole: the server answered too slowly, dripped parts or pages, or
     /// answered each step just before its timeout.
-    #[error("no whole reply to the {waiting_for} before the query's deadline ({after:.1?} after the first send, {attempts} datagram(s) sent)")]
+    #[error("no whole reply to the {waiting_for} before the query's deadline ({after:.1?} after the first send, {attempts} request(s) sent)")]
     Deadline {
         /// The request that was waiting for (the rest of) its reply when the deadline passed
         /// (`players request`, ...), or `request` when none was.
         waiting_for: &'static str,
-        /// How many datagrams the query had sent.
+        /// How many requests the query had sent (datagrams, or one per TCP connection).
         attempts: u32,
         /// How long after its first send the query ended.
         after: Duration,
@@ -45,6 +45,20 @@ pub enum QueryError {
         target: std::net::SocketAddr,
         /// How many requests were sent, each refused.
         attempts: u32,
+    },
+    /// The query timed out while another address of the server's port sent datagrams, which
+    /// were dropped as possibly spoofed: typically a server with several addresses that
+    /// answers from its primary one instead of the one asked.
+    #[error("{timeout}; meanwhile {datagrams} datagram(s) came from {from}, not {target}, and were dropped as possibly spoofed: a server with several addresses answering from another one (query {from}, or have the server answer from the address asked)")]
+    AnsweredElsewhere {
+        /// The timeout the query ended with.
+        timeout: Box<QueryError>,
+        /// The address queried.
+        target: std::net::SocketAddr,
+        /// The address the datagrams came from (the latest, if several).
+        from: std::net::SocketAddr,
+        /// How many came from it.
+        datagrams: u32,
     },
     /// The host refused the TCP connection: nothing listens on that port. A refusal comes from
     /// the host's own stack during the handshake, so unlike an ICMP message it cannot be
@@ -115,6 +129,7 @@ impl QueryError {
                 | QueryError::Deadline { .. }
                 | QueryError::NothingListens { .. }
                 | QueryError::ConnectionRefused { .. }
+                | QueryError::AnsweredElsewhere { .. }
                 | QueryError::Io(_)
         )
     }

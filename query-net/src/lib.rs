@@ -32,6 +32,7 @@ mod outcome;
 pub mod part_wait;
 pub mod protocol;
 pub mod rcon;
+pub mod refusal;
 pub mod replay;
 pub mod service;
 pub mod snapshot;

@@ -21,7 +21,7 @@ use crate::stream::StreamSession;
 pub const READ_CHUNK: usize = 8 * 1024;
 
 /// What [`QueryError::Timeout`] names when the TCP connection was not made in time.
-pub const CONNECTING: &str = "TCP connection";
+pub const CONNECTING: &str = "TCP connection request";
 
 /// The limits of one stream query: the connect timeout, the overall deadline (connecting
 /// included) and the most bytes read from the server.
