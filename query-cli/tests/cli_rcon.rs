@@ -151,6 +151,51 @@ fn gsq_rcon_runs_commands_joins_split_answers_and_changes_the_state() {
 }
 
 #[test]
+fn the_shell_runs_lines_until_exit_and_says_when_the_connection_is_lost() {
+    let mut server = Server::start();
+    let output = assert_cmd::Command::new(env!("CARGO_BIN_EXE_gsq"))
+        .args(["rcon", "source", &server.address.to_string()])
+        .env("GSQ_RCON_PASSWORD", PASSWORD)
+        .write_stdin("hostname Shell\n\n  \nbogus\nhostname\nexit\nhostname Never\n")
+        .timeout(CLIENT_DEADLINE)
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout(&output),
+        "hostname = \"Shell\"\nUnknown command \"bogus\"\nhostname = \"Shell\"\n"
+    );
+
+    // The server goes away between two lines: one line says so, the reconnect fails.
+    let address = server.address.to_string();
+    let mut shell = Command::new(env!("CARGO_BIN_EXE_gsq"))
+        .args(["rcon", "source", &address])
+        .env("GSQ_RCON_PASSWORD", PASSWORD)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = shell.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, b"echo first\n").unwrap();
+    let mut first = String::new();
+    BufReader::new(shell.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert_eq!(first, "first\n");
+    let _ = server.child.kill();
+    let _ = server.child.wait();
+    std::io::Write::write_all(&mut stdin, b"echo second\n").unwrap();
+    drop(stdin);
+    let output = shell.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(12), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(lines[0].starts_with("gsq: connection lost ("), "{stderr}");
+    assert!(lines[1].contains("nothing listens"), "{stderr}");
+}
+
+#[test]
 fn gsq_rcon_takes_the_password_from_a_file_and_warns_on_the_command_line() {
     let server = Server::start();
     let dir = tempfile::tempdir().unwrap();

@@ -252,7 +252,10 @@ async fn shell(console: &mut Console, json: bool) -> Outcome {
         match console.run(command).await {
             Ok(output) => print_line(&render(console, command, &output, json)?)?,
             Err(failure) if console.lost() => {
-                eprintln!("gsq: connection lost: {failure}; connecting again");
+                eprintln!(
+                    "gsq: connection lost ({}); connecting again",
+                    failure.message()
+                );
                 console.reconnect().await?;
             }
             Err(failure) => eprintln!("gsq: error: {failure}"),
