@@ -98,6 +98,8 @@ pub fn is_refusal(error: &io::Error) -> bool {
 /// Makes an unconnected socket hear of ICMP errors (`IP_RECVERR` / `IPV6_RECVERR`, the latter
 /// also for IPv4 on a dual-stack socket). Returns whether it now does. Linux only: elsewhere
 /// a socket hears of them only when connected to its one peer.
+///
+/// A queued error wakes a task waiting for `Interest::ERROR` (not one waiting for datagrams).
 #[cfg(target_os = "linux")]
 pub fn report_refusals(socket: &impl std::os::fd::AsFd, ipv6: bool) -> bool {
     use nix::sys::socket::{setsockopt, sockopt};
@@ -119,6 +121,10 @@ pub fn drain_refused(socket: &tokio::net::UdpSocket, mut refused: impl FnMut(Soc
     use nix::libc;
     use nix::sys::socket::{recvmsg, ControlMessageOwned, MsgFlags, SockaddrStorage};
 
+    // Clears the socket's error readiness, so that a task waiting for the next error waits.
+    let _ = socket.try_io(tokio::io::Interest::ERROR, || {
+        Err::<(), _>(io::ErrorKind::WouldBlock.into())
+    });
     let fd = socket.as_raw_fd();
     let mut read = 0;
     // The queue holds at most what the receive buffer allows; the bound only guards a loop.
