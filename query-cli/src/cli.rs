@@ -255,9 +255,9 @@ pub enum RconProtocol {
 #[derive(Debug, Args)]
 #[command(after_help = RCON_HELP)]
 pub struct RconArgs {
-    /// source, minecraft or samp.
+    /// source, minecraft or samp (the remote consoles, not the query protocols).
     #[arg(value_enum, value_name = "PROTOCOL")]
-    pub protocol: RconProtocol,
+    pub console: RconProtocol,
 
     /// The server: host, host:port, IPv4, or [IPv6]:port (the RCON port; defaults: source
     /// 27015, minecraft 25575, samp 7777).

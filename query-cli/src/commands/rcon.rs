@@ -23,7 +23,7 @@ const PASSWORD_ON_COMMAND_LINE: &str = "gsq: warning: other users can read a pas
 /// Runs `gsq rcon`.
 pub async fn run(args: RconArgs) -> Outcome {
     let password = password(&args)?;
-    let default_port = match args.protocol {
+    let default_port = match args.console {
         RconProtocol::Source => Flavour::Source.default_port(),
         RconProtocol::Minecraft => Flavour::Minecraft.default_port(),
         RconProtocol::Samp => query_net::Protocol::Samp.default_port(),
@@ -35,7 +35,7 @@ pub async fn run(args: RconArgs) -> Outcome {
         max_reply_bytes: args.max_reply_bytes,
         ..Options::default()
     };
-    let mut console = Console::open(args.protocol, target, password, options).await?;
+    let mut console = Console::open(args.console, target, password, options).await?;
     if args.command.is_empty() {
         return shell(&mut console, args.json).await;
     }
