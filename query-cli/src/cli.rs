@@ -251,8 +251,8 @@ pub enum RconProtocol {
     Samp,
 }
 
-/// `gsq rcon`.
-#[derive(Debug, Args)]
+/// `gsq rcon`. Its `Debug` leaves the password out.
+#[derive(Args)]
 #[command(after_help = RCON_HELP)]
 pub struct RconArgs {
     /// source, minecraft or samp (the remote consoles, not the query protocols).
@@ -297,6 +297,22 @@ pub struct RconArgs {
     /// One JSON object per command instead of the console's text.
     #[arg(long)]
     pub json: bool,
+}
+
+impl std::fmt::Debug for RconArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RconArgs")
+            .field("console", &self.console)
+            .field("address", &self.address)
+            .field("command", &self.command)
+            .field("password_file", &self.password_file)
+            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .field("timeout", &self.timeout)
+            .field("deadline", &self.deadline)
+            .field("max_reply_bytes", &self.max_reply_bytes)
+            .field("json", &self.json)
+            .finish()
+    }
 }
 
 /// How a query is made: shared by `query` and `bulk`.

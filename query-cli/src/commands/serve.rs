@@ -362,8 +362,6 @@ fn a2s_config(args: &ServeArgs) -> A2sConfig {
     }
 }
 
-/// Prints `<protocol> <address>` per protocol on stdout, so scripts can find the ports.
-/// A TCP listener on `address`, and the address it got.
 /// The password of `--rcon`: the first line of `--rcon-password-file`, else
 /// `GSQ_RCON_PASSWORD`; there is no default.
 fn rcon_password(args: &ServeArgs) -> Outcome<String> {
@@ -377,6 +375,8 @@ fn rcon_password(args: &ServeArgs) -> Outcome<String> {
     }
 }
 
+/// Prints `<protocol> <address>` per protocol on stdout, so scripts can find the ports.
+/// A TCP listener on `address`, and the address it got.
 async fn bind_tcp(
     address: SocketAddr,
     what: &str,
