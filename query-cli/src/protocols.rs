@@ -19,6 +19,8 @@ pub fn title(protocol: Protocol) -> &'static str {
         Protocol::Minecraft => "Minecraft Java",
         Protocol::MinecraftQuery => "Minecraft Query",
         Protocol::Bedrock => "Minecraft Bedrock",
+        Protocol::Teeworlds => "Teeworlds/DDNet",
+        Protocol::Mumble => "Mumble",
     }
 }
 
@@ -34,7 +36,9 @@ pub fn reports_teams(protocol: Protocol) -> bool {
         | Protocol::Quake3
         | Protocol::Minecraft
         | Protocol::MinecraftQuery
-        | Protocol::Bedrock => false,
+        | Protocol::Bedrock
+        | Protocol::Teeworlds
+        | Protocol::Mumble => false,
     }
 }
 
@@ -147,6 +151,6 @@ mod tests {
     fn titles_read_as_a_list() {
         let titles = titles();
         assert!(titles.starts_with("SQP, OneQuery, "), "{titles}");
-        assert!(titles.ends_with(" and Minecraft Bedrock"), "{titles}");
+        assert!(titles.ends_with(" and Mumble"), "{titles}");
     }
 }

@@ -548,6 +548,43 @@ pub async fn query_bedrock(
     query(Protocol::Bedrock, target, options).await
 }
 
+/// Queries a Teeworlds or DDNet server (port 8303 unless `target` names one): DDNet's
+/// extended server info, every client over several datagrams, or a 0.6 server's `inf3`.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_teeworlds("ddnet.example.org", &Options::default()).await?;
+/// println!("{} on {:?}: {} clients", status.name, status.map, status.players.len());
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_teeworlds(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    query(Protocol::Teeworlds, target, options).await
+}
+
+/// Pings a Mumble server (port 64738 unless `target` names one): version, users and slots.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_mumble("voice.example.org", &Options::default()).await?;
+/// println!("{:?}: {}/{}", status.version, status.num_players, status.max_players);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_mumble(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    query(Protocol::Mumble, target, options).await
+}
+
 /// [`query`] for code without an async runtime: runs one on the current thread.
 ///
 /// Returns an error if called from inside a tokio runtime (await [`query`] there instead).
@@ -926,6 +963,8 @@ mod tests {
             Protocol::Minecraft => query_minecraft(target, options).await,
             Protocol::MinecraftQuery => query_minecraft_query(target, options).await,
             Protocol::Bedrock => query_bedrock(target, options).await,
+            Protocol::Teeworlds => query_teeworlds(target, options).await,
+            Protocol::Mumble => query_mumble(target, options).await,
         }
     }
 

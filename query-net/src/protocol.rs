@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// A game-query protocol.
 ///
 /// The names (`sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`, `gamespy2`, `gamespy3`,
-/// `minecraft`, `minecraft-query`, `bedrock`) are the same in `Display`, `FromStr`, JSON
+/// `minecraft`, `minecraft-query`, `bedrock`, `teeworlds`, `mumble`) are the same in `Display`, `FromStr`, JSON
 /// and the command line.
 ///
 /// ```
@@ -52,11 +52,15 @@ pub enum Protocol {
     MinecraftQuery,
     /// Minecraft Bedrock Edition (and Geyser, Nukkit, PocketMine): RakNet's unconnected ping.
     Bedrock,
+    /// Teeworlds 0.6 and DDNet: the server info (`gie3`), DDNet's extended form included.
+    Teeworlds,
+    /// Mumble (Murmur): the binary ping.
+    Mumble,
 }
 
 impl Protocol {
     /// Every protocol, in a stable order.
-    pub const ALL: [Protocol; 11] = [
+    pub const ALL: [Protocol; 13] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
@@ -68,11 +72,13 @@ impl Protocol {
         Protocol::Minecraft,
         Protocol::MinecraftQuery,
         Protocol::Bedrock,
+        Protocol::Teeworlds,
+        Protocol::Mumble,
     ];
 
     /// Every protocol queried with datagrams: [`ALL`](Protocol::ALL) without Minecraft's
     /// status ping, which is TCP ([`is_stream`](Protocol::is_stream)).
-    pub const DATAGRAM: [Protocol; 10] = [
+    pub const DATAGRAM: [Protocol; 12] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
@@ -83,6 +89,8 @@ impl Protocol {
         Protocol::GameSpy3,
         Protocol::MinecraftQuery,
         Protocol::Bedrock,
+        Protocol::Teeworlds,
+        Protocol::Mumble,
     ];
 
     /// The port servers of the protocol usually answer on, for a target given without one:
@@ -103,6 +111,8 @@ impl Protocol {
     /// - Minecraft: 25565, the game port, which answers the status ping; its Query
     ///   (`enable-query`) answers on 25565 too, over UDP, unless `query.port` says otherwise.
     /// - Bedrock: 19132, the game port, which answers the ping.
+    /// - Teeworlds / DDNet: 8303, the game port, which also answers queries.
+    /// - Mumble: 64738, the voice port, which also answers the ping.
     pub fn default_port(self) -> u16 {
         match self {
             Protocol::Sqp => 7779,
@@ -115,11 +125,13 @@ impl Protocol {
             Protocol::GameSpy3 => 29900,
             Protocol::Minecraft | Protocol::MinecraftQuery => 25565,
             Protocol::Bedrock => 19132,
+            Protocol::Teeworlds => 8303,
+            Protocol::Mumble => 64738,
         }
     }
 
     /// The protocol's short name: `sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`,
-    /// `gamespy2`, `gamespy3`, `minecraft`, `minecraft-query`, `bedrock`.
+    /// `gamespy2`, `gamespy3`, `minecraft`, `minecraft-query`, `bedrock`, `teeworlds`, `mumble`.
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Sqp => "sqp",
@@ -133,6 +145,8 @@ impl Protocol {
             Protocol::Minecraft => "minecraft",
             Protocol::MinecraftQuery => "minecraft-query",
             Protocol::Bedrock => "bedrock",
+            Protocol::Teeworlds => "teeworlds",
+            Protocol::Mumble => "mumble",
         }
     }
 }

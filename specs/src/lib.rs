@@ -17,6 +17,8 @@
 //! | [`minecraft_legacy`] | Minecraft Java's legacy ping (before 1.7) | big | UTF-16BE units |
 //! | [`bedrock`] | Minecraft Bedrock (RakNet unconnected ping) | big | u16-length UTF-8 |
 //! | [`rcon`] | Source RCON and Minecraft RCON | little | NUL-terminated, raw bytes |
+//! | [`teeworlds`] | Teeworlds 0.6 and DDNet server info | decimal text | NUL-terminated UTF-8 |
+//! | [`mumble`] | Mumble's ping | big | none |
 
 pub mod a2s;
 pub mod battleye;
@@ -27,8 +29,10 @@ pub mod gamespy2;
 pub mod gamespy3;
 pub mod minecraft_java;
 pub mod minecraft_legacy;
+pub mod mumble;
 pub mod onequery;
 pub mod quake3;
 pub mod rcon;
 pub mod samp;
 pub mod sqp;
+pub mod teeworlds;
