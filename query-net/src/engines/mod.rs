@@ -14,14 +14,17 @@ pub mod a2s;
 pub mod all;
 pub mod bedrock;
 mod fit;
+pub mod fivem;
 pub mod gamespy1;
 pub mod gamespy2;
 pub mod gamespy3;
 pub mod minecraft;
 pub mod mumble;
 pub mod onequery;
+pub mod quake2;
 pub mod quake3;
 pub mod samp;
+pub mod single;
 pub mod sqp;
 pub mod teeworlds;
 
@@ -60,6 +63,8 @@ pub fn new_session_learning(
         Protocol::MinecraftQuery => gamespy3::minecraft_client(target, options),
         Protocol::Minecraft => return Err(QueryError::StreamOnly(protocol)),
         Protocol::Bedrock => bedrock::client(target, options),
+        Protocol::Quake2 => quake2::client(target, options),
+        Protocol::Fivem => fivem::client(target, options),
         Protocol::Teeworlds => teeworlds::client(target, options),
         Protocol::Mumble => mumble::client(target, options),
     }?;
