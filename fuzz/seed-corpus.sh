@@ -177,4 +177,12 @@ for i, part in enumerate(p for p in data.split(b"\n||\n") if p):
 PY
   done
 fi
+# RCON: srcds's empty value and auth response, a two-part answer ended by the marker's
+# echo and srcds's extra packet (for the client); an auth, two commands and an end marker
+# (for the server's connection).
+mkdir -p corpus/rcon
+printf '\x0a\0\0\0\x01\0\0\0\0\0\0\0\0\0\x0a\0\0\0\x01\0\0\0\x02\0\0\0\0\0\xf7\x0c\0\0\0\x02\0\0\0\0\0\0\0ab\0\0\x0c\0\0\0\x02\0\0\0\0\0\0\0cd\0\0\x0a\0\0\0\x03\0\0\0\0\0\0\0\0\0\x0e\0\0\0\x03\0\0\0\0\0\0\0\0\x01\0\0\0\0' \
+  >corpus/rcon/client_session
+printf '\x0e\0\0\0\x01\0\0\0\x03\0\0\0fuzz\0\0\x10\0\0\0\x02\0\0\0\x02\0\0\0status\0\0\xf7\x0e\0\0\0\x03\0\0\0\x02\0\0\0echo\0\0\x0a\0\0\0\x04\0\0\0\0\0\0\0\0\0' \
+  >corpus/rcon/server_connection
 echo "corpus: $(ls corpus/* | wc -l) files"

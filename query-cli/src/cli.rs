@@ -23,6 +23,7 @@ Examples:
   gsq query auto 203.0.113.5 --json         find out which protocol it speaks
   gsq bulk servers.txt > results.ndjson     many servers, one JSON line each
   gsq serve state.toml --all 0.0.0.0:7779   answer queries for a server in any language
+  gsq rcon minecraft 127.0.0.1 list         a remote console command
   gsq decode sqp --hex reply.hex            decode a captured packet
   gsq exporter --listen 127.0.0.1:9339      Prometheus metrics of game servers";
 
@@ -55,6 +56,8 @@ pub enum Command {
     Query(QueryArgs),
     /// Query many servers listed in a file or on stdin; one JSON line per server.
     Bulk(BulkArgs),
+    /// Run remote console commands (Source, Minecraft and SA:MP RCON), or open a shell.
+    Rcon(RconArgs),
     /// Answer queries from a state file, for a game server written in any language.
     Serve(Box<ServeArgs>),
     /// Decode captured packets and print them as JSON.
@@ -214,6 +217,107 @@ pub struct QueryArgs {
 
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+const RCON_HELP: &str = "\
+The password comes from --password-file (its first line), else the environment variable
+GSQ_RCON_PASSWORD, else a prompt that does not echo; --password works too, with a warning
+(other users can read a command line). It is never printed or logged.
+
+With a COMMAND, gsq runs it, prints its output and exits; without one, it opens a shell with
+line editing and history (kept in memory only: commands can hold secrets); Ctrl-D or 'exit'
+leaves it. A shell whose connection was lost says so, connects and authenticates again.
+
+Protocols: source (Source and Source 2 servers, and games with the same RCON: Rust, ARK,
+Palworld, Squad, Factorio...; port 27015 unless given), minecraft (enable-rcon, port 25575;
+commands of at most 1,446 bytes) and samp (SA:MP and open.mp, over the query port 7777).
+
+Output: the console's text, control characters escaped; with --json one object per command
+{protocol, address, command, output}.
+
+Examples:
+  gsq rcon minecraft 127.0.0.1 list
+  gsq rcon source 203.0.113.5:27015 --password-file ~/.config/rcon-pw status
+  GSQ_RCON_PASSWORD=secret gsq rcon samp 203.0.113.5 players
+  gsq rcon source 203.0.113.5                 an interactive shell
+
+Exit codes: 0 ran, 2 bad arguments or no password, 4 malformed address, 5 port out of range,
+6 host does not resolve, 7 network error or lost connection, 8 no answer, 9 malformed answer,
+11 password refused, 12 nothing listens at the port (all codes: 'gsq --help').";
+
+/// The remote consoles `gsq rcon` speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RconProtocol {
+    /// Source RCON (TCP; Source, Source 2 and the games that copied it).
+    Source,
+    /// Minecraft Java RCON (TCP, port 25575).
+    Minecraft,
+    /// SA:MP and open.mp RCON (UDP, the query port).
+    Samp,
+}
+
+/// `gsq rcon`. Its `Debug` leaves the password out.
+#[derive(Args)]
+#[command(after_help = RCON_HELP)]
+pub struct RconArgs {
+    /// source, minecraft or samp (the remote consoles, not the query protocols).
+    #[arg(value_enum, value_name = "PROTOCOL")]
+    pub console: RconProtocol,
+
+    /// The server: host, host:port, IPv4, or [IPv6]:port (the RCON port; defaults: source
+    /// 27015, minecraft 25575, samp 7777).
+    #[arg(value_parser = parse_host_port)]
+    pub address: HostPort,
+
+    /// The command to run, its words joined by spaces; none opens an interactive shell.
+    /// Options go before it: every word from its first on is the command's.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
+    pub command: Vec<String>,
+
+    /// Read the password from the first line of this file.
+    #[arg(long, value_name = "FILE", conflicts_with = "password")]
+    pub password_file: Option<PathBuf>,
+
+    /// The password, on the command line (other users can see it: prefer --password-file or
+    /// GSQ_RCON_PASSWORD).
+    #[arg(long, value_name = "PASSWORD")]
+    pub password: Option<String>,
+
+    /// How long to wait for the TCP connection (SA:MP: for each reply before resending).
+    #[arg(short, long, default_value = "3s", value_parser = parse_duration)]
+    pub timeout: Duration,
+
+    /// The most connecting and authenticating, or one command, may take.
+    #[arg(long, default_value = "15s", value_parser = parse_duration)]
+    pub deadline: Duration,
+
+    /// The most bytes one command's output may take.
+    #[arg(long, default_value_t = 4 * 1024 * 1024, value_name = "BYTES")]
+    pub max_reply_bytes: usize,
+
+    /// One JSON object per command instead of the console's text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl std::fmt::Debug for RconArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RconArgs")
+            .field("console", &self.console)
+            .field("address", &self.address)
+            .field("command", &self.command)
+            .field("password_file", &self.password_file)
+            .field("password", &self.password.as_ref().map(|_| "<redacted>"))
+            .field("timeout", &self.timeout)
+            .field("deadline", &self.deadline)
+            .field("max_reply_bytes", &self.max_reply_bytes)
+            .field("json", &self.json)
+            .finish()
+    }
 }
 
 /// How a query is made: shared by `query` and `bulk`.
@@ -653,6 +757,16 @@ pub struct ServeArgs {
         hide_env_values = true
     )]
     pub samp_rcon_password: Option<String>,
+
+    /// Serve Source RCON (TCP) on this address, with a console over the state: status,
+    /// players, hostname [NAME], map NAME, kick NAME, echo TEXT, help. Needs a password
+    /// (--rcon-password-file or GSQ_RCON_PASSWORD). Bind it to loopback or a VPN.
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
+    pub rcon: Option<SocketAddr>,
+
+    /// The RCON password: the first line of this file (else GSQ_RCON_PASSWORD).
+    #[arg(long, value_name = "FILE", requires = "rcon")]
+    pub rcon_password_file: Option<PathBuf>,
 
     /// GameSpy v1: the `gamename` to report (e.g. `ut`, `bfield1942`); none by default.
     #[arg(long, value_name = "NAME", default_value = "")]

@@ -16,6 +16,7 @@ mod logging;
 mod output;
 mod pcap;
 mod protocols;
+mod rcon_console;
 mod responders;
 mod state_file;
 mod target;
@@ -65,6 +66,7 @@ fn run(cli: Cli) -> Outcome {
         match cli.command {
             Command::Query(args) => commands::query::run(args).await,
             Command::Bulk(args) => commands::bulk::run(args, quiet).await,
+            Command::Rcon(args) => commands::rcon::run(args).await,
             Command::Serve(args) => commands::serve::run(*args).await,
             Command::Decode(args) => commands::decode::run(&args, quiet),
             Command::Demo(args) => commands::demo::run(&args).await,

@@ -10,6 +10,8 @@
 //!   through a few sockets.
 //! - Responder: a [`engine::Responder`] reads the game's [`state::SharedState`]; a
 //!   [`service::Service`] adds rate limiting and counters; [`driver::serve`] runs it.
+//! - Remote console: [`rcon::Client`] runs commands on Source and Minecraft servers;
+//!   [`rcon::server`] is an RCON server a game embeds.
 //!
 //! The packets themselves are declared in `query-specs`; this crate maps them to and from the
 //! common [`ServerStatus`] and [`state::ServerState`].
@@ -31,6 +33,7 @@ mod options;
 mod outcome;
 pub mod part_wait;
 pub mod protocol;
+pub mod rcon;
 pub mod refusal;
 pub mod replay;
 pub mod service;

@@ -312,6 +312,25 @@ pub async fn serve_stream<R, F>(
     R: crate::stream::StreamResponder + Send + 'static,
     F: Fn() -> R,
 {
+    let serve = |stream, _peer| serve_connection(stream, new_responder(), limits);
+    serve_connections(listener, serve, limits, stats, shutdown).await;
+}
+
+/// Accepts connections on `listener` under the connection caps of `limits` (in total and per
+/// source address) and runs `serve(stream, peer)` on each in a task of its own, until
+/// `shutdown` is cancelled. `serve` answers `Err(())` for a connection it cut for silence or
+/// for taking too long ([`ListenerStats::timed_out`]); it enforces the timeouts of `limits`
+/// itself, as [`serve_stream`] does for a [`StreamResponder`](crate::stream::StreamResponder).
+pub async fn serve_connections<S, Fut>(
+    listener: tokio::net::TcpListener,
+    serve: S,
+    limits: ListenerLimits,
+    stats: std::sync::Arc<ListenerStats>,
+    shutdown: tokio_util::sync::CancellationToken,
+) where
+    S: Fn(TcpStream, SocketAddr) -> Fut,
+    Fut: std::future::Future<Output = Result<(), ()>> + Send + 'static,
+{
     use std::sync::atomic::Ordering;
     let open = std::sync::Arc::new(std::sync::Mutex::new(OpenConnections::default()));
     let mut tasks = tokio::task::JoinSet::new();
@@ -338,13 +357,13 @@ pub async fn serve_stream<R, F>(
             drop(stream);
             continue;
         }
-        let responder = new_responder();
+        let connection = serve(stream, peer);
         let open = std::sync::Arc::clone(&open);
         let stats = std::sync::Arc::clone(&stats);
         let stop = shutdown.clone();
         tasks.spawn(async move {
             let outcome = tokio::select! {
-                outcome = serve_connection(stream, responder, limits) => outcome,
+                outcome = connection => outcome,
                 () = stop.cancelled() => Ok(()),
             };
             match outcome {

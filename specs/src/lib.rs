@@ -19,6 +19,7 @@
 //! | [`frostbite`] | Frostbite RCON (Battlefield 3, 4, Hardline, Bad Company 2) | little | u32-length, NUL-ended, raw bytes |
 //! | [`minecraft_legacy`] | Minecraft Java's legacy ping (before 1.7) | big | UTF-16BE units |
 //! | [`bedrock`] | Minecraft Bedrock (RakNet unconnected ping) | big | u16-length UTF-8 |
+//! | [`rcon`] | Source RCON and Minecraft RCON | little | NUL-terminated, raw bytes |
 //! | [`teeworlds`] | Teeworlds 0.6 and DDNet server info | decimal text | NUL-terminated UTF-8 |
 //! | [`mumble`] | Mumble's ping | big | none |
 //! | [`ase`] | All-Seeing Eye (Multi Theft Auto, Far Cry) | text | self-counting u8 length, raw bytes |
@@ -39,6 +40,7 @@ pub mod mumble;
 pub mod onequery;
 pub mod quake2;
 pub mod quake3;
+pub mod rcon;
 pub mod samp;
 pub mod sqp;
 pub mod teeworlds;

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Installs the third-party code the interop tests run against gsq: gamedig,
+# Installs the third-party code the interop tests run against gsq: gamedig, rcon-client,
 # minecraft-server-util and minecraft-protocol (a Minecraft server gsq queries) from npm
-# (pinned in package-lock.json) into node_modules/, and opengsq and mcstatus from PyPI (pinned
-# in requirements.txt) into the venv .venv/. Installs Node.js or Python first if they are
-# missing. Any failure, a registry that does not answer included, exits non-zero: the interop
-# tests must fail, never skip, in CI.
+# (pinned in package-lock.json) into node_modules/, and opengsq, mcstatus and rcon from PyPI
+# (pinned in requirements.txt) into the venv .venv/. Installs Node.js or Python first if they
+# are missing. Any failure, a registry that does not answer included, exits non-zero: the
+# interop tests must fail, never skip, in CI.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -40,6 +40,7 @@ echo "node $(node --version), npm $(npm --version), $(python3 --version)"
 npm ci --no-audit --no-fund
 node --input-type=module -e "import { GameDig } from 'gamedig'; if (!GameDig) process.exit(1)"
 node --input-type=module -e "import util from 'minecraft-server-util'; import mc from 'minecraft-protocol'; if (!util.status || !mc.createServer) process.exit(1)"
+node --input-type=module -e "import { Rcon } from 'rcon-client'; if (!Rcon) process.exit(1)"
 
 # A venv left by another Python (or a broken one) is rebuilt.
 if ! .venv/bin/python -c 'import sys' 2>/dev/null; then
@@ -49,9 +50,11 @@ fi
 .venv/bin/python -m pip install --disable-pip-version-check --quiet -r requirements.txt
 .venv/bin/python -c 'import opengsq.protocols; from opengsq.protocols import GameSpy1, Samp, Source'
 .venv/bin/python -c 'from mcstatus import BedrockServer, JavaServer, LegacyServer'
+.venv/bin/python -c 'from rcon.source import Client'
 
 version() { node -p "require('./node_modules/$1/package.json').version"; }
 echo "gamedig $(version gamedig), minecraft-server-util $(version minecraft-server-util)," \
-    "minecraft-protocol $(version minecraft-protocol)," \
+    "minecraft-protocol $(version minecraft-protocol), rcon-client $(version rcon-client)," \
     "opengsq $(.venv/bin/python -m pip show opengsq | sed -n 's/^Version: //p')," \
-    "mcstatus $(.venv/bin/python -m pip show mcstatus | sed -n 's/^Version: //p')"
+    "mcstatus $(.venv/bin/python -m pip show mcstatus | sed -n 's/^Version: //p')," \
+    "rcon $(.venv/bin/python -m pip show rcon | sed -n 's/^Version: //p')"

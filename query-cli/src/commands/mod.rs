@@ -7,4 +7,5 @@ pub mod demo;
 pub mod exporter;
 pub mod games;
 pub mod query;
+pub mod rcon;
 pub mod serve;

@@ -143,6 +143,32 @@ async fn run_rcon(
     options: &Options,
     format: Format,
 ) -> Outcome {
+    let lines = samp_rcon_lines(target, rcon, options).await?;
+    let text = match format {
+        Format::Table => lines
+            .iter()
+            .map(|line| sanitize(line))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Format::Json | Format::PrettyJson => to_json(
+            &json!({
+                "protocol": Protocol::Samp,
+                "address": target,
+                "command": rcon.command,
+                "lines": lines,
+            }),
+            format == Format::PrettyJson,
+        )?,
+    };
+    print_line(&text)
+}
+
+/// The console lines an SA:MP RCON command printed; none is an error (see below).
+pub async fn samp_rcon_lines(
+    target: SocketAddr,
+    rcon: &RconCommand,
+    options: &Options,
+) -> Outcome<Vec<String>> {
     let what = format!("samp rcon {target}");
     let session =
         samp::rcon_session(target, rcon, options).map_err(|e| Failure::from_query(&what, &e))?;
@@ -162,23 +188,7 @@ async fn run_rcon(
         )
         .hint("RCON is off on that server (no rcon_password), or the command prints nothing"));
     }
-    let text = match format {
-        Format::Table => lines
-            .iter()
-            .map(|line| sanitize(line))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        Format::Json | Format::PrettyJson => to_json(
-            &json!({
-                "protocol": Protocol::Samp,
-                "address": target,
-                "command": rcon.command,
-                "lines": lines,
-            }),
-            format == Format::PrettyJson,
-        )?,
-    };
-    print_line(&text)
+    Ok(lines)
 }
 
 /// The socket address of `address`, looked up if it is a name.

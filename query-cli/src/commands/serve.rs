@@ -94,7 +94,15 @@ pub async fn run(args: ServeArgs) -> Outcome {
         bound.push((role, local, socket, responder));
     }
     let minecraft_java = match args.minecraft_java {
-        Some(address) => Some(bind_tcp(address).await?),
+        Some(address) => Some(bind_tcp(address, "minecraft").await?),
+        None => None,
+    };
+    let rcon = match args.rcon {
+        Some(address) => {
+            let password = rcon_password(&args)?;
+            let (listener, local) = bind_tcp(address, "rcon").await?;
+            Some((listener, local, password))
+        }
         None => None,
     };
     let stop = stop_signal();
@@ -106,6 +114,19 @@ pub async fn run(args: ServeArgs) -> Outcome {
             listener,
             move || query_net::engines::minecraft::JavaResponder::new(state.clone()),
             query_net::tcp::ListenerLimits::default(),
+            Arc::new(query_net::tcp::ListenerStats::default()),
+            shutdown.clone(),
+        ));
+    }
+    if let Some((listener, local, password)) = rcon {
+        announce_line(&format!("rcon {local}\n"))?;
+        let config = query_net::rcon::server::ServerConfig::default();
+        let gate = query_net::rcon::server::AuthGate::new(&password, config.lockout);
+        tokio::spawn(query_net::rcon::server::serve(
+            listener,
+            Arc::new(gate),
+            Arc::new(crate::rcon_console::StateConsole::new(shared.clone())),
+            config,
             Arc::new(query_net::tcp::ListenerStats::default()),
             shutdown.clone(),
         ));
@@ -314,9 +335,9 @@ fn roles(
     .into_iter()
     .filter_map(|(role, address)| address.map(|a| (role, a)))
     .collect();
-    if roles.is_empty() && args.minecraft_java.is_none() {
+    if roles.is_empty() && args.minecraft_java.is_none() && args.rcon.is_none() {
         return Err(Failure::usage("nothing to serve").hint(
-            "give at least one of --game ID, --sqp, --onequery, --samp, --gamespy1, --a2s, --quake3, --quake2, --fivem, --gamespy2, --gamespy3, --minecraft-query, --bedrock, --teeworlds, --mumble, --eye, --minecraft-java or --all with an address",
+            "give at least one of --game ID, --sqp, --onequery, --samp, --gamespy1, --a2s, --quake3, --quake2, --fivem, --gamespy2, --gamespy3, --minecraft-query, --bedrock, --teeworlds, --mumble, --eye, --minecraft-java, --rcon or --all with an address",
         ));
     }
     // Two sockets on one fixed port would fail to bind; say which options clash instead.
@@ -346,13 +367,29 @@ fn a2s_config(args: &ServeArgs) -> A2sConfig {
     }
 }
 
+/// The password of `--rcon`: the first line of `--rcon-password-file`, else
+/// `GSQ_RCON_PASSWORD`; there is no default.
+fn rcon_password(args: &ServeArgs) -> Outcome<String> {
+    if let Some(path) = &args.rcon_password_file {
+        return crate::commands::rcon::password_from_file(path);
+    }
+    match std::env::var(crate::commands::rcon::PASSWORD_VARIABLE) {
+        Ok(password) if !password.is_empty() => Ok(password),
+        _ => Err(Failure::usage("--rcon needs a password")
+            .hint("give --rcon-password-file FILE or set GSQ_RCON_PASSWORD")),
+    }
+}
+
 /// Prints `<protocol> <address>` per protocol on stdout, so scripts can find the ports.
 /// A TCP listener on `address`, and the address it got.
-async fn bind_tcp(address: SocketAddr) -> Outcome<(tokio::net::TcpListener, SocketAddr)> {
+async fn bind_tcp(
+    address: SocketAddr,
+    what: &str,
+) -> Outcome<(tokio::net::TcpListener, SocketAddr)> {
     let listener = tokio::net::TcpListener::bind(address).await.map_err(|e| {
         Failure::new(
             Category::Network,
-            format!("cannot listen on {address} for minecraft (TCP): {e}"),
+            format!("cannot listen on {address} for {what} (TCP): {e}"),
         )
         .hint("pick another address or port (port 0 picks a free one)")
     })?;
@@ -521,6 +558,9 @@ fn spawn_reloader(
     let path = path.to_path_buf();
     tokio::spawn(async move {
         let mut last_error: Option<String> = None;
+        // What the file held last: the state is replaced only when the file changes, so
+        // edits made through RCON stay until it does.
+        let mut from_file = shared.snapshot();
         loop {
             tokio::select! {
                 () = shutdown.cancelled() => return,
@@ -534,14 +574,20 @@ fn spawn_reloader(
                     () = tokio::time::sleep(SETTLE) => break,
                 }
             }
-            reload(&path, &shared, &mut last_error).await;
+            reload(&path, &shared, &mut from_file, &mut last_error).await;
         }
     });
     watcher
 }
 
-/// Reads the file again; publishes it if valid and different, else logs once why not.
-async fn reload(path: &Path, shared: &SharedState, last_error: &mut Option<String>) {
+/// Reads the file again; publishes it if valid and different from what the file held last
+/// (`from_file`), else logs once why not.
+async fn reload(
+    path: &Path,
+    shared: &SharedState,
+    from_file: &mut Arc<ServerState>,
+    last_error: &mut Option<String>,
+) {
     let path_buf = path.to_path_buf();
     let loaded = tokio::task::spawn_blocking(move || state_file::load(&path_buf))
         .await
@@ -549,8 +595,9 @@ async fn reload(path: &Path, shared: &SharedState, last_error: &mut Option<Strin
     match loaded {
         Ok(state) => {
             *last_error = None;
-            if *shared.load().as_ref() != state {
+            if **from_file != state {
                 log_reload(path, &state);
+                *from_file = Arc::new(state.clone());
                 shared.store(state);
             }
         }
