@@ -1,4 +1,4 @@
-//! Stream (TCP) targets in a bulk run, beside the datagram ones of [`bulk`](crate::bulk::bulk).
+//! Stream (TCP) targets in a bulk run, beside the datagram ones of [`bulk`].
 //!
 //! A datagram session shares a few sockets with thousands of others; a stream query needs a
 //! connection, and so a file descriptor, of its own. [`bulk_streams`] runs such queries with

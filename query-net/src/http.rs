@@ -1,6 +1,6 @@
 //! A small HTTP/1.0 GET, for the protocols that keep part of their answer behind HTTP on the
 //! game port (FiveM's `/players.json`): a [`StreamSession`] run by
-//! [`run_stream`](crate::tcp::run_stream), so that it has the connect timeout, the deadline
+//! [`run_stream`], so that it has the connect timeout, the deadline
 //! and the byte cap of every TCP exchange.
 //!
 //! The response's status line and headers are parsed by `httparse`; the body ends at its
