@@ -281,6 +281,9 @@ pub async fn query(
         return crate::tcp::query_minecraft(target, options).await;
     }
     let target = target.into().resolve(protocol.default_port()).await?;
+    if protocol.is_stream() {
+        return crate::tcp::query_stream_at(protocol, target, "", options).await;
+    }
     let session = engines::new_session(protocol, target, options)?;
     query_session(session).await
 }
@@ -295,8 +298,8 @@ pub async fn query_at(
     options: &Options,
     learned: &Learned,
 ) -> Result<ServerStatus, QueryError> {
-    if protocol == Protocol::Minecraft {
-        return crate::tcp::query_minecraft_at(address, host, options).await;
+    if protocol.is_stream() {
+        return crate::tcp::query_stream_at(protocol, address, host, options).await;
     }
     let session = engines::new_session_learning(protocol, address, options, learned)?;
     query_session(session).await
@@ -518,6 +521,46 @@ pub async fn query_minecraft(
     options: &Options,
 ) -> Result<ServerStatus, QueryError> {
     query(Protocol::Minecraft, target, options).await
+}
+
+/// Queries a Frostbite server (Battlefield 3, 4 and Hardline on port 47200 unless `target`
+/// names one; Bad Company 2 listens on 48888): `serverInfo`, `version` and `listPlayers all`
+/// over one TCP connection.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_frostbite("203.0.113.5:47200", &Options::default()).await?;
+/// println!("{} on {:?}: {}/{}", status.name, status.map, status.num_players, status.max_players);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_frostbite(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    query(Protocol::Frostbite, target, options).await
+}
+
+/// Queries a TeamSpeak 3 server's ServerQuery port (10011 unless `target` names one): the
+/// virtual server of [`Options::virtual_server`] (voice port 9987 by default), logged in as
+/// [`Options::query_login`] when set.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_teamspeak3("voice.example.org", &Options::default()).await?;
+/// println!("{}: {} of {} slots", status.name, status.num_players, status.max_players);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_teamspeak3(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    query(Protocol::TeamSpeak3, target, options).await
 }
 
 /// [`query`] for code without an async runtime: runs one on the current thread.
@@ -891,6 +934,8 @@ mod tests {
             Protocol::GameSpy2 => query_gamespy2(target, options).await,
             Protocol::GameSpy3 => query_gamespy3(target, options).await,
             Protocol::Minecraft => query_minecraft(target, options).await,
+            Protocol::Frostbite => query_frostbite(target, options).await,
+            Protocol::TeamSpeak3 => query_teamspeak3(target, options).await,
         }
     }
 

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// A game-query protocol.
 ///
 /// The names (`sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`, `gamespy2`, `gamespy3`,
-/// `minecraft`, `minecraft-query`, `bedrock`) are the same in `Display`, `FromStr`, JSON
+/// `minecraft`, `minecraft-query`, `bedrock`, `frostbite`, `teamspeak3`) are the same in `Display`, `FromStr`, JSON
 /// and the command line.
 ///
 /// ```
@@ -52,11 +52,18 @@ pub enum Protocol {
     MinecraftQuery,
     /// Minecraft Bedrock Edition (and Geyser, Nukkit, PocketMine): RakNet's unconnected ping.
     Bedrock,
+    /// Frostbite's remote administration over TCP (Battlefield: Bad Company 2, 3, 4,
+    /// Hardline): `serverInfo`, `version` and `listPlayers all`, which need no login.
+    Frostbite,
+    /// TeamSpeak 3's ServerQuery text interface over TCP: `serverinfo`, `clientlist` and
+    /// `channellist` of one virtual server.
+    #[serde(rename = "teamspeak3")]
+    TeamSpeak3,
 }
 
 impl Protocol {
     /// Every protocol, in a stable order.
-    pub const ALL: [Protocol; 11] = [
+    pub const ALL: [Protocol; 13] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
@@ -68,10 +75,12 @@ impl Protocol {
         Protocol::Minecraft,
         Protocol::MinecraftQuery,
         Protocol::Bedrock,
+        Protocol::Frostbite,
+        Protocol::TeamSpeak3,
     ];
 
-    /// Every protocol queried with datagrams: [`ALL`](Protocol::ALL) without Minecraft's
-    /// status ping, which is TCP ([`is_stream`](Protocol::is_stream)).
+    /// Every protocol queried with datagrams: [`ALL`](Protocol::ALL) without the TCP ones
+    /// ([`is_stream`](Protocol::is_stream)).
     pub const DATAGRAM: [Protocol; 10] = [
         Protocol::Sqp,
         Protocol::OneQuery,
@@ -103,6 +112,10 @@ impl Protocol {
     /// - Minecraft: 25565, the game port, which answers the status ping; its Query
     ///   (`enable-query`) answers on 25565 too, over UDP, unless `query.port` says otherwise.
     /// - Bedrock: 19132, the game port, which answers the ping.
+    /// - Frostbite: 47200, the remote-administration port of Battlefield 3, 4 and Hardline
+    ///   (Bad Company 2 uses 48888, which must then be given).
+    /// - TeamSpeak 3: 10011, the ServerQuery port (the voice port, 9987 by default, is a
+    ///   query option of its own).
     pub fn default_port(self) -> u16 {
         match self {
             Protocol::Sqp => 7779,
@@ -115,11 +128,14 @@ impl Protocol {
             Protocol::GameSpy3 => 29900,
             Protocol::Minecraft | Protocol::MinecraftQuery => 25565,
             Protocol::Bedrock => 19132,
+            Protocol::Frostbite => 47200,
+            Protocol::TeamSpeak3 => 10011,
         }
     }
 
     /// The protocol's short name: `sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`,
-    /// `gamespy2`, `gamespy3`, `minecraft`, `minecraft-query`, `bedrock`.
+    /// `gamespy2`, `gamespy3`, `minecraft`, `minecraft-query`, `bedrock`, `frostbite`,
+    /// `teamspeak3`.
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Sqp => "sqp",
@@ -133,15 +149,20 @@ impl Protocol {
             Protocol::Minecraft => "minecraft",
             Protocol::MinecraftQuery => "minecraft-query",
             Protocol::Bedrock => "bedrock",
+            Protocol::Frostbite => "frostbite",
+            Protocol::TeamSpeak3 => "teamspeak3",
         }
     }
 }
 
 impl Protocol {
     /// Whether the protocol runs over TCP (a [`StreamSession`](crate::stream::StreamSession))
-    /// rather than datagrams: Minecraft's status ping.
+    /// rather than datagrams: Minecraft's status ping, Frostbite and TeamSpeak 3.
     pub fn is_stream(self) -> bool {
-        matches!(self, Protocol::Minecraft)
+        matches!(
+            self,
+            Protocol::Minecraft | Protocol::Frostbite | Protocol::TeamSpeak3
+        )
     }
 
     /// Every protocol's name, comma-separated, for help and error messages.

@@ -9,8 +9,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::driver::Target;
-use crate::engine::DEADLINE_PASSED;
+use crate::engines::frostbite::FrostbiteSession;
 use crate::engines::minecraft::{JavaSession, LegacyPing, LegacySession, LEGACY_KICK};
+use crate::engines::teamspeak3::Ts3Session;
 use crate::error::QueryError;
 use crate::options::Options;
 use crate::protocol::Protocol;
@@ -22,7 +23,7 @@ use crate::stream::StreamSession;
 pub const READ_CHUNK: usize = 8 * 1024;
 
 /// What [`QueryError::Timeout`] names when the TCP connection was not made in time.
-pub const CONNECTING: &str = "TCP connection";
+pub const CONNECTING: &str = "TCP connection request";
 
 /// The limits of one stream query: the connect timeout, the overall deadline (connecting
 /// included) and the most bytes read from the server.
@@ -52,7 +53,7 @@ impl StreamLimits {
 ///
 /// The connect must finish within [`StreamLimits::connect_timeout`], and everything within
 /// [`StreamLimits::deadline`] from the start ([`QueryError::Timeout`] waiting for
-/// [`CONNECTING`] or for [`DEADLINE_PASSED`]); a server that sends more than
+/// [`CONNECTING`], or [`QueryError::Deadline`]); a server that sends more than
 /// [`StreamLimits::max_bytes`] ends it with an error. The connection is closed when the
 /// function returns.
 ///
@@ -95,8 +96,8 @@ pub async fn run_stream<S: StreamSession>(
     };
     // Requests are small and written whole: send them at once.
     stream.set_nodelay(true)?;
-    let deadline = QueryError::Timeout {
-        waiting_for: DEADLINE_PASSED,
+    let deadline = QueryError::Deadline {
+        waiting_for: "request",
         attempts: 1,
         after: limits.deadline,
     };
@@ -224,6 +225,28 @@ pub async fn query_minecraft_at(
     run_stream(address, legacy, limits)
         .await
         .map_err(|legacy_error| if kicked { legacy_error } else { error })
+}
+
+/// Queries `address` in a stream protocol: Minecraft's status ping (with its fallback, `host`
+/// being the name the handshake carries), Frostbite or TeamSpeak 3, each over one TCP
+/// connection within [`StreamLimits::from_options`].
+pub async fn query_stream_at(
+    protocol: Protocol,
+    address: SocketAddr,
+    host: &str,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    let limits = StreamLimits::from_options(options);
+    match protocol {
+        Protocol::Minecraft => query_minecraft_at(address, host, options).await,
+        Protocol::Frostbite => run_stream(address, FrostbiteSession::new(address), limits).await,
+        Protocol::TeamSpeak3 => {
+            let session =
+                Ts3Session::new(address, options.virtual_server, options.query_login.clone());
+            run_stream(address, session, limits).await
+        }
+        datagram => Err(QueryError::Unsupported(datagram)),
+    }
 }
 
 /// Whether a failed status ping is worth a legacy ping: the server answered, but not in the

@@ -1,5 +1,6 @@
 //! Game-query protocols declared as types, one module per protocol: every packet here comes
-//! from `#[derive(Wire)]` (binary) or `#[derive(KeyValues)]` (GameSpy text), none is hand-coded.
+//! from `#[derive(Wire)]` (binary) or `#[derive(KeyValues)]` (GameSpy and ServerQuery text),
+//! none is hand-coded.
 //!
 //! | module | protocol | byte order | text |
 //! |---|---|---|---|
@@ -16,6 +17,7 @@
 //! | [`frostbite`] | Frostbite RCON (Battlefield 3, 4, Hardline, Bad Company 2) | little | u32-length, NUL-ended, raw bytes |
 //! | [`minecraft_legacy`] | Minecraft Java's legacy ping (before 1.7) | big | UTF-16BE units |
 //! | [`bedrock`] | Minecraft Bedrock (RakNet unconnected ping) | big | u16-length UTF-8 |
+//! | [`teamspeak3`] | TeamSpeak 3 ServerQuery | text | escaped UTF-8 |
 
 pub mod a2s;
 pub mod battleye;
@@ -30,3 +32,4 @@ pub mod onequery;
 pub mod quake3;
 pub mod samp;
 pub mod sqp;
+pub mod teamspeak3;

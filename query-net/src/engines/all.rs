@@ -262,11 +262,14 @@ impl Responder for AllProtocols {
             Some(Protocol::GameSpy3 | Protocol::MinecraftQuery) => {
                 self.gamespy3.handle(from, datagram, now, replies)
             }
-            // `route` names neither: Bedrock servers answer on a port of their own, and
-            // Minecraft's status ping is TCP.
-            Some(Protocol::Bedrock | Protocol::Minecraft) => {
-                Verdict::Dropped(DropReason::Unsupported)
-            }
+            // `route` names none of them: Bedrock servers answer on a port of their own, and
+            // Minecraft's status ping, Frostbite and TeamSpeak 3 are TCP.
+            Some(
+                Protocol::Bedrock
+                | Protocol::Minecraft
+                | Protocol::Frostbite
+                | Protocol::TeamSpeak3,
+            ) => Verdict::Dropped(DropReason::Unsupported),
         }
     }
 }

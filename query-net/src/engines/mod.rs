@@ -14,6 +14,7 @@ pub mod a2s;
 pub mod all;
 pub mod bedrock;
 mod fit;
+pub mod frostbite;
 pub mod gamespy1;
 pub mod gamespy2;
 pub mod gamespy3;
@@ -22,6 +23,7 @@ pub mod onequery;
 pub mod quake3;
 pub mod samp;
 pub mod sqp;
+pub mod teamspeak3;
 
 /// A status-query session of any protocol, as the drivers hold it.
 pub type StatusSession = Box<dyn ClientSession<Output = ServerStatus> + Send>;
@@ -56,7 +58,9 @@ pub fn new_session_learning(
         Protocol::GameSpy2 => gamespy2::client(target, options),
         Protocol::GameSpy3 => gamespy3::client_learning(target, options, learned),
         Protocol::MinecraftQuery => gamespy3::minecraft_client(target, options),
-        Protocol::Minecraft => return Err(QueryError::StreamOnly(protocol)),
+        Protocol::Minecraft | Protocol::Frostbite | Protocol::TeamSpeak3 => {
+            return Err(QueryError::StreamOnly(protocol))
+        }
         Protocol::Bedrock => bedrock::client(target, options),
     }?;
     // Every protocol's query ends by the deadline and holds at most the byte cap.
