@@ -386,6 +386,12 @@ impl StreamSession for Ts3Session {
             self.lines.push(b"\n");
         }
         self.read_lines(now);
+        // No command can go out after the end: what is buffered is all the answers there are
+        // (a recorded stream replayed in one piece).
+        while self.send_due && !self.finished {
+            self.send_due = false;
+            self.read_lines(now);
+        }
         if self.finished {
             return;
         }
