@@ -17,6 +17,8 @@ pub fn title(protocol: Protocol) -> &'static str {
         Protocol::GameSpy2 => "GameSpy 2",
         Protocol::GameSpy3 => "GameSpy 3/4",
         Protocol::Minecraft => "Minecraft",
+        Protocol::Frostbite => "Frostbite",
+        Protocol::TeamSpeak3 => "TeamSpeak 3",
     }
 }
 
@@ -30,7 +32,9 @@ pub fn reports_teams(protocol: Protocol) -> bool {
         | Protocol::Samp
         | Protocol::A2s
         | Protocol::Quake3
-        | Protocol::Minecraft => false,
+        | Protocol::Minecraft
+        | Protocol::Frostbite
+        | Protocol::TeamSpeak3 => false,
     }
 }
 
