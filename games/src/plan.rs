@@ -60,10 +60,10 @@ impl Choice {
     ///
     /// - A protocol: the query port, else the port as given, else the protocol's default.
     /// - A game: the query port, else those [`Game::query_ports`] derives from the port as
-    ///   given (or its default query port).
+    ///   given (or its default query port), in its protocol and its [`companions`].
     /// - `auto`: with a port, first the games that use it (as their game port, at their
     ///   query port; or as their query port), then every protocol on the port itself; without
-    ///   one, every protocol on its default port. A game's [`companions`] are asked with it
+    ///   one, every protocol on its default port. A game's companions are asked with it
     ///   (Minecraft's UDP query beside its status ping). GameSpy 3 and Minecraft's query are
     ///   one wire protocol: only one of them is asked per port (Minecraft's where a Minecraft
     ///   game uses the port), so they never race each other; [`crate::identify`] names the
@@ -84,7 +84,7 @@ impl Choice {
                     None => game.query_ports(ports.given)?,
                 };
                 for port in list {
-                    attempts.push(game.protocol, port, Some(game), true);
+                    attempts.push_game(game, port);
                 }
             }
             Choice::Auto => match ports.query.or(ports.given) {

@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::process::Command;
 
+use query_games::plan::companions;
 use query_games::{catalogue, Catalogue, QueryPort};
 use query_net::Protocol;
 
@@ -35,7 +36,10 @@ fn ids_and_aliases_are_unique_lowercase_names() {
 fn every_protocol_has_games_and_every_game_a_known_protocol() {
     for protocol in Protocol::ALL {
         assert!(
-            catalogue().games().iter().any(|g| g.protocol == protocol),
+            catalogue()
+                .games()
+                .iter()
+                .any(|g| g.protocol == protocol || companions(g.protocol).contains(&protocol)),
             "no game answers {protocol}"
         );
     }

@@ -347,7 +347,10 @@ impl ClientArgs {
         let password = match &self.password_file {
             Some(path) => {
                 let text = std::fs::read_to_string(path).map_err(|e| {
-                    Failure::usage(format!("cannot read the password file {}: {e}", path.display()))
+                    Failure::usage(format!(
+                        "cannot read the password file {}: {e}",
+                        path.display()
+                    ))
                 })?;
                 text.lines().next().unwrap_or_default().to_owned()
             }
@@ -372,7 +375,11 @@ impl ClientArgs {
                 Protocol::GameSpy1,
                 self.gamespy_request.is_some(),
             ),
-            ("--voice-port", Protocol::TeamSpeak3, self.voice_port.is_some()),
+            (
+                "--voice-port",
+                Protocol::TeamSpeak3,
+                self.voice_port.is_some(),
+            ),
             ("--login", Protocol::TeamSpeak3, self.login.is_some()),
         ];
         for (option, owner, is_given) in given {
@@ -580,7 +587,7 @@ pub struct ServeArgs {
     pub teamspeak3: Option<SocketAddr>,
 
     /// Answer SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3, GameSpy 2 and GameSpy 3/4 on
-    /// this one address (--minecraft answers as a Minecraft server, on a port of its own).
+    /// this one address (--minecraft-query answers as a Minecraft server, on a port of its own).
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub all: Option<SocketAddr>,
 

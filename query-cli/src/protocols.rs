@@ -16,7 +16,9 @@ pub fn title(protocol: Protocol) -> &'static str {
         Protocol::Quake3 => "Quake 3",
         Protocol::GameSpy2 => "GameSpy 2",
         Protocol::GameSpy3 => "GameSpy 3/4",
-        Protocol::Minecraft => "Minecraft",
+        Protocol::Minecraft => "Minecraft Java",
+        Protocol::MinecraftQuery => "Minecraft Query",
+        Protocol::Bedrock => "Minecraft Bedrock",
         Protocol::Frostbite => "Frostbite",
         Protocol::TeamSpeak3 => "TeamSpeak 3",
     }
@@ -33,12 +35,14 @@ pub fn reports_teams(protocol: Protocol) -> bool {
         | Protocol::A2s
         | Protocol::Quake3
         | Protocol::Minecraft
+        | Protocol::MinecraftQuery
+        | Protocol::Bedrock
         | Protocol::Frostbite
         | Protocol::TeamSpeak3 => false,
     }
 }
 
-/// Every protocol's title, as a list in a sentence: `SQP, OneQuery, ... and Minecraft`.
+/// Every protocol's title, as a list in a sentence: `SQP, OneQuery, ... and Minecraft Bedrock`.
 pub fn titles() -> String {
     let titles = Protocol::ALL.map(title);
     match titles.split_last() {
@@ -138,7 +142,7 @@ mod tests {
     fn the_readme_lists_a_typed_query_function_for_every_protocol() {
         let sentence = readme_paragraph("`driver::query_");
         for protocol in Protocol::ALL {
-            let function = format!("query_{}", protocol.name());
+            let function = format!("query_{}", protocol.name().replace('-', "_"));
             assert!(sentence.contains(&function), "{function}: {sentence}");
         }
     }
@@ -147,6 +151,6 @@ mod tests {
     fn titles_read_as_a_list() {
         let titles = titles();
         assert!(titles.starts_with("SQP, OneQuery, "), "{titles}");
-        assert!(titles.ends_with(" and Minecraft"), "{titles}");
+        assert!(titles.ends_with(" and Minecraft Bedrock"), "{titles}");
     }
 }

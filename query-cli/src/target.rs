@@ -298,11 +298,14 @@ pub fn summarize(failures: &[Unanswered]) -> (Category, String) {
         Category::Timeout => 4,
         _ => 5,
     };
+    // A refused TCP connection says only that the stream protocol is not served there; the
+    // datagram protocols tried on the same port number may still be, and silent.
     let category = failures
         .iter()
+        .filter(|f| !matches!(f.error, QueryError::ConnectionRefused { .. }))
         .map(|f| classify(&f.error).0)
         .min_by_key(|c| rank(*c))
-        .unwrap_or(Category::Timeout);
+        .unwrap_or(Category::Unreachable);
     let reasons: Vec<String> = failures
         .iter()
         .map(|f| format!("{} {}: {}", f.attempt.protocol, f.address, f.error))

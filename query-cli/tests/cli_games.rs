@@ -137,14 +137,19 @@ fn an_unknown_or_waiting_game_is_refused_with_exit_3() {
 /// A Minecraft query server is GameSpy 4: the GameSpy 3 client gets its answer too. `auto`
 /// used to race both clients and name whichever won, about half the time `gamespy3`.
 #[test]
-fn auto_names_a_minecraft_server_minecraft_every_time() {
+fn auto_names_a_minecraft_query_server_minecraft_every_time() {
     let server = serve(
-        &["--minecraft", "127.0.0.1:0", "--gamespy3", "127.0.0.1:0"],
-        &["minecraft", "gamespy3"],
+        &[
+            "--minecraft-query",
+            "127.0.0.1:0",
+            "--gamespy3",
+            "127.0.0.1:0",
+        ],
+        &["minecraft-query", "gamespy3"],
     );
     for _ in 0..12 {
-        let status = query(&["auto", &server.addr("minecraft")]);
-        assert_eq!(status["protocol"], "minecraft", "{status:#}");
+        let status = query(&["auto", &server.addr("minecraft-query")]);
+        assert_eq!(status["protocol"], "minecraft-query", "{status:#}");
         assert_eq!(status["game"], "minecraft");
         assert_eq!(status["name"], "Café Zoë");
     }
@@ -153,7 +158,7 @@ fn auto_names_a_minecraft_server_minecraft_every_time() {
     assert_eq!(status["protocol"], "gamespy3", "{status:#}");
     assert_eq!(status["game"], Value::Null);
     // Asked for by its protocol, the answer still names the game.
-    let status = query(&["gamespy3", &server.addr("minecraft")]);
+    let status = query(&["gamespy3", &server.addr("minecraft-query")]);
     assert_eq!(status["protocol"], "gamespy3");
     assert_eq!(status["game"], "minecraft");
 }
@@ -190,14 +195,14 @@ fn serve_as_a_game_and_auto_names_it() {
 #[test]
 fn bulk_lines_take_games_and_auto() {
     let server = serve(
-        &["--a2s", "127.0.0.1:0", "--minecraft", "127.0.0.1:0"],
-        &["a2s", "minecraft"],
+        &["--a2s", "127.0.0.1:0", "--minecraft-query", "127.0.0.1:0"],
+        &["a2s", "minecraft-query"],
     );
     let a2s_port = server.addresses["a2s"].port();
     let list = format!(
         "sdtd 127.0.0.1:{}\nauto {}\nrust {}\nbf4 127.0.0.1\n",
         a2s_port - 1,
-        server.addr("minecraft"),
+        server.addr("minecraft-query"),
         server.addr("a2s"),
     );
     let ran = run_with_stdin(&["bulk", "-t", "300ms", "-r", "0"], &list);
@@ -207,7 +212,7 @@ fn bulk_lines_take_games_and_auto() {
     assert_eq!(lines[0]["game"], "sdtd");
     assert_eq!(lines[0]["query_port"], a2s_port);
     assert_eq!(lines[0]["target"], format!("127.0.0.1:{}", a2s_port - 1));
-    assert_eq!(lines[1]["protocol"], "minecraft");
+    assert_eq!(lines[1]["protocol"], "minecraft-query");
     assert_eq!(lines[1]["game"], "minecraft");
     assert_eq!(lines[2]["game"], "rust");
     assert_eq!(lines[3]["error_kind"], "unknown_protocol");
@@ -236,7 +241,7 @@ fn get(url: &str) -> (u16, String) {
 
 #[test]
 fn the_exporter_probes_games_and_auto() {
-    let server = serve(&["--minecraft", "127.0.0.1:0"], &["minecraft"]);
+    let server = serve(&["--minecraft-query", "127.0.0.1:0"], &["minecraft-query"]);
     let mut child = Command::new(gsq_path())
         .args(["exporter", "--listen", "127.0.0.1:0", "-t", "300ms"])
         .env_remove("GSQ_LOG")
@@ -251,7 +256,7 @@ fn the_exporter_probes_games_and_auto() {
         .unwrap();
     let _running = Running(child);
     let url = line.trim().strip_prefix("exporter ").unwrap().to_owned();
-    let target = server.addr("minecraft");
+    let target = server.addr("minecraft-query");
 
     let (code, body) = get(&format!("{url}/probe?protocol=auto&target={target}"));
     assert_eq!(code, 200, "{body}");

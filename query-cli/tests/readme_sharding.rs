@@ -164,8 +164,8 @@ fn prometheus_shards_the_readme_targets_over_three_exporters() {
     );
     let minecraft = Server::start(
         StateDir::new("toml", SAMPLE_STATE),
-        &["--minecraft", "127.0.0.1:0", "--no-rate-limit"],
-        &["minecraft"],
+        &["--minecraft-query", "127.0.0.1:0", "--no-rate-limit"],
+        &["minecraft-query"],
     );
     let sqp = Server::start(
         StateDir::new("toml", SAMPLE_STATE),
@@ -185,7 +185,7 @@ fn prometheus_shards_the_readme_targets_over_three_exporters() {
     let targets = format!(
         "- targets: ['{}']\n  labels: {{game: csgo}}\n- targets: ['{}']\n  labels: {{game: minecraft}}\n- targets: ['{}']\n  labels: {{protocol: auto}}\n",
         csgo.addr("a2s"),
-        minecraft.addr("minecraft"),
+        minecraft.addr("minecraft-query"),
         sqp.addr("sqp"),
     );
     let dir = tempfile::tempdir().unwrap();
@@ -213,7 +213,7 @@ fn prometheus_shards_the_readme_targets_over_three_exporters() {
     // Every target up, with its game, once each.
     let expected: HashMap<String, &str> = [
         (csgo.addr("a2s"), "csgo"),
-        (minecraft.addr("minecraft"), "minecraft"),
+        (minecraft.addr("minecraft-query"), "minecraft"),
         (sqp.addr("sqp"), ""),
     ]
     .into_iter()

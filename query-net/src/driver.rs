@@ -3,7 +3,8 @@
 //! - [`query`] resolves a host, picks the protocol's engine and runs it; [`query_blocking`] does
 //!   the same for code without an async runtime. [`query_sqp`], [`query_onequery`],
 //!   [`query_samp`], [`query_gamespy1`], [`query_a2s`], [`query_quake3`], [`query_gamespy2`],
-//!   [`query_gamespy3`] and [`query_minecraft`] do it for one protocol each, one for every
+//!   [`query_gamespy3`], [`query_minecraft`], [`query_minecraft_query`], [`query_bedrock`],
+//!   [`query_frostbite`] and [`query_teamspeak3`] do it for one protocol each, one for every
 //!   [`Protocol`].
 //! - [`run_session`] runs any [`ClientSession`] on a socket you provide.
 //! - [`serve`] answers requests with a [`Service`] until told to stop.
@@ -504,15 +505,15 @@ pub async fn query_gamespy3(
     query(Protocol::GameSpy3, target, options).await
 }
 
-/// Queries a Minecraft server's "Query" port (`enable-query`; port 25565 unless `target`
-/// names one): GameSpy 4 with the game's own session ids.
+/// Queries a Minecraft Java server's status ping over TCP (port 25565 unless `target` names
+/// one), with the legacy ping for servers before 1.7: see [`crate::tcp::query_minecraft`].
 ///
 /// ```no_run
 /// use query_net::{driver, Options};
 ///
 /// # async fn example() -> Result<(), query_net::QueryError> {
 /// let status = driver::query_minecraft("mc.example.org", &Options::default()).await?;
-/// println!("{} ({:?})", status.name, status.version);
+/// println!("{} ({:?}), {:.0} ms", status.name, status.version, status.ping_ms);
 /// # Ok(())
 /// # }
 /// ```
@@ -520,7 +521,45 @@ pub async fn query_minecraft(
     target: impl Into<Target>,
     options: &Options,
 ) -> Result<ServerStatus, QueryError> {
-    query(Protocol::Minecraft, target, options).await
+    crate::tcp::query_minecraft(target, options).await
+}
+
+/// Queries a Minecraft server's "Query" port (`enable-query`; port 25565 unless `target`
+/// names one): GameSpy 4 with the game's own session ids, the full player list and plugins.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_minecraft_query("mc.example.org", &Options::default()).await?;
+/// println!("{}: {} players", status.name, status.players.len());
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_minecraft_query(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    query(Protocol::MinecraftQuery, target, options).await
+}
+
+/// Queries a Minecraft Bedrock server (RakNet unconnected ping; port 19132 unless `target`
+/// names one).
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_bedrock("bedrock.example.org", &Options::default()).await?;
+/// println!("{}: {}/{}", status.name, status.num_players, status.max_players);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_bedrock(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    query(Protocol::Bedrock, target, options).await
 }
 
 /// Queries a Frostbite server (Battlefield 3, 4 and Hardline on port 47200 unless `target`
@@ -934,6 +973,8 @@ mod tests {
             Protocol::GameSpy2 => query_gamespy2(target, options).await,
             Protocol::GameSpy3 => query_gamespy3(target, options).await,
             Protocol::Minecraft => query_minecraft(target, options).await,
+            Protocol::MinecraftQuery => query_minecraft_query(target, options).await,
+            Protocol::Bedrock => query_bedrock(target, options).await,
             Protocol::Frostbite => query_frostbite(target, options).await,
             Protocol::TeamSpeak3 => query_teamspeak3(target, options).await,
         }
@@ -953,6 +994,13 @@ mod tests {
             other => panic!("{other:?}"),
         };
         for protocol in Protocol::ALL {
+            if protocol.is_stream() {
+                // Nothing listens on the port over TCP: both connections are refused.
+                let refused = |r: Result<ServerStatus, QueryError>| matches!(r, Err(QueryError::ConnectionRefused { target: t }) if t == target);
+                assert!(refused(typed_query(protocol, target, &options).await));
+                assert!(refused(query(protocol, target, &options).await));
+                continue;
+            }
             // The typed function asks what the generic one asks, first of all.
             let typed = waiting_for(typed_query(protocol, target, &options).await);
             let generic = waiting_for(query(protocol, target, &options).await);

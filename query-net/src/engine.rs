@@ -871,7 +871,7 @@ mod tests {
                 assert_eq!(
                     error.to_string(),
                     "no whole reply to the status request before the query's deadline \
-                     (2.5s after the first send, 3 datagram(s) sent)"
+                     (2.5s after the first send, 3 request(s) sent)"
                 );
             }
             other => panic!("{other:?}"),

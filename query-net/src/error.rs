@@ -25,12 +25,12 @@ pub enum QueryError {
     /// The query's overall deadline ([`Options::deadline`](crate::Options::deadline)) passed
     /// before the reply was whole: the server answered too slowly, dripped parts or pages, or
     /// answered each step just before its timeout.
-    #[error("no whole reply to the {waiting_for} before the query's deadline ({after:.1?} after the first send, {attempts} datagram(s) sent)")]
+    #[error("no whole reply to the {waiting_for} before the query's deadline ({after:.1?} after the first send, {attempts} request(s) sent)")]
     Deadline {
         /// The request that was waiting for (the rest of) its reply when the deadline passed
         /// (`players request`, ...), or `request` when none was.
         waiting_for: &'static str,
-        /// How many datagrams the query had sent.
+        /// How many requests the query had sent (datagrams, or one per TCP connection).
         attempts: u32,
         /// How long after its first send the query ended.
         after: Duration,

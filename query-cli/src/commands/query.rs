@@ -7,7 +7,7 @@ use query_net::engine::Bounded;
 use query_net::engines::samp;
 use query_net::engines::sqp::SqpClient;
 use query_net::learned::ServerMemory;
-use query_net::{driver, engines, Options, Protocol, RconCommand, ServerStatus};
+use query_net::{driver, Options, Protocol, RconCommand, ServerStatus};
 use query_specs::sqp::ChunkSet;
 use serde_json::json;
 
@@ -57,7 +57,16 @@ pub async fn run(args: QueryArgs) -> Outcome {
     }
     // A one-off query starts fresh: nothing learned before changes what it does.
     let memory = ServerMemory::new();
-    match first_answer(choice, &args.address.host(), ip, &attempts, &options, &memory).await {
+    match first_answer(
+        choice,
+        &args.address.host(),
+        ip,
+        &attempts,
+        &options,
+        &memory,
+    )
+    .await
+    {
         Ok(answer) => print_line(&render_answer(&answer, format)?),
         Err(failures) => Err(none_answered(choice, &args.address, failures)),
     }

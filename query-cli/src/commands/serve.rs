@@ -355,7 +355,10 @@ fn serve_stream(
     use query_net::engines::{frostbite, minecraft, teamspeak3};
     use query_net::tcp::{serve_stream, ListenerLimits, ListenerStats};
     let state = shared.clone();
-    let (limits, stats) = (ListenerLimits::default(), Arc::new(ListenerStats::default()));
+    let (limits, stats) = (
+        ListenerLimits::default(),
+        Arc::new(ListenerStats::default()),
+    );
     let stop = shutdown.clone();
     match protocol {
         Protocol::Frostbite => tokio::spawn(serve_stream(
@@ -366,7 +369,9 @@ fn serve_stream(
             stop,
         )),
         Protocol::TeamSpeak3 => {
-            let password = std::env::var("GSQ_RCON_PASSWORD").ok().filter(|p| !p.is_empty());
+            let password = std::env::var("GSQ_RCON_PASSWORD")
+                .ok()
+                .filter(|p| !p.is_empty());
             tokio::spawn(serve_stream(
                 listener,
                 move || teamspeak3::Ts3Responder::new(state.clone(), password.clone()),

@@ -14,7 +14,10 @@ use crate::exit::Outcome;
 
 /// Frostbite packets, one after the other: a client's requests, or a server's answers and
 /// events (`origin` and `response` from the sequence word's top bits).
-pub(super) fn decode_frostbite(datagram: &Datagram, forced: Option<PacketKind>) -> Outcome<Decoded> {
+pub(super) fn decode_frostbite(
+    datagram: &Datagram,
+    forced: Option<PacketKind>,
+) -> Outcome<Decoded> {
     let bytes = &datagram.bytes;
     choose(
         datagram,
@@ -25,7 +28,6 @@ pub(super) fn decode_frostbite(datagram: &Datagram, forced: Option<PacketKind>) 
         PacketKind::Reply,
     )
 }
-
 
 fn frostbite_packets(bytes: &[u8], requests: bool) -> Attempt {
     let mut reader = Reader::new(bytes);
@@ -57,10 +59,15 @@ fn frostbite_packets(bytes: &[u8], requests: bool) -> Attempt {
 }
 
 /// ServerQuery lines: a client's commands, or a server's banner, data rows and error lines.
-pub(super) fn decode_teamspeak3(datagram: &Datagram, forced: Option<PacketKind>) -> Outcome<Decoded> {
+pub(super) fn decode_teamspeak3(
+    datagram: &Datagram,
+    forced: Option<PacketKind>,
+) -> Outcome<Decoded> {
     let bytes = &datagram.bytes;
     let server_like = bytes.starts_with(teamspeak3::BANNER)
-        || bytes.split(|&b| b == b'\n').any(|l| l.trim_ascii_start().starts_with(b"error id="));
+        || bytes
+            .split(|&b| b == b'\n')
+            .any(|l| l.trim_ascii_start().starts_with(b"error id="));
     choose(
         datagram,
         Protocol::TeamSpeak3,

@@ -262,9 +262,10 @@ async fn probe(
     };
     let _in_flight = app.metrics.in_flight();
     let remaining = deadline.saturating_sub(started.elapsed());
+    let host = target.host();
     let query = first_answer(
         choice,
-        &target.host(),
+        &host,
         address.ip(),
         &attempts,
         &app.options,

@@ -66,7 +66,7 @@ impl BedrockSession {
             client_guid: rand::random(),
         };
         let mut retry = Retry::from_options(options);
-        retry.start_encoded("unconnected pong", &ping, ())?;
+        retry.start_encoded("ping request", &ping, ())?;
         Ok(BedrockSession {
             target,
             time,
