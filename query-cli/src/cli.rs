@@ -174,7 +174,8 @@ Examples:
 ))]
 pub struct QueryArgs {
     /// A game (`rust`, `csgo`; 'gsq games' lists them), a protocol (sqp, onequery, samp,
-    /// gamespy1, a2s, quake3, gamespy2, gamespy3, minecraft, minecraft-query, bedrock), or
+    /// gamespy1, a2s, quake3, gamespy2, gamespy3, minecraft, minecraft-query, bedrock,
+    /// frostbite, teamspeak3), or
     /// auto (find out).
     #[arg(value_name = "GAME|PROTOCOL", value_parser = crate::target::parse_choice)]
     pub protocol: query_games::plan::Choice,
@@ -763,7 +764,8 @@ Examples:
 #[command(after_help = DECODE_HELP)]
 pub struct DecodeArgs {
     /// Protocol: sqp, onequery, samp, gamespy1, a2s, quake3, gamespy2, gamespy3, minecraft
-    /// (the server's or the client's TCP bytes), minecraft-query, bedrock.
+    /// (the server's or the client's TCP bytes), minecraft-query, bedrock, frostbite (packets
+    /// of either side), teamspeak3 (lines of either side).
     #[arg(value_parser = parse_protocol)]
     pub protocol: Protocol,
 

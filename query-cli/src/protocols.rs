@@ -42,7 +42,7 @@ pub fn reports_teams(protocol: Protocol) -> bool {
     }
 }
 
-/// Every protocol's title, as a list in a sentence: `SQP, OneQuery, ... and Minecraft Bedrock`.
+/// Every protocol's title, as a list in a sentence: `SQP, OneQuery, ... and TeamSpeak 3`.
 pub fn titles() -> String {
     let titles = Protocol::ALL.map(title);
     match titles.split_last() {
@@ -151,6 +151,6 @@ mod tests {
     fn titles_read_as_a_list() {
         let titles = titles();
         assert!(titles.starts_with("SQP, OneQuery, "), "{titles}");
-        assert!(titles.ends_with(" and Minecraft Bedrock"), "{titles}");
+        assert!(titles.ends_with(" and TeamSpeak 3"), "{titles}");
     }
 }
