@@ -45,6 +45,6 @@ if ! .venv/bin/python -c 'import sys' 2>/dev/null; then
     python3 -m venv .venv
 fi
 .venv/bin/python -m pip install --disable-pip-version-check --quiet -r requirements.txt
-.venv/bin/python -c 'import opengsq.protocols; from opengsq.protocols import GameSpy1, Samp, Source'
+.venv/bin/python -c "import opengsq.protocols, ts3.query; from opengsq.protocols import Battlefield, GameSpy1, Samp, Source, TeamSpeak3"
 
 echo "gamedig $(node -p "require('./node_modules/gamedig/package.json').version"), opengsq $(.venv/bin/python -m pip show opengsq | sed -n 's/^Version: //p')"

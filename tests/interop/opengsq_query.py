@@ -1,6 +1,6 @@
 """Queries one server with opengsq and prints what opengsq reports, as JSON, on stdout.
 
-    python opengsq_query.py samp|gamespy1|a2s|quake3|gamespy2|gamespy3|gamespy4 <host> <port>
+    python opengsq_query.py samp|gamespy1|a2s|quake3|gamespy2|gamespy3|gamespy4|battlefield|teamspeak3 <host> <port>
 
 The output holds opengsq's own results, converted to JSON without interpretation:
 - samp: {"status": Status, "rules": ..., "players": [Player]} from get_status, get_rules and
@@ -25,6 +25,11 @@ The output holds opengsq's own results, converted to JSON without interpretation
   a server that requires one (as `gsq serve --gamespy3` does) answers with the challenge.
 - gamespy4: {"info": ..., "players": [...], "teams": [...]} from GameSpy4's get_status
   (GameSpy 3 with the challenge, as Minecraft's query).
+- battlefield: {"info": Info, "version": VersionInfo, "players": [...]} from Battlefield's
+  get_info, get_version and get_players (Frostbite over TCP).
+- teamspeak3: {"info": ..., "clients": [...], "channels": [...]} from TeamSpeak3's get_info,
+  get_clients and get_channels, each on a connection of its own that first selects the virtual
+  server on the voice port in the environment variable VOICE_PORT (9987 when unset).
 
 Any failure exits non-zero with opengsq's message.
 """
@@ -36,7 +41,19 @@ import json
 import sys
 import traceback
 
-from opengsq.protocols import GameSpy1, GameSpy2, GameSpy3, GameSpy4, Quake3, Samp, Source
+import os
+
+from opengsq.protocols import (
+    Battlefield,
+    GameSpy1,
+    GameSpy2,
+    GameSpy3,
+    GameSpy4,
+    Quake3,
+    Samp,
+    Source,
+    TeamSpeak3,
+)
 
 TIMEOUT_SECONDS = 5.0
 
@@ -113,6 +130,27 @@ async def query_gamespy4(host: str, port: int) -> dict:
     return {"info": status.info, "players": status.players, "teams": status.teams}
 
 
+async def query_battlefield(host: str, port: int) -> dict:
+    battlefield = Battlefield(host=host, port=port, timeout=TIMEOUT_SECONDS)
+    info = await battlefield.get_info()
+    version = await battlefield.get_version()
+    players = await battlefield.get_players()
+    return {
+        "info": dataclasses.asdict(info),
+        "version": dataclasses.asdict(version),
+        "players": players,
+    }
+
+
+async def query_teamspeak3(host: str, port: int) -> dict:
+    voice_port = int(os.environ.get("VOICE_PORT", "9987"))
+    teamspeak = TeamSpeak3(host=host, port=port, voice_port=voice_port, timeout=TIMEOUT_SECONDS)
+    info = await teamspeak.get_info()
+    clients = await teamspeak.get_clients()
+    channels = await teamspeak.get_channels()
+    return {"info": info, "clients": clients, "channels": channels}
+
+
 QUERIES = {
     "samp": query_samp,
     "gamespy1": query_gamespy1,
@@ -121,6 +159,8 @@ QUERIES = {
     "gamespy2": query_gamespy2,
     "gamespy3": query_gamespy3,
     "gamespy4": query_gamespy4,
+    "battlefield": query_battlefield,
+    "teamspeak3": query_teamspeak3,
 }
 
 
