@@ -241,6 +241,10 @@ pub fn classify(error: &QueryError) -> (Category, Option<&'static str>) {
             Category::Timeout,
             Some("the server answers, but too slowly for one query: raise --deadline"),
         ),
+        QueryError::AnsweredElsewhere { .. } => (
+            Category::Timeout,
+            Some("the server's replies come from another of its addresses: query that address, or bind the server to the address players use"),
+        ),
         QueryError::NothingListens { .. } | QueryError::ConnectionRefused { .. } => (
             Category::Unreachable,
             Some("the host is up but that port is closed: check the port (the query port often differs from the game port)"),

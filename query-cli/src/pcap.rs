@@ -188,13 +188,29 @@ impl Capture {
 /// type (2), packet type (1), address length (1), address (8).
 const SLL2_HEADER: usize = 20;
 
+/// The length of a Linux cooked v1 header (`LINKTYPE_LINUX_SLL`, `tcpdump -i any -y
+/// LINUX_SLL`, and libpcap before 1.10): packet type (2 bytes), ARPHRD type (2), address
+/// length (2), address (8), protocol (2).
+const SLL_HEADER: usize = 16;
+
 /// The IP packet of a Linux cooked v2 frame, if its protocol is IPv4 or IPv6.
 fn linux_sll2_payload(frame: &[u8]) -> Option<&[u8]> {
+    ip_after(frame.get(..2)?, frame, SLL2_HEADER)
+}
+
+/// The IP packet of a Linux cooked v1 frame, if its protocol is IPv4 or IPv6. Read here
+/// rather than by etherparse, which refuses the frames of the loopback device (ARPHRD 772)
+/// that a capture on `any` holds.
+fn linux_sll_payload(frame: &[u8]) -> Option<&[u8]> {
+    ip_after(frame.get(14..16)?, frame, SLL_HEADER)
+}
+
+/// `frame` from `header` bytes on, if `protocol` (an EtherType) is IPv4 or IPv6.
+fn ip_after<'a>(protocol: &[u8], frame: &'a [u8], header: usize) -> Option<&'a [u8]> {
     const IPV4: [u8; 2] = [0x08, 0x00];
     const IPV6: [u8; 2] = [0x86, 0xdd];
-    let protocol = frame.get(..2)?;
     (protocol == IPV4 || protocol == IPV6)
-        .then(|| frame.get(SLL2_HEADER..))
+        .then(|| frame.get(header..))
         .flatten()
 }
 
@@ -202,7 +218,7 @@ fn linux_sll2_payload(frame: &[u8]) -> Option<&[u8]> {
 fn udp(link: DataLink, frame: &[u8]) -> Option<(SocketAddr, SocketAddr, &[u8])> {
     let sliced = match link {
         DataLink::ETHERNET => SlicedPacket::from_ethernet(frame),
-        DataLink::LINUX_SLL => SlicedPacket::from_linux_sll(frame),
+        DataLink::LINUX_SLL => SlicedPacket::from_ip(linux_sll_payload(frame)?),
         DataLink::LINUX_SLL2 => SlicedPacket::from_ip(linux_sll2_payload(frame)?),
         DataLink::RAW | DataLink::IPV4 | DataLink::IPV6 => SlicedPacket::from_ip(frame),
         // A 4-byte address family in the host's byte order, then the IP packet.
@@ -306,6 +322,21 @@ mod tests {
         assert_eq!(capture.datagrams[0].payload, b"x");
         frame[..2].copy_from_slice(&[0x08, 0x06]); // ARP
         assert_eq!(read(&pcap(276, &[frame])).unwrap().skipped, 1);
+    }
+
+    #[test]
+    fn linux_cooked_v1_frames_of_the_loopback_device_give_their_ip_packet() {
+        // Packet type 0 (to us), ARPHRD 772 (loopback), address length 6, address, IPv6.
+        let mut frame = vec![0, 0, 0x03, 0x04, 0, 6];
+        frame.extend_from_slice(&[0; 8]);
+        frame.extend_from_slice(&[0x86, 0xdd]);
+        frame.extend_from_slice(&raw_udp_v6(b"y"));
+        let capture = read(&pcap(113, &[frame.clone()])).unwrap();
+        assert_eq!(capture.datagrams[0].payload, b"y");
+        frame[14..16].copy_from_slice(&[0x08, 0x06]); // ARP
+        assert_eq!(read(&pcap(113, &[frame.clone()])).unwrap().skipped, 1);
+        frame.truncate(15);
+        assert_eq!(read(&pcap(113, &[frame])).unwrap().skipped, 1);
     }
 
     #[test]

@@ -309,3 +309,31 @@ fn rate_spaces_the_datagrams_out() {
         "12 datagrams at --rate 4 went out in {elapsed:?}"
     );
 }
+
+/// A closed port answers with ICMP "port unreachable", which bulk's shared sockets hear on
+/// Linux: the line fails at once as `unreachable`, long before its timeouts would end it,
+/// and the live targets beside it are answered.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_closed_port_is_unreachable_at_once_in_bulk() {
+    let server = serve();
+    let closed = {
+        let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket.local_addr().unwrap()
+    };
+    let list = format!(
+        "sqp {closed}\nsamp {closed}\nsqp {sqp}\n",
+        sqp = server.addr("sqp")
+    );
+    let started = Instant::now();
+    let ran = run_with_stdin(&["bulk", "-t", "3s", "-r", "2"], &list);
+    let took = started.elapsed();
+    let results = by_line(ran.json_lines());
+    assert_eq!(results.len(), 3, "{ran:#?}");
+    for line in [1, 2] {
+        assert_failure(&results[&line], "unreachable", "nothing listens");
+    }
+    assert_eq!(results[&3]["name"], "Café Zoë");
+    // Three attempts of three seconds each would take nine.
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+}

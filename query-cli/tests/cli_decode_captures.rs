@@ -52,11 +52,11 @@ fn a2s_split_replies_in_a_capture_are_joined_and_shown() {
     let port = port_of(&address);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("a2s.pcap");
-    let Some(tcpdump) = Tcpdump::start(&file, "lo", &[], port) else {
+    let Some(live) = Tcpdump::capture(&file, "lo", &[], port, || {
+        run(&["query", "a2s", &address, "--json"]).json()
+    }) else {
         return;
     };
-    let live = run(&["query", "a2s", &address, "--json"]).json();
-    tcpdump.finish();
     assert_eq!(live["players"].as_array().unwrap().len(), 62);
 
     let ran = run(&[
@@ -87,7 +87,6 @@ fn a2s_split_replies_in_a_capture_are_joined_and_shown() {
 }
 
 #[test]
-#[ignore = "known failure: decode --status of a SA:MP exchange captured on `-i any` does not find the rules reply (open in issue 26, item 1)"]
 fn captures_of_any_interface_in_linux_cooked_v2_and_v1_are_read() {
     let server = crowded_server();
     let address = server.addr("samp");
@@ -99,11 +98,11 @@ fn captures_of_any_interface_in_linux_cooked_v2_and_v1_are_read() {
         ("any-v1.pcap", &["-y", "LINUX_SLL"][..]),
     ] {
         let file = dir.path().join(name);
-        let Some(tcpdump) = Tcpdump::start(&file, "any", extra, port) else {
+        let Some(live) = Tcpdump::capture(&file, "any", extra, port, || {
+            run(&["query", "samp", &address, "--json"]).json()
+        }) else {
             return;
         };
-        let live = run(&["query", "samp", &address, "--json"]).json();
-        tcpdump.finish();
         let link = link_type(&file);
         if extra.is_empty() {
             assert!(link == 276 || link == 113, "{name}: link type {link}");
@@ -132,11 +131,13 @@ fn a_capture_without_the_challenge_reply_says_which_datagram_is_missing() {
     let port = port_of(&address);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("sqp.pcap");
-    let Some(tcpdump) = Tcpdump::start(&file, "lo", &[], port) else {
+    if Tcpdump::capture(&file, "lo", &[], port, || {
+        run(&["query", "sqp", &address, "--json"]).json()
+    })
+    .is_none()
+    {
         return;
-    };
-    run(&["query", "sqp", &address, "--json"]).json();
-    tcpdump.finish();
+    }
     // tcpdump itself leaves out the server's challenge response (SQP type byte 0).
     let without = dir.path().join("no-challenge.pcap");
     let status = Command::new("tcpdump")

@@ -157,12 +157,14 @@ fn a_tcpdump_capture_of_loopback_queries_decodes_and_makes_statuses() {
     let port: u16 = address.rsplit(':').next().unwrap().parse().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("queries.pcap");
-    let Some(tcpdump) = Tcpdump::start(&file, "lo", &[], port) else {
+    let Some((samp, gamespy)) = Tcpdump::capture(&file, "lo", &[], port, || {
+        (
+            run(&["query", "samp", &address, "--json"]).json(),
+            run(&["query", "gamespy1", &address, "--json"]).json(),
+        )
+    }) else {
         return;
     };
-    let samp = run(&["query", "samp", &address, "--json"]).json();
-    let gamespy = run(&["query", "gamespy1", &address, "--json"]).json();
-    tcpdump.finish();
     let file = file.to_str().unwrap();
     let port = port.to_string();
 

@@ -27,6 +27,38 @@ pub struct RecvBatch {
     plain: bool,
     /// Length and source of each datagram of the last call.
     received: Vec<(usize, Option<SocketAddr>)>,
+    /// The address each datagram of the last call was sent to, where the socket reports it
+    /// ([`answer_from_destination`]).
+    destinations: Vec<Option<Destination>>,
+}
+
+/// The local address a datagram was sent to, as `IP_PKTINFO` / `IPV6_PKTINFO` report it: a
+/// reply sent from it reaches a client that checks where replies come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Destination {
+    /// The address the client sent to.
+    pub ip: std::net::IpAddr,
+    /// The interface it arrived on (an IPv6 link-local address needs it to be sent from).
+    pub interface: u32,
+}
+
+/// Makes a socket bound to a wildcard address (`0.0.0.0`, `::`) report each datagram's
+/// destination address, so that [`SendBatch::push_from`] can answer from it: on a host with
+/// several addresses, a reply from the primary address to a request sent to another is
+/// dropped as spoofed by careful clients (`gsq` among them), as DNS servers found long ago.
+/// Returns whether the socket now reports them; `false` for a socket bound to one address
+/// (its replies leave from it anyway) and off Linux.
+pub fn answer_from_destination(socket: &UdpSocket) -> bool {
+    let Ok(local) = socket.local_addr() else {
+        return false;
+    };
+    if !local.ip().is_unspecified() {
+        return false;
+    }
+    #[cfg(target_os = "linux")]
+    return linux::report_destinations(socket, local.is_ipv6()).is_ok();
+    #[cfg(not(target_os = "linux"))]
+    return false;
 }
 
 impl Default for RecvBatch {
@@ -42,6 +74,7 @@ impl RecvBatch {
             buffers: vec![0; BATCH * RECV_BUFFER].into_boxed_slice(),
             plain: !cfg!(target_os = "linux"),
             received: Vec::with_capacity(BATCH),
+            destinations: Vec::with_capacity(BATCH),
         }
     }
 
@@ -59,14 +92,27 @@ impl RecvBatch {
     pub fn recv(&mut self, socket: &UdpSocket) -> io::Result<usize> {
         #[cfg(target_os = "linux")]
         if !self.plain {
-            return linux::recv(socket, &mut self.buffers, &mut self.received);
+            return linux::recv(
+                socket,
+                &mut self.buffers,
+                &mut self.received,
+                &mut self.destinations,
+            );
         }
         #[cfg(not(target_os = "linux"))]
         debug_assert!(self.plain, "only Linux reads in batches");
         let (len, from) = socket.try_recv_from(&mut self.buffers[..RECV_BUFFER])?;
         self.received.clear();
         self.received.push((len, Some(from)));
+        self.destinations.clear();
+        self.destinations.push(None);
         Ok(1)
+    }
+
+    /// The address datagram `i` of the last call was sent to, if the socket reports it
+    /// ([`answer_from_destination`]).
+    pub fn destination(&self, i: usize) -> Option<Destination> {
+        self.destinations.get(i).copied().flatten()
     }
 
     /// Datagram `i` of the last call: its source (`None` for an address family other than
@@ -101,6 +147,8 @@ pub struct SendBatch {
     /// Length of each queued datagram; datagram `i` starts at `i * slot`.
     lens: Vec<usize>,
     to: Vec<SocketAddr>,
+    /// The local address each datagram leaves from, where one was chosen.
+    from: Vec<Option<Destination>>,
     /// Whether runs to one destination leave as segmented messages.
     segmentation: bool,
 }
@@ -113,6 +161,7 @@ impl SendBatch {
             slot,
             lens: Vec::with_capacity(BATCH),
             to: Vec::with_capacity(BATCH),
+            from: Vec::with_capacity(BATCH),
             segmentation: cfg!(target_os = "linux"),
         }
     }
@@ -140,6 +189,18 @@ impl SendBatch {
     /// Queues a copy of `datagram` for `to`; `false` (nothing queued) when the batch is full
     /// or the datagram is longer than a slot.
     pub fn push(&mut self, datagram: &[u8], to: SocketAddr) -> bool {
+        self.push_from(datagram, to, None)
+    }
+
+    /// [`push`](SendBatch::push), the datagram leaving from `from` (the address the request
+    /// was sent to, [`RecvBatch::destination`]) where one is given; on Linux only, elsewhere
+    /// from wherever the system chooses.
+    pub fn push_from(
+        &mut self,
+        datagram: &[u8],
+        to: SocketAddr,
+        from: Option<Destination>,
+    ) -> bool {
         if self.is_full() || datagram.len() > self.slot {
             return false;
         }
@@ -147,6 +208,7 @@ impl SendBatch {
         self.buffers[start..start + datagram.len()].copy_from_slice(datagram);
         self.lens.push(datagram.len());
         self.to.push(to);
+        self.from.push(from);
         true
     }
 
@@ -212,6 +274,7 @@ impl SendBatch {
         }
         self.lens.clear();
         self.to.clear();
+        self.from.clear();
         sent
     }
 }
@@ -235,21 +298,113 @@ mod linux {
     use std::net::SocketAddr;
     use std::os::fd::AsRawFd;
 
+    use nix::libc;
     use nix::sys::socket::{
-        recvmmsg, sendmmsg, ControlMessage, MsgFlags, MultiHeaders, SockaddrStorage,
+        recvmmsg, sendmmsg, setsockopt, sockopt, ControlMessage, ControlMessageOwned, MsgFlags,
+        MultiHeaders, SockaddrStorage,
     };
     use tokio::io::Interest;
     use tokio::net::UdpSocket;
 
-    use super::BATCH;
+    use super::{Destination, BATCH};
     use crate::driver::RECV_BUFFER;
 
+    /// Turns on `IP_PKTINFO` (and `IPV6_RECVPKTINFO` on an IPv6 socket, which reports IPv4
+    /// requests to a dual-stack socket as IPv4-mapped addresses).
+    pub(super) fn report_destinations(socket: &UdpSocket, ipv6: bool) -> nix::Result<()> {
+        if ipv6 {
+            setsockopt(socket, sockopt::Ipv6RecvPacketInfo, &true)
+        } else {
+            setsockopt(socket, sockopt::Ipv4PacketInfo, &true)
+        }
+    }
+
+    fn destination(
+        message: &nix::sys::socket::RecvMsg<'_, '_, SockaddrStorage>,
+    ) -> Option<Destination> {
+        message.cmsgs().ok()?.find_map(|cmsg| match cmsg {
+            ControlMessageOwned::Ipv4PacketInfo(info) => Some(Destination {
+                ip: std::net::Ipv4Addr::from(u32::from_be(info.ipi_addr.s_addr)).into(),
+                interface: u32::try_from(info.ipi_ifindex).unwrap_or(0),
+            }),
+            ControlMessageOwned::Ipv6PacketInfo(info) => Some(Destination {
+                ip: std::net::Ipv6Addr::from(info.ipi6_addr.s6_addr).into(),
+                interface: info.ipi6_ifindex,
+            }),
+            _ => None,
+        })
+    }
+
+    /// The control message that makes a reply leave from `from`, on a socket of the family
+    /// `ipv6`; `None` where the address cannot be the source on that socket.
+    pub(super) enum Source {
+        V4(libc::in_pktinfo),
+        V6(libc::in6_pktinfo),
+    }
+
+    impl Source {
+        pub(super) fn of(from: Destination, ipv6: bool) -> Option<Source> {
+            use std::net::IpAddr;
+            match (from.ip, ipv6) {
+                (IpAddr::V4(ip), false) => Some(Source::V4(libc::in_pktinfo {
+                    // The interface is left to the route: the address alone sets the source.
+                    ipi_ifindex: 0,
+                    ipi_spec_dst: libc::in_addr {
+                        s_addr: u32::from(ip).to_be(),
+                    },
+                    ipi_addr: libc::in_addr { s_addr: 0 },
+                })),
+                (IpAddr::V4(ip), true) => Source::of(
+                    Destination {
+                        ip: IpAddr::V6(ip.to_ipv6_mapped()),
+                        interface: 0,
+                    },
+                    true,
+                ),
+                (IpAddr::V6(ip), true) => Some(Source::V6(libc::in6_pktinfo {
+                    ipi6_addr: libc::in6_addr {
+                        s6_addr: ip.octets(),
+                    },
+                    // Only a link-local address needs its interface to be sent from.
+                    ipi6_ifindex: if ip.is_unicast_link_local() {
+                        from.interface
+                    } else {
+                        0
+                    },
+                })),
+                (IpAddr::V6(_), false) => None,
+            }
+        }
+
+        pub(super) fn message(&self) -> ControlMessage<'_> {
+            match self {
+                Source::V4(info) => ControlMessage::Ipv4PacketInfo(info),
+                Source::V6(info) => ControlMessage::Ipv6PacketInfo(info),
+            }
+        }
+    }
+
+    /// Room for exactly the control messages of a call: the kernel reads all of
+    /// `msg_controllen`, and space left over is refused as a malformed message.
+    fn control_space(segmenting: bool, source: Option<&Source>) -> Option<Vec<u8>> {
+        match (segmenting, source) {
+            (false, None) => None,
+            (true, None) => Some(nix::cmsg_space!(u16)),
+            (false, Some(Source::V4(_))) => Some(nix::cmsg_space!(libc::in_pktinfo)),
+            (false, Some(Source::V6(_))) => Some(nix::cmsg_space!(libc::in6_pktinfo)),
+            (true, Some(Source::V4(_))) => Some(nix::cmsg_space!(u16, libc::in_pktinfo)),
+            (true, Some(Source::V6(_))) => Some(nix::cmsg_space!(u16, libc::in6_pktinfo)),
+        }
+    }
+
     /// One `recvmmsg` into `buffers` ([`BATCH`] chunks of [`RECV_BUFFER`] bytes), each
-    /// datagram's length and source into `received`.
+    /// datagram's length and source into `received`, and the address it was sent to into
+    /// `destinations` where the socket reports it.
     pub(super) fn recv(
         socket: &UdpSocket,
         buffers: &mut [u8],
         received: &mut Vec<(usize, Option<SocketAddr>)>,
+        destinations: &mut Vec<Option<Destination>>,
     ) -> io::Result<usize> {
         let fd = socket.as_raw_fd();
         socket.try_io(Interest::READABLE, || {
@@ -259,7 +414,11 @@ mod linux {
                     chunks.next().expect("the buffer holds BATCH chunks"),
                 )]
             });
-            let mut headers = MultiHeaders::<SockaddrStorage>::preallocate(BATCH, None);
+            // Room for either packet-info message, whichever the socket reports.
+            let mut headers = MultiHeaders::<SockaddrStorage>::preallocate(
+                BATCH,
+                Some(nix::cmsg_space!(libc::in6_pktinfo)),
+            );
             let results = recvmmsg(
                 fd,
                 &mut headers,
@@ -268,9 +427,11 @@ mod linux {
                 None,
             )?;
             received.clear();
-            received.extend(
-                results.map(|message| (message.bytes, message.address.and_then(socket_addr))),
-            );
+            destinations.clear();
+            for message in results {
+                received.push((message.bytes, message.address.and_then(socket_addr)));
+                destinations.push(destination(&message));
+            }
             Ok(received.len())
         })
     }
@@ -305,17 +466,21 @@ mod linux {
             });
             // Segment sizes are at most `MAX_SEGMENT`, so they fit the `u16` of `UDP_SEGMENT`.
             let size = plan.segment_size.map(|size| size as u16);
-            let segmenting = size.as_ref().map(ControlMessage::UdpGsoSegments);
+            let ipv6 = batch.to[first].is_ipv6();
+            let source = batch.from[first].and_then(|from| Source::of(from, ipv6));
+            let mut control: Vec<ControlMessage<'_>> = Vec::with_capacity(2);
+            control.extend(size.as_ref().map(ControlMessage::UdpGsoSegments));
+            control.extend(source.as_ref().map(Source::message));
             let mut headers = MultiHeaders::<SockaddrStorage>::preallocate(
                 plan.count,
-                size.map(|_| nix::cmsg_space!(u16)),
+                control_space(size.is_some(), source.as_ref()),
             );
             let taken = sendmmsg(
                 fd,
                 &mut headers,
                 payloads[..plan.count].iter(),
                 &to[..plan.count],
-                segmenting.as_slice(),
+                &control,
                 MsgFlags::MSG_DONTWAIT,
             )?
             .count();
@@ -346,12 +511,19 @@ mod linux {
             let mut longest_single = 0;
             let mut start = first;
             while start < lens.len() {
+                // The source address is set per call too: a call's messages share it.
+                if batch.from[start] != batch.from[first] {
+                    break;
+                }
                 let size = lens[start];
                 let mut end = start + 1;
                 if segment && (1..=super::MAX_SEGMENT).contains(&size) {
                     // The run: datagrams of the same size to the same destination, and one
                     // shorter (not empty) to end it.
-                    while end < lens.len() && to[end] == to[start] {
+                    while end < lens.len()
+                        && to[end] == to[start]
+                        && batch.from[end] == batch.from[start]
+                    {
                         let len = lens[end];
                         if len == size || (1..size).contains(&len) {
                             end += 1;

@@ -43,13 +43,14 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::net::UdpSocket;
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
+use tokio::task::{JoinHandle, JoinSet};
 use tokio_stream::{Stream, StreamExt};
 use tokio_util::time::{delay_queue, DelayQueue};
 
 use crate::batch::RecvBatch;
 use crate::engine::ClientSession;
 use crate::error::QueryError;
+use crate::refusal::{is_refusal, Refusals};
 use crate::service::{classify_recv_error, RecvErrorKind};
 
 /// How a bulk run uses the network.
@@ -104,6 +105,7 @@ struct BulkCounters {
     datagrams_received: AtomicU64,
     stray_datagrams: AtomicU64,
     recv_errors: AtomicU64,
+    refusals: AtomicU64,
 }
 
 /// What a bulk run has done so far.
@@ -123,6 +125,8 @@ pub struct BulkStats {
     pub stray_datagrams: u64,
     /// Receive errors (ICMP reports on some systems).
     pub recv_errors: u64,
+    /// ICMP "port unreachable" answers to requests (Linux), each ending its target's wait.
+    pub refusals: u64,
 }
 
 impl BulkCounters {
@@ -136,6 +140,7 @@ impl BulkCounters {
             datagrams_received: read(&self.datagrams_received),
             stray_datagrams: read(&self.stray_datagrams),
             recv_errors: read(&self.recv_errors),
+            refusals: read(&self.refusals),
         }
     }
 }
@@ -228,6 +233,7 @@ where
         pacer_wait: None,
         batch_receive: config.batch_receive,
         outbox: VecDeque::new(),
+        error_watch: JoinSet::new(),
         counters: Arc::clone(&counters),
     };
     let task = tokio::spawn(run.run(tx));
@@ -287,7 +293,8 @@ struct Pool {
 
 #[derive(Debug)]
 struct PoolSocket {
-    socket: UdpSocket,
+    /// Shared with the task that waits for its ICMP errors (Linux).
+    socket: Arc<UdpSocket>,
     /// The socket reported itself closed: it is no longer polled. Other receive errors
     /// (ICMP reports from unreachable targets, a connection reset on Windows) are per
     /// datagram and only counted.
@@ -315,10 +322,14 @@ struct Slot<T, S> {
     route: Route,
     timer: Option<(delay_queue::Key, Instant)>,
     queued: bool,
+    /// Requests sent and refused by ICMP, replies heard: a closed port ends its query early.
+    seen: Refusals,
 }
 
 enum Event<T> {
     Datagram(Received),
+    /// A socket (family, index) has ICMP errors queued.
+    SocketError(usize, usize),
     Timer(usize),
     Target(Option<T>),
     Delivered,
@@ -350,6 +361,8 @@ struct Run<T, S: ClientSession, F> {
     batch_receive: bool,
     outbox: VecDeque<BulkResult<T, S::Output>>,
     counters: Arc<BulkCounters>,
+    /// One task per socket waiting for its next ICMP error (Linux; aborted with the run).
+    error_watch: JoinSet<(usize, usize)>,
 }
 
 fn family(addr: SocketAddr) -> usize {
@@ -385,6 +398,10 @@ where
             let event = self.next_event(&tx, &mut batch).await;
             match event {
                 Event::Datagram(received) => self.on_datagrams(received, &batch),
+                Event::SocketError(fam, socket_index) => {
+                    self.take_refusals(fam, socket_index);
+                    self.watch_errors(fam, socket_index);
+                }
                 Event::Timer(slot) => {
                     if let Some(Some(s)) = self.slots.get_mut(slot) {
                         s.timer = None;
@@ -419,7 +436,12 @@ where
         let timers = &mut self.timers;
         let targets = &mut self.targets;
         let outbox = &mut self.outbox;
+        let error_watch = &mut self.error_watch;
+        let watching = !error_watch.is_empty();
         tokio::select! {
+            Some(Ok((fam, socket_index))) = error_watch.join_next(), if watching => {
+                Event::SocketError(fam, socket_index)
+            }
             received = std::future::poll_fn(|cx| poll_recv_any(pools, rotation, batch, cx)) => {
                 Event::Datagram(received)
             }
@@ -482,11 +504,12 @@ where
         let Some(Some(slot)) = slots.get_mut(index) else {
             return Drive::Done;
         };
+        let mut refused_on_send = false;
+        let (fam, socket_index, _) = slot.route;
         let finished = 'step: {
             if let Some(result) = slot.session.poll_result() {
                 break 'step Some(result);
             }
-            let (fam, socket_index, _) = slot.route;
             let Some(Ok(pool)) = &pools[fam] else {
                 break 'step Some(Err(QueryError::protocol("the session lost its socket")));
             };
@@ -500,9 +523,17 @@ where
                 let Some(datagram) = slot.session.poll_transmit(now) else {
                     break;
                 };
-                if let Err(e) = socket.send_to(datagram, target).await {
+                // A shared socket's send reports (and clears) an ICMP error of any earlier
+                // send, not of this one, and is itself not made: send again once.
+                let mut sent = socket.send_to(datagram, target).await;
+                if matches!(&sent, Err(e) if is_refusal(e)) {
+                    refused_on_send = true;
+                    sent = socket.send_to(datagram, target).await;
+                }
+                if let Err(e) = sent {
                     break 'step Some(Err(QueryError::Io(e)));
                 }
+                slot.seen.sent();
                 bump(&counters.datagrams_sent);
                 if let Some(pacer) = pacer.as_mut() {
                     pacer.sent(now);
@@ -533,7 +564,60 @@ where
         if let Some(result) = finished {
             self.complete(index, result);
         }
+        if refused_on_send {
+            self.take_refusals(fam, socket_index);
+        }
         Drive::Done
+    }
+
+    /// Starts waiting for the next ICMP error on a socket (Linux, where the socket hears of
+    /// them: [`crate::refusal::report_refusals`]).
+    fn watch_errors(&mut self, fam: usize, socket_index: usize) {
+        #[cfg(target_os = "linux")]
+        if let Some(Ok(pool)) = &self.pools[fam] {
+            if let Some(entry) = pool.sockets.get(socket_index) {
+                let socket = Arc::clone(&entry.socket);
+                self.error_watch.spawn(async move {
+                    // An error ends the wait as readiness does; either way the run reads
+                    // the queue and waits again.
+                    let _ = socket.ready(tokio::io::Interest::ERROR).await;
+                    (fam, socket_index)
+                });
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (fam, socket_index);
+    }
+
+    /// Reads the ICMP errors queued on a socket and ends the wait of each refused target's
+    /// current attempt (it resends, or gives up as at its timeout, now).
+    fn take_refusals(&mut self, fam: usize, socket_index: usize) {
+        #[cfg(target_os = "linux")]
+        {
+            let Some(Ok(pool)) = &self.pools[fam] else {
+                return;
+            };
+            let mut refused = Vec::new();
+            crate::refusal::drain_refused(&pool.sockets[socket_index].socket, |destination| {
+                refused.push(destination);
+            });
+            for destination in refused {
+                bump(&self.counters.refusals);
+                let route = (fam, socket_index, canonical(destination));
+                let Some(&index) = self.routes.get(&route) else {
+                    continue;
+                };
+                if let Some(Some(slot)) = self.slots.get_mut(index) {
+                    slot.seen.refused();
+                    if let Some((_, deadline)) = slot.timer {
+                        slot.session.handle_timeout(deadline);
+                    }
+                    self.enqueue(index);
+                }
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = (fam, socket_index);
     }
 
     fn on_datagrams(&mut self, received: Received, batch: &RecvBatch) {
@@ -552,6 +636,8 @@ where
                 bump(&self.counters.recv_errors);
                 if classify_recv_error(&e) == RecvErrorKind::Closed {
                     *closed = true;
+                } else if is_refusal(&e) {
+                    self.take_refusals(fam, socket_index);
                 }
                 return;
             }
@@ -568,6 +654,7 @@ where
                 continue;
             };
             if let Some(Some(slot)) = self.slots.get_mut(index) {
+                slot.seen.received(from, slot.session.target());
                 slot.session.handle_datagram(from, datagram, now);
                 self.enqueue(index);
             }
@@ -597,6 +684,9 @@ where
         let fam = family(session.target());
         if self.pools[fam].is_none() {
             self.pools[fam] = Some(bind_pool(self.binds[fam], self.sockets_per_family).await);
+            for socket_index in 0..self.sockets_per_family {
+                self.watch_errors(fam, socket_index);
+            }
         }
         if let Some(Err((kind, message))) = &self.pools[fam] {
             let error = io::Error::new(*kind, message.clone());
@@ -630,6 +720,7 @@ where
             route,
             timer: None,
             queued: false,
+            seen: Refusals::default(),
         };
         let index = match self.free_slots.pop() {
             Some(index) => {
@@ -661,6 +752,7 @@ where
         self.routes.remove(&slot.route);
         self.free_slots.push(index);
         self.in_flight -= 1;
+        let result = slot.seen.conclude(slot.session.target(), result);
         self.finish(slot.target, result);
         self.start_deferred();
     }
@@ -698,7 +790,7 @@ async fn bind_pool(bind: SocketAddr, count: usize) -> Result<Pool, (io::ErrorKin
     for _ in 0..count {
         match bind_bulk_socket(bind) {
             Ok(socket) => sockets.push(PoolSocket {
-                socket,
+                socket: Arc::new(socket),
                 closed: false,
             }),
             Err(e) => return Err((e.kind(), format!("cannot bind a socket on {bind}: {e}"))),
@@ -717,6 +809,9 @@ fn bind_bulk_socket(bind: SocketAddr) -> io::Result<UdpSocket> {
     let _ = socket.set_recv_buffer_size(BULK_RECV_BUFFER);
     socket.set_nonblocking(true)?;
     socket.bind(&bind.into())?;
+    // Best effort too: without it, a closed port's target waits for its timeouts.
+    #[cfg(target_os = "linux")]
+    crate::refusal::report_refusals(&socket, bind.is_ipv6());
     UdpSocket::from_std(socket.into())
 }
 

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::address::HostPort;
 use crate::clock::Clock;
-use crate::engine::{same_endpoint, Bounded, ClientSession, DropReason, Responder, Verdict};
+use crate::engine::{Bounded, ClientSession, DropReason, Responder, Verdict};
 use crate::engines;
 use crate::engines::a2s::A2sClient;
 use crate::engines::gamespy1::GameSpy1Session;
@@ -32,6 +32,7 @@ use crate::learned::Learned;
 use crate::limit::Stats;
 use crate::options::Options;
 use crate::protocol::Protocol;
+use crate::refusal::{is_refusal, Refusals};
 use crate::service::{classify_recv_error, RecvErrorKind, Service};
 use crate::status::ServerStatus;
 
@@ -167,24 +168,20 @@ pub async fn bind_for(target: SocketAddr) -> io::Result<UdpSocket> {
 /// Datagrams from other sources are handed to the session, which ignores them; the socket may
 /// therefore be shared with nothing else that expects to read it meanwhile.
 ///
-/// On a socket [connected](UdpSocket::connect) to the target (as [`query_session`] makes),
-/// the system reports an ICMP "port unreachable" answer to a request. The session then
-/// resends at once instead of at its timeout, and when its attempts run out with every
-/// request refused, the query fails with [`QueryError::NothingListens`]: a closed port fails
-/// in a few round trips, not after every timeout. A refusal is believed only for every
-/// attempt: at least as many refusals as the unanswered step's attempts, and no datagram ever
-/// from the target. A reply to any request still answers the query, so a forged ICMP message
-/// (which must name this socket's port, chosen at random) costs one resend, not the query.
-/// With `retries` 0 there is a single attempt, so one refusal ends it.
+/// Where the socket hears of ICMP "port unreachable" answers to its requests (connected to
+/// the target, or with [`report_refusals`](crate::refusal::report_refusals) on Linux), the session resends at once
+/// instead of at its timeout, and when its attempts run out with every request refused, the
+/// query fails with [`QueryError::NothingListens`]: a closed port fails in a few round
+/// trips, not after every timeout (see [`refusal`](crate::refusal) for when a refusal is believed). With
+/// `retries` 0 there is a single attempt, so one refusal ends it. A timeout while another
+/// address of the target's port sent datagrams is [`QueryError::AnsweredElsewhere`].
 pub async fn run_session<S: ClientSession>(
     socket: &UdpSocket,
     mut session: S,
 ) -> Result<S::Output, QueryError> {
     let target = session.target();
     let mut buf = vec![0u8; RECV_BUFFER];
-    let mut sent: u32 = 0;
-    let mut refused: u32 = 0;
-    let mut heard_from_target = false;
+    let mut seen = Refusals::default();
     loop {
         let now = Instant::now();
         while let Some(datagram) = session.poll_transmit(now) {
@@ -194,27 +191,17 @@ pub async fn run_session<S: ClientSession>(
             loop {
                 match socket.send_to(datagram, target).await {
                     Ok(_) => break,
-                    Err(e) if is_icmp_echo(&e) && attempt == 0 => {
-                        refused = refused.saturating_add(1);
+                    Err(e) if is_refusal(&e) && attempt == 0 => {
+                        seen.refused();
                         attempt += 1;
                     }
                     Err(e) => return Err(e.into()),
                 }
             }
-            sent = sent.saturating_add(1);
+            seen.sent();
         }
         if let Some(result) = session.poll_result() {
-            return match result {
-                Err(QueryError::Timeout { attempts, .. })
-                    if !heard_from_target && refused >= attempts.max(1) =>
-                {
-                    Err(QueryError::NothingListens {
-                        target,
-                        attempts: sent,
-                    })
-                }
-                other => other,
-            };
+            return seen.conclude(target, result);
         }
         let Some(deadline) = session.poll_timeout() else {
             return Err(QueryError::protocol(
@@ -224,13 +211,15 @@ pub async fn run_session<S: ClientSession>(
         tokio::select! {
             received = socket.recv_from(&mut buf) => match received {
                 Ok((len, from)) => {
-                    heard_from_target |= same_endpoint(from, target);
+                    seen.received(from, target);
                     session.handle_datagram(from, &buf[..len], Instant::now());
                 }
                 // An ICMP "port unreachable" for an earlier send: the attempt is over, so the
                 // session moves on (resends, or gives up) as at its timeout, now.
-                Err(e) if is_icmp_echo(&e) => {
-                    refused = refused.saturating_add(1);
+                Err(e) if is_refusal(&e) => {
+                    #[cfg(target_os = "linux")]
+                    crate::refusal::drain_refused(socket, |_| {});
+                    seen.refused();
                     session.handle_timeout(deadline);
                 }
                 Err(e) => return Err(e.into()),
@@ -240,22 +229,23 @@ pub async fn run_session<S: ClientSession>(
     }
 }
 
-fn is_icmp_echo(error: &io::Error) -> bool {
-    matches!(
-        error.kind(),
-        io::ErrorKind::ConnectionRefused | io::ErrorKind::ConnectionReset
-    )
-}
-
 /// Runs `session` on a socket of its own. The session is run as given: wrap it in a
 /// [`Bounded`] for an overall deadline and byte cap (the other query functions do).
 ///
-/// The socket is connected to the target, so an ICMP "port unreachable" ends a query of a
-/// closed port early, with [`QueryError::NothingListens`] (see [`run_session`]).
+/// A closed port fails early, with [`QueryError::NothingListens`] (see [`run_session`]): on
+/// Linux the socket hears of ICMP errors with `IP_RECVERR` and stays unconnected, so that a
+/// reply from another address of the port is seen and named
+/// ([`QueryError::AnsweredElsewhere`]); elsewhere it is connected to the target.
 pub async fn query_session<S: ClientSession>(session: S) -> Result<S::Output, QueryError> {
     let target = session.target();
     let socket = bind_for(target).await?;
-    socket.connect(target).await?;
+    #[cfg(target_os = "linux")]
+    let hears_refusals = crate::refusal::report_refusals(&socket, target.is_ipv6());
+    #[cfg(not(target_os = "linux"))]
+    let hears_refusals = false;
+    if !hears_refusals {
+        socket.connect(target).await?;
+    }
     run_session(&socket, session).await
 }
 
@@ -674,8 +664,10 @@ pub async fn serve<R: Responder, C: Clock + Clone>(
 /// reply, so a server can log abusive or broken sources.
 ///
 /// On Linux, datagrams are read and replies sent in batches of up to
-/// [`batch::BATCH`](crate::batch::BATCH) per system call (`recvmmsg`, `sendmmsg`);
-/// elsewhere this is [`serve_plain_with`].
+/// [`batch::BATCH`](crate::batch::BATCH) per system call (`recvmmsg`, `sendmmsg`), and a
+/// socket bound to a wildcard address answers each request from the address it was sent to
+/// ([`batch::answer_from_destination`](crate::batch::answer_from_destination)); elsewhere
+/// this is [`serve_plain_with`].
 pub async fn serve_with<R: Responder, C: Clock + Clone>(
     socket: &UdpSocket,
     service: &mut Service<R, C>,
@@ -774,6 +766,8 @@ async fn serve_batches<R: Responder, C: Clock + Clone>(
 ) -> io::Result<()> {
     let stats = Arc::clone(service.stats());
     let mut requests = crate::batch::RecvBatch::new();
+    // On a wildcard address, each reply leaves from the address its request was sent to.
+    crate::batch::answer_from_destination(socket);
     let mut errors = RecvErrors::default();
     let refused = |_: SocketAddr, _: io::Error| Stats::bump(&stats.send_errors);
     loop {
@@ -799,12 +793,13 @@ async fn serve_batches<R: Responder, C: Clock + Clone>(
             let (Some(from), datagram) = requests.datagram(i) else {
                 continue;
             };
+            let destination = requests.destination(i);
             for reply in service.handle(from, datagram) {
                 if replies.is_full() {
                     let sent = replies.flush(socket, refused).await;
                     Stats::add(&stats.replies_sent, sent);
                 }
-                if !replies.push(reply, from) {
+                if !replies.push_from(reply, from, destination) {
                     // Longer than UDP allows: the kernel would refuse it.
                     Stats::bump(&stats.send_errors);
                 }

@@ -46,6 +46,20 @@ pub enum QueryError {
         /// How many requests were sent, each refused.
         attempts: u32,
     },
+    /// The query timed out while another address of the server's port sent datagrams, which
+    /// were dropped as possibly spoofed: typically a server with several addresses that
+    /// answers from its primary one instead of the one asked.
+    #[error("{timeout}; meanwhile {datagrams} datagram(s) came from {from}, not {target}, and were dropped as possibly spoofed: a server with several addresses answering from another one (query {from}, or have the server answer from the address asked)")]
+    AnsweredElsewhere {
+        /// The timeout the query ended with.
+        timeout: Box<QueryError>,
+        /// The address queried.
+        target: std::net::SocketAddr,
+        /// The address the datagrams came from (the latest, if several).
+        from: std::net::SocketAddr,
+        /// How many came from it.
+        datagrams: u32,
+    },
     /// The host refused the TCP connection: nothing listens on that port. A refusal comes from
     /// the host's own stack during the handshake, so unlike an ICMP message it cannot be
     /// forged by a third party that does not see the traffic.
@@ -115,6 +129,7 @@ impl QueryError {
                 | QueryError::Deadline { .. }
                 | QueryError::NothingListens { .. }
                 | QueryError::ConnectionRefused { .. }
+                | QueryError::AnsweredElsewhere { .. }
                 | QueryError::Io(_)
         )
     }

@@ -29,6 +29,7 @@ mod options;
 mod outcome;
 pub mod part_wait;
 pub mod protocol;
+pub mod refusal;
 pub mod replay;
 pub mod service;
 pub mod snapshot;

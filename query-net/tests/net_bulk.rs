@@ -257,6 +257,65 @@ async fn a_request_the_kernel_refuses_ends_only_its_own_query() {
     assert_eq!((ok, io_errors), (36, 4));
 }
 
+/// Ports that nothing listens on: bound, their numbers noted, then closed.
+async fn closed_ports(count: usize) -> Vec<SocketAddr> {
+    let sockets = silent(count).await;
+    sockets.iter().map(|s| s.local_addr().unwrap()).collect()
+}
+
+/// On Linux the shared sockets hear ICMP "port unreachable" (`IP_RECVERR`) and tell which
+/// target it answers: a closed port's query ends at once with `NothingListens`, while the
+/// live and the silent targets on the same sockets are answered or time out as before.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn closed_ports_fail_at_once_among_live_and_silent_targets() {
+    let live = responders(&["127.0.0.1:0"]).await;
+    let addr = live.addrs[0];
+    let silent = silent(10).await;
+    let quiet: Vec<SocketAddr> = silent.iter().map(|s| s.local_addr().unwrap()).collect();
+    let closed = closed_ports(10).await;
+    let target_of = move |i: usize| match i % 4 {
+        0 => closed[i / 4 % closed.len()],
+        1 => quiet[i / 4 % quiet.len()],
+        _ => addr,
+    };
+    let started = Instant::now();
+    let mut results = bulk(
+        tokio_stream::iter(0..40usize),
+        move |&i: &usize| {
+            Ok(EchoSession::new(
+                target_of(i),
+                &(i as u64).to_be_bytes(),
+                Duration::from_millis(400),
+                2,
+            ))
+        },
+        config(2, 40),
+    );
+    let (mut ok, mut refused, mut timeouts) = (0, 0, 0);
+    let mut refused_within = Duration::ZERO;
+    while let Some(done) = results.next().await {
+        match done.result {
+            Ok(_) => ok += 1,
+            Err(QueryError::NothingListens { attempts, .. }) => {
+                assert_eq!(attempts, 2, "every attempt was sent and refused");
+                refused += 1;
+                refused_within = refused_within.max(started.elapsed());
+            }
+            Err(QueryError::Timeout { .. }) => timeouts += 1,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!((ok, refused, timeouts), (20, 10, 10));
+    // Two attempts of 400 ms each would take 0.8 s; refusals come in a round trip.
+    assert!(
+        refused_within < Duration::from_millis(400),
+        "{refused_within:?}"
+    );
+    assert!(results.stats().refusals >= 20, "{:?}", results.stats());
+    drop(silent);
+}
+
 #[tokio::test]
 async fn the_send_rate_spaces_datagrams_out() {
     let live = responders(&["127.0.0.1:0"; 4]).await;

@@ -6,7 +6,7 @@
 #![allow(dead_code)] // Each test file uses a different part of this module.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -338,7 +338,11 @@ pub fn fixture(relative: &str) -> String {
 
 /// tcpdump writing the UDP traffic of `port` on `interface` (`lo`, or `any` for Linux cooked
 /// frames) to `file`, until finished or dropped.
-pub struct Tcpdump(std::process::Child);
+pub struct Tcpdump {
+    child: std::process::Child,
+    /// Where it reports, at the end, how many packets the kernel dropped.
+    stderr: BufReader<std::process::ChildStderr>,
+}
 
 impl Tcpdump {
     /// Started and listening, or `None` (said, and a failure under CI=true) when tcpdump is
@@ -386,22 +390,58 @@ impl Tcpdump {
             );
             return None;
         }
-        Some(Tcpdump(child))
+        Some(Tcpdump { child, stderr })
     }
 
-    /// Stops it as Ctrl-C does, so it writes out what it captured.
-    pub fn finish(mut self) {
+    /// Stops it as Ctrl-C does, so it writes out what it captured; returns how many packets
+    /// the kernel dropped before tcpdump read them (it says so as it ends).
+    pub fn finish(mut self) -> u64 {
         std::thread::sleep(Duration::from_millis(300));
         let _ = Command::new("kill")
-            .args(["-INT", &self.0.id().to_string()])
+            .args(["-INT", &self.child.id().to_string()])
             .status();
-        let _ = self.0.wait();
+        let _ = self.child.wait();
+        let mut report = String::new();
+        let _ = self.stderr.read_to_string(&mut report);
+        report
+            .lines()
+            .find_map(|line| line.strip_suffix(" packets dropped by kernel"))
+            .and_then(|count| count.trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Captures what `exchange` makes happen, again (three times at most) while tcpdump says
+    /// the kernel dropped packets: a capture with holes proves nothing about the decoder. On
+    /// a busy machine `tcpdump -i any` drops some now and then. `None` where tcpdump cannot
+    /// run (see [`Tcpdump::start`]).
+    pub fn capture<T>(
+        file: &Path,
+        interface: &str,
+        extra: &[&str],
+        port: u16,
+        mut exchange: impl FnMut() -> T,
+    ) -> Option<T> {
+        let mut tries = 0;
+        loop {
+            let tcpdump = Tcpdump::start(file, interface, extra, port)?;
+            let made = exchange();
+            let dropped = tcpdump.finish();
+            tries += 1;
+            if dropped == 0 {
+                return Some(made);
+            }
+            assert!(
+                tries < 3,
+                "tcpdump dropped packets in {tries} captures in a row"
+            );
+            eprintln!("tcpdump dropped {dropped} packet(s); capturing again");
+        }
     }
 }
 
 impl Drop for Tcpdump {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
