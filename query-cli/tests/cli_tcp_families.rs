@@ -6,6 +6,9 @@ mod cli_support;
 
 use cli_support::{gsq, run, Server, StateDir, SAMPLE_STATE};
 
+/// The `port` of [`SAMPLE_STATE`].
+const VOICE_PORT: &str = "7777";
+
 fn serve() -> Server {
     Server::start(
         StateDir::new("toml", SAMPLE_STATE),
@@ -24,7 +27,15 @@ fn query_reads_what_serve_answers_in_both_families() {
     assert_eq!(status["version"], "BF4 1.0.3");
     assert!(!status["players"].as_array().unwrap().is_empty());
 
-    let ran = run(&["query", "teamspeak3", &server.addr("teamspeak3"), "--json"]);
+    // The sample state's port is its voice port.
+    let ran = run(&[
+        "query",
+        "teamspeak3",
+        &server.addr("teamspeak3"),
+        "--voice-port",
+        VOICE_PORT,
+        "--json",
+    ]);
     assert_eq!(ran.code, Some(0), "{ran:?}");
     let status = ran.json();
     assert_eq!(status["protocol"], "teamspeak3");
@@ -39,7 +50,10 @@ fn query_reads_what_serve_answers_in_both_families() {
         "9",
     ]);
     assert_ne!(ran.code, Some(0));
-    assert!(ran.stderr.contains("invalid serverID (error 1024)"), "{ran:?}");
+    assert!(
+        ran.stderr.contains("invalid serverID (error 1024)"),
+        "{ran:?}"
+    );
     assert_eq!(ran.stderr.trim().lines().count(), 1, "{ran:?}");
 }
 
@@ -54,10 +68,19 @@ fn a_login_takes_its_password_from_a_file_or_the_environment() {
     std::fs::write(&file, "hunter2\nignored second line\n").unwrap();
     let file = file.to_str().unwrap();
     let ran = run(&[
-        "query", "teamspeak3", &address, "--login", "serveradmin", "--password-file", file,
+        "query",
+        "teamspeak3",
+        &address,
+        "--login",
+        "serveradmin",
+        "--password-file",
+        file,
     ]);
     assert_ne!(ran.code, Some(0));
-    assert!(ran.stderr.contains("refused the login of \"serveradmin\""), "{ran:?}");
+    assert!(
+        ran.stderr.contains("refused the login of \"serveradmin\""),
+        "{ran:?}"
+    );
     assert!(!ran.stderr.contains("hunter2") && !ran.stdout.contains("hunter2"));
 
     let output = gsq(&["query", "teamspeak3", &address, "--login", "serveradmin"])
@@ -71,7 +94,13 @@ fn a_login_takes_its_password_from_a_file_or_the_environment() {
     let ran = run(&["query", "teamspeak3", &address, "--login", "serveradmin"]);
     ran.assert_error(2, &["--login needs a password", "GSQ_RCON_PASSWORD"]);
     // A TeamSpeak 3 option given to another protocol is refused.
-    let ran = run(&["query", "frostbite", &server.addr("frostbite"), "--voice-port", "9987"]);
+    let ran = run(&[
+        "query",
+        "frostbite",
+        &server.addr("frostbite"),
+        "--voice-port",
+        "9987",
+    ]);
     ran.assert_error(2, &["--voice-port is a teamspeak3 option"]);
 }
 
@@ -82,8 +111,16 @@ fn decode_status_reads_a_real_stream_cut_into_files() {
         return;
     };
     for (protocol, capture, name) in [
-        ("teamspeak3", "teamspeak3/teamspeak3_1", "www.hengeofdenravi.com"),
-        ("frostbite", "frostbite/bfbc2_1", "=]RC[= STRATEGO - BC2 Conquest"),
+        (
+            "teamspeak3",
+            "teamspeak3/teamspeak3_1",
+            "www.hengeofdenravi.com",
+        ),
+        (
+            "frostbite",
+            "frostbite/bfbc2_1",
+            "=]RC[= STRATEGO - BC2 Conquest",
+        ),
     ] {
         let path = dir.join(format!("captures/gameq/{capture}_response.txt"));
         let pieces = query_tests::split_datagrams(&std::fs::read(path).unwrap());
@@ -94,13 +131,13 @@ fn decode_status_reads_a_real_stream_cut_into_files() {
             std::fs::write(&file, piece).unwrap();
             files.push(file.to_str().unwrap().to_owned());
         }
-        let mut args = vec!["decode", protocol, "--status", "--json"];
+        let mut args = vec!["decode", protocol, "--status"];
         args.extend(files.iter().map(String::as_str));
         let ran = run(&args);
         assert_eq!(ran.code, Some(0), "{ran:?}");
         assert_eq!(ran.json()["name"], name);
         // Without --status, each file decodes on its own where it holds whole packets/lines.
-        let ran = run(&["decode", protocol, "--json", &files[1]]);
+        let ran = run(&["decode", protocol, &files[1]]);
         assert_eq!(ran.code, Some(0), "{protocol}: {ran:?}");
     }
 }
