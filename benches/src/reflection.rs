@@ -86,6 +86,17 @@ pub fn attacks() -> Vec<Attack> {
             "GameSpy 3 query",
             b"\xfe\xfd\x00\x01\x02\x03\x04\xff\xff\xff\x01",
         ),
+        attack(
+            Protocol::Teeworlds,
+            "Teeworlds 0.6 `gie3`",
+            b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xffgie3\x05",
+        ),
+        attack(
+            Protocol::Teeworlds,
+            "DDNet extended `gie3`",
+            b"xe\x12\x34\x00\x00\xff\xff\xff\xffgie3\x07",
+        ),
+        attack(Protocol::Mumble, "Mumble ping", &[0; 12]),
     ]
 }
 
@@ -148,6 +159,14 @@ fn responder(protocol: Protocol, state: SharedState) -> Box<dyn Responder + Send
         Protocol::Bedrock => Box::new(query_net::engines::bedrock::BedrockResponder::new(
             state,
             query_net::engines::bedrock::BedrockConfig::default(),
+        )),
+        Protocol::Teeworlds => Box::new(query_net::engines::teeworlds::TeeworldsResponder::new(
+            state,
+            query_net::engines::teeworlds::TeeworldsConfig::default(),
+        )),
+        Protocol::Mumble => Box::new(query_net::engines::mumble::MumbleResponder::new(
+            state,
+            query_net::engines::mumble::MumbleConfig::default(),
         )),
     }
 }

@@ -132,6 +132,14 @@ pub fn responder(protocol: Protocol, state: &SharedState, sqp_challenges: usize)
             state.clone(),
             query_net::engines::bedrock::BedrockConfig::default(),
         )),
+        Protocol::Teeworlds => Box::new(query_net::engines::teeworlds::TeeworldsResponder::new(
+            state.clone(),
+            query_net::engines::teeworlds::TeeworldsConfig::default(),
+        )),
+        Protocol::Mumble => Box::new(query_net::engines::mumble::MumbleResponder::new(
+            state.clone(),
+            query_net::engines::mumble::MumbleConfig::default(),
+        )),
     })
 }
 

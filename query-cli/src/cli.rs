@@ -162,6 +162,8 @@ Examples:
   gsq query minecraft 203.0.113.5             Minecraft Java status over TCP (port 25565)
   gsq query minecraft-query 203.0.113.5       Minecraft's Query (enable-query, GameSpy 4)
   gsq query bedrock 203.0.113.5               Minecraft Bedrock (port 19132)
+  gsq query teeworlds 203.0.113.5             Teeworlds, DDNet (port 8303)
+  gsq query mumble voice.example.org          Mumble's ping (port 64738)
   gsq query onequery hytale.example.org --token \"$ONEQUERY_TOKEN\"
   gsq query samp 203.0.113.5 --rcon-password secret --rcon players
   gsq query sqp 203.0.113.5 --fetch none --timeout 500ms --retries 0
@@ -175,8 +177,7 @@ Examples:
 pub struct QueryArgs {
     /// A game (`rust`, `csgo`; 'gsq games' lists them), a protocol (sqp, onequery, samp,
     /// gamespy1, a2s, quake3, gamespy2, gamespy3, minecraft, minecraft-query, bedrock,
-    /// frostbite, teamspeak3), or
-    /// auto (find out).
+    /// teeworlds, mumble, frostbite, teamspeak3), or auto (find out).
     #[arg(value_name = "GAME|PROTOCOL", value_parser = crate::target::parse_choice)]
     pub protocol: query_games::plan::Choice,
 
@@ -417,7 +418,7 @@ every protocol), or `<host[:port]>` with --protocol. Blank lines and lines start
 are skipped; a line that does not parse becomes an error object in the output and the run goes
 on. Hosts without a port use the game's or the protocol's default port (sqp 7779, onequery
 5520, samp 7777, gamespy1 23000, a2s 27015, quake3 27960, gamespy2 2302, gamespy3 29900,
-minecraft and minecraft-query 25565, bedrock 19132). A line's attempts (a game's ports, auto's protocols) run at once; the first
+minecraft and minecraft-query 25565, bedrock 19132, teeworlds 8303, mumble 64738). A line's attempts (a game's ports, auto's protocols) run at once; the first
 answer is its result.
 
 Output: one JSON object per line (NDJSON), in completion order. An answer is the ServerStatus
@@ -574,6 +575,15 @@ pub struct ServeArgs {
     /// Answer Minecraft Bedrock pings (RakNet unconnected ping) on this address.
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub bedrock: Option<SocketAddr>,
+
+    /// Answer Teeworlds 0.6 and DDNet server info requests (`gie3`, DDNet's extended form
+    /// too) on this address.
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
+    pub teeworlds: Option<SocketAddr>,
+
+    /// Answer Mumble pings on this address.
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
+    pub mumble: Option<SocketAddr>,
 
     /// Answer Frostbite queries (TCP: serverInfo, version, listPlayers) on this address, as
     /// a Battlefield 4 server answers a client that has not logged in. Same connection caps
@@ -764,8 +774,8 @@ Examples:
 #[command(after_help = DECODE_HELP)]
 pub struct DecodeArgs {
     /// Protocol: sqp, onequery, samp, gamespy1, a2s, quake3, gamespy2, gamespy3, minecraft
-    /// (the server's or the client's TCP bytes), minecraft-query, bedrock, frostbite (packets
-    /// of either side), teamspeak3 (lines of either side).
+    /// (the server's or the client's TCP bytes), minecraft-query, bedrock, teeworlds, mumble,
+    /// frostbite (packets of either side), teamspeak3 (lines of either side).
     #[arg(value_parser = parse_protocol)]
     pub protocol: Protocol,
 

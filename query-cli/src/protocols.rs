@@ -19,6 +19,8 @@ pub fn title(protocol: Protocol) -> &'static str {
         Protocol::Minecraft => "Minecraft Java",
         Protocol::MinecraftQuery => "Minecraft Query",
         Protocol::Bedrock => "Minecraft Bedrock",
+        Protocol::Teeworlds => "Teeworlds/DDNet",
+        Protocol::Mumble => "Mumble",
         Protocol::Frostbite => "Frostbite",
         Protocol::TeamSpeak3 => "TeamSpeak 3",
     }
@@ -37,6 +39,8 @@ pub fn reports_teams(protocol: Protocol) -> bool {
         | Protocol::Minecraft
         | Protocol::MinecraftQuery
         | Protocol::Bedrock
+        | Protocol::Teeworlds
+        | Protocol::Mumble
         | Protocol::Frostbite
         | Protocol::TeamSpeak3 => false,
     }

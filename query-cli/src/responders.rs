@@ -11,10 +11,12 @@ use query_net::engines::bedrock::{BedrockConfig, BedrockResponder};
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use query_net::engines::gamespy2::{GameSpy2Config, GameSpy2Responder};
 use query_net::engines::gamespy3::{GameSpy3Config, GameSpy3Responder};
+use query_net::engines::mumble::{MumbleConfig, MumbleResponder};
 use query_net::engines::onequery::{Access, AuthSecret, OneQueryResponder, Permissions};
 use query_net::engines::quake3::{Quake3Config, Quake3Responder};
 use query_net::engines::samp::{unknown_command, SampConfig, SampResponder};
 use query_net::engines::sqp::SqpResponder;
+use query_net::engines::teeworlds::{TeeworldsConfig, TeeworldsResponder};
 use query_net::state::{ServerState, SharedState};
 use query_net::Protocol;
 use query_wire::TextEncoding;
@@ -145,6 +147,13 @@ pub fn build(role: Role, state: &SharedState, settings: &Settings) -> Outcome<An
             state.clone(),
             BedrockConfig::default(),
         )),
+        Role::One(Protocol::Teeworlds) => Box::new(TeeworldsResponder::new(
+            state.clone(),
+            TeeworldsConfig::default(),
+        )),
+        Role::One(Protocol::Mumble) => {
+            Box::new(MumbleResponder::new(state.clone(), MumbleConfig::default()))
+        }
         Role::All => Box::new(
             AllProtocols::new(state.clone())
                 .with_onequery(onequery(state, settings))

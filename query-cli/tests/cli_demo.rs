@@ -41,7 +41,7 @@ fn demo_queries_every_protocol_and_ends() {
 fn demo_json_is_one_status_per_protocol() {
     let ran = run(&["demo", "--json"]);
     let statuses = ran.json_lines();
-    assert_eq!(statuses.len(), 10, "{ran:#?}");
+    assert_eq!(statuses.len(), 12, "{ran:#?}");
     let mut protocols: Vec<&str> = statuses
         .iter()
         .map(|s| s["protocol"].as_str().unwrap())
@@ -56,16 +56,25 @@ fn demo_json_is_one_status_per_protocol() {
             "gamespy2",
             "gamespy3",
             "minecraft-query",
+            "mumble",
             "onequery",
             "quake3",
             "samp",
-            "sqp"
+            "sqp",
+            "teeworlds"
         ]
     );
     for status in &statuses {
-        assert_eq!(status["name"], "gsq demo — Café Ünïcode", "{status:#}");
         assert_eq!(status["num_players"], 3);
         assert_eq!(status["max_players"], 16);
+        if status["protocol"] == "mumble" {
+            // A Mumble pong carries counts and the version, no name.
+            assert_eq!(status["name"], "");
+            assert_eq!(status["version"], "1.0.3");
+            assert_eq!(status["players"], serde_json::json!([]));
+            continue;
+        }
+        assert_eq!(status["name"], "gsq demo — Café Ünïcode", "{status:#}");
         if status["protocol"] == "bedrock" {
             // A Bedrock pong carries counts, no names.
             assert_eq!(status["players"], serde_json::json!([]));

@@ -313,6 +313,7 @@ fn auto_against_one_port_serving_all_protocols_reports_one_answer() {
         "gamespy2",
         "gamespy3",
         "minecraft-query",
+        "teeworlds",
     ];
     for protocol in every {
         let status = query_json(protocol, &address, &[]);

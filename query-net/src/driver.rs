@@ -4,8 +4,8 @@
 //!   the same for code without an async runtime. [`query_sqp`], [`query_onequery`],
 //!   [`query_samp`], [`query_gamespy1`], [`query_a2s`], [`query_quake3`], [`query_gamespy2`],
 //!   [`query_gamespy3`], [`query_minecraft`], [`query_minecraft_query`], [`query_bedrock`],
-//!   [`query_frostbite`] and [`query_teamspeak3`] do it for one protocol each, one for every
-//!   [`Protocol`].
+//!   [`query_teeworlds`], [`query_mumble`], [`query_frostbite`] and [`query_teamspeak3`] do it
+//!   for one protocol each, one for every [`Protocol`].
 //! - [`run_session`] runs any [`ClientSession`] on a socket you provide.
 //! - [`serve`] answers requests with a [`Service`] until told to stop.
 
@@ -552,6 +552,43 @@ pub async fn query_bedrock(
     query(Protocol::Bedrock, target, options).await
 }
 
+/// Queries a Teeworlds or DDNet server (port 8303 unless `target` names one): DDNet's
+/// extended server info, every client over several datagrams, or a 0.6 server's `inf3`.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_teeworlds("ddnet.example.org", &Options::default()).await?;
+/// println!("{} on {:?}: {} clients", status.name, status.map, status.players.len());
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_teeworlds(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    query(Protocol::Teeworlds, target, options).await
+}
+
+/// Pings a Mumble server (port 64738 unless `target` names one): version, users and slots.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_mumble("voice.example.org", &Options::default()).await?;
+/// println!("{:?}: {}/{}", status.version, status.num_players, status.max_players);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_mumble(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    query(Protocol::Mumble, target, options).await
+}
+
 /// Queries a Frostbite server (Battlefield 3, 4 and Hardline on port 47200 unless `target`
 /// names one; Bad Company 2 listens on 48888): `serverInfo`, `version` and `listPlayers all`
 /// over one TCP connection.
@@ -970,6 +1007,8 @@ mod tests {
             Protocol::Minecraft => query_minecraft(target, options).await,
             Protocol::MinecraftQuery => query_minecraft_query(target, options).await,
             Protocol::Bedrock => query_bedrock(target, options).await,
+            Protocol::Teeworlds => query_teeworlds(target, options).await,
+            Protocol::Mumble => query_mumble(target, options).await,
             Protocol::Frostbite => query_frostbite(target, options).await,
             Protocol::TeamSpeak3 => query_teamspeak3(target, options).await,
         }

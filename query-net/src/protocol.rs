@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 /// A game-query protocol.
 ///
 /// The names (`sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`, `gamespy2`, `gamespy3`,
-/// `minecraft`, `minecraft-query`, `bedrock`, `frostbite`, `teamspeak3`) are the same in `Display`, `FromStr`, JSON
+/// `minecraft`, `minecraft-query`, `bedrock`, `teeworlds`, `mumble`, `frostbite`, `teamspeak3`) are
+/// the same in `Display`, `FromStr`, JSON
 /// and the command line.
 ///
 /// ```
@@ -52,6 +53,10 @@ pub enum Protocol {
     MinecraftQuery,
     /// Minecraft Bedrock Edition (and Geyser, Nukkit, PocketMine): RakNet's unconnected ping.
     Bedrock,
+    /// Teeworlds 0.6 and DDNet: the server info (`gie3`), DDNet's extended form included.
+    Teeworlds,
+    /// Mumble (Murmur): the binary ping.
+    Mumble,
     /// Frostbite's remote administration over TCP (Battlefield: Bad Company 2, 3, 4,
     /// Hardline): `serverInfo`, `version` and `listPlayers all`, which need no login.
     Frostbite,
@@ -63,7 +68,7 @@ pub enum Protocol {
 
 impl Protocol {
     /// Every protocol, in a stable order.
-    pub const ALL: [Protocol; 13] = [
+    pub const ALL: [Protocol; 15] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
@@ -75,13 +80,15 @@ impl Protocol {
         Protocol::Minecraft,
         Protocol::MinecraftQuery,
         Protocol::Bedrock,
+        Protocol::Teeworlds,
+        Protocol::Mumble,
         Protocol::Frostbite,
         Protocol::TeamSpeak3,
     ];
 
     /// Every protocol queried with datagrams: [`ALL`](Protocol::ALL) without the TCP ones
     /// ([`is_stream`](Protocol::is_stream)).
-    pub const DATAGRAM: [Protocol; 10] = [
+    pub const DATAGRAM: [Protocol; 12] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
@@ -92,6 +99,8 @@ impl Protocol {
         Protocol::GameSpy3,
         Protocol::MinecraftQuery,
         Protocol::Bedrock,
+        Protocol::Teeworlds,
+        Protocol::Mumble,
     ];
 
     /// The port servers of the protocol usually answer on, for a target given without one:
@@ -112,6 +121,8 @@ impl Protocol {
     /// - Minecraft: 25565, the game port, which answers the status ping; its Query
     ///   (`enable-query`) answers on 25565 too, over UDP, unless `query.port` says otherwise.
     /// - Bedrock: 19132, the game port, which answers the ping.
+    /// - Teeworlds / DDNet: 8303, the game port, which also answers queries.
+    /// - Mumble: 64738, the voice port, which also answers the ping.
     /// - Frostbite: 47200, the remote-administration port of Battlefield 3, 4 and Hardline
     ///   (Bad Company 2 uses 48888, which must then be given).
     /// - TeamSpeak 3: 10011, the ServerQuery port (the voice port, 9987 by default, is a
@@ -128,14 +139,16 @@ impl Protocol {
             Protocol::GameSpy3 => 29900,
             Protocol::Minecraft | Protocol::MinecraftQuery => 25565,
             Protocol::Bedrock => 19132,
+            Protocol::Teeworlds => 8303,
+            Protocol::Mumble => 64738,
             Protocol::Frostbite => 47200,
             Protocol::TeamSpeak3 => 10011,
         }
     }
 
     /// The protocol's short name: `sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`,
-    /// `gamespy2`, `gamespy3`, `minecraft`, `minecraft-query`, `bedrock`, `frostbite`,
-    /// `teamspeak3`.
+    /// `gamespy2`, `gamespy3`, `minecraft`, `minecraft-query`, `bedrock`, `teeworlds`, `mumble`,
+    /// `frostbite`, `teamspeak3`.
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Sqp => "sqp",
@@ -149,6 +162,8 @@ impl Protocol {
             Protocol::Minecraft => "minecraft",
             Protocol::MinecraftQuery => "minecraft-query",
             Protocol::Bedrock => "bedrock",
+            Protocol::Teeworlds => "teeworlds",
+            Protocol::Mumble => "mumble",
             Protocol::Frostbite => "frostbite",
             Protocol::TeamSpeak3 => "teamspeak3",
         }

@@ -28,10 +28,12 @@ use query_specs::a2s;
 use query_specs::bedrock;
 use query_specs::gamespy2;
 use query_specs::gamespy3;
+use query_specs::mumble;
 use query_specs::onequery::{self, ReplyBody};
 use query_specs::samp;
 use query_specs::sqp;
-use query_wire::Decode;
+use query_specs::teeworlds;
+use query_wire::{Decode, Encode};
 
 use crate::engine::ClientSession;
 use crate::engines;
@@ -192,6 +194,8 @@ impl<'a> Answering<'a> {
             Protocol::GameSpy2 => self.gamespy2(request),
             Protocol::GameSpy3 | Protocol::MinecraftQuery => self.gamespy3(request),
             Protocol::Bedrock => self.bedrock(request),
+            Protocol::Teeworlds => self.teeworlds(request),
+            Protocol::Mumble => self.mumble(request),
             // A stream: `replay_spaced` fails before asking (see `status_from_replies`).
             Protocol::Minecraft | Protocol::Frostbite | Protocol::TeamSpeak3 => Vec::new(),
         }
@@ -206,6 +210,42 @@ impl<'a> Answering<'a> {
         self.replies
             .iter()
             .map(|r| with_echo(r, BEDROCK_TIME, &time))
+            .collect()
+    }
+
+    /// Teeworlds / DDNet: every datagram, with the request's token written in through the
+    /// declaration (it is decimal text, of any width): the whole token in DDNet's extended
+    /// replies, its low byte in `inf3`, as the servers echo it. A datagram that does not
+    /// decode is delivered as it is, for the session to report.
+    fn teeworlds(&self, request: &[u8]) -> Vec<Vec<u8>> {
+        let Ok(request) = teeworlds::Request::from_bytes(request) else {
+            return Vec::new();
+        };
+        let token = request.token();
+        let retokened = |bytes: &[u8]| -> Option<Vec<u8>> {
+            let mut reply = teeworlds::Reply::from_bytes(bytes).ok()?;
+            let echoed = match reply {
+                teeworlds::Reply::Info(_) => token & 0xff,
+                _ => token,
+            };
+            *reply.token_mut() = echoed;
+            reply.to_vec().ok()
+        };
+        self.replies
+            .iter()
+            .map(|r| retokened(r).unwrap_or_else(|| r.clone()))
+            .collect()
+    }
+
+    /// Mumble: every pong, with the ping's ident written in.
+    fn mumble(&self, request: &[u8]) -> Vec<Vec<u8>> {
+        let Ok(ping) = mumble::Ping::from_bytes(request) else {
+            return Vec::new();
+        };
+        let ident = ping.ident.to_be_bytes();
+        self.replies
+            .iter()
+            .map(|r| with_echo(r, mumble::Pong::IDENT_RANGE, &ident))
             .collect()
     }
 

@@ -19,6 +19,7 @@ use query_net::engines::onequery::OneQueryResponder;
 use query_net::engines::quake3::{Quake3Config, Quake3Responder};
 use query_net::engines::samp::{SampConfig, SampResponder};
 use query_net::engines::sqp::SqpResponder;
+use query_net::engines::teeworlds::{TeeworldsConfig, TeeworldsResponder};
 use query_net::limit::{Stats, StatsSnapshot};
 use query_net::service::Service;
 use query_net::state::{PlayerState, ServerState, SharedState};
@@ -95,6 +96,14 @@ fn requests_of_every_protocol() -> Vec<(Protocol, Vec<u8>)> {
             Protocol::GameSpy3,
             b"\xfe\xfd\x00\x01\x02\x03\x04\x00\x00\x30\x39\xff\xff\xff\x01".to_vec(),
         ),
+        (
+            Protocol::Teeworlds,
+            b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xffgie3\x05".to_vec(),
+        ),
+        (
+            Protocol::Teeworlds,
+            b"xe\x12\x34\x00\x00\xff\xff\xff\xffgie3\x07".to_vec(),
+        ),
     ];
     requests.extend(b"ircd".iter().map(|&op| (Protocol::Samp, samp_request(op))));
     let mut ping = samp_request(b'p');
@@ -143,7 +152,14 @@ fn every_request_is_claimed_by_its_own_protocol_and_refused_by_the_others() {
         ),
         (
             Protocol::GameSpy3,
-            Box::new(GameSpy3Responder::new(shared, GameSpy3Config::default())),
+            Box::new(GameSpy3Responder::new(
+                shared.clone(),
+                GameSpy3Config::default(),
+            )),
+        ),
+        (
+            Protocol::Teeworlds,
+            Box::new(TeeworldsResponder::new(shared, TeeworldsConfig::default())),
         ),
     ];
     // Minecraft is GameSpy 4, answered by the GameSpy 3 responder.

@@ -341,15 +341,17 @@ fn every_protocol_stops_at_the_byte_cap_of_a_flood() {
         };
         let (result, took) = drive(&mut session, t0, flood);
         let error = result.unwrap_err();
-        // GameSpy v1, Quake 3, GameSpy 2 and 3 and Bedrock name the datagram that made no sense, as after a
-        // timeout.
+        // GameSpy v1, Quake 3, GameSpy 2 and 3, Bedrock, Teeworlds and Mumble name the datagram
+        // that made no sense, as after a timeout.
         let named = match protocol {
             Protocol::GameSpy1
             | Protocol::Quake3
             | Protocol::GameSpy2
             | Protocol::GameSpy3
             | Protocol::MinecraftQuery
-            | Protocol::Bedrock => {
+            | Protocol::Bedrock
+            | Protocol::Teeworlds
+            | Protocol::Mumble => {
                 matches!(error, QueryError::Malformed(_))
             }
             _ => error.to_string().contains("100000 bytes"),

@@ -17,6 +17,8 @@
 //! | [`frostbite`] | Frostbite RCON (Battlefield 3, 4, Hardline, Bad Company 2) | little | u32-length, NUL-ended, raw bytes |
 //! | [`minecraft_legacy`] | Minecraft Java's legacy ping (before 1.7) | big | UTF-16BE units |
 //! | [`bedrock`] | Minecraft Bedrock (RakNet unconnected ping) | big | u16-length UTF-8 |
+//! | [`teeworlds`] | Teeworlds 0.6 and DDNet server info | decimal text | NUL-terminated UTF-8 |
+//! | [`mumble`] | Mumble's ping | big | none |
 //! | [`teamspeak3`] | TeamSpeak 3 ServerQuery | text | escaped UTF-8 |
 
 pub mod a2s;
@@ -28,8 +30,10 @@ pub mod gamespy2;
 pub mod gamespy3;
 pub mod minecraft_java;
 pub mod minecraft_legacy;
+pub mod mumble;
 pub mod onequery;
 pub mod quake3;
 pub mod samp;
 pub mod sqp;
 pub mod teamspeak3;
+pub mod teeworlds;

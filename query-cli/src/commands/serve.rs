@@ -303,6 +303,8 @@ fn roles(
         (Role::One(Protocol::GameSpy3), args.gamespy3),
         (Role::One(Protocol::MinecraftQuery), args.minecraft_query),
         (Role::One(Protocol::Bedrock), args.bedrock),
+        (Role::One(Protocol::Teeworlds), args.teeworlds),
+        (Role::One(Protocol::Mumble), args.mumble),
         (Role::All, args.all),
     ]
     .into_iter()
@@ -313,7 +315,7 @@ fn roles(
         .all(Option::is_none);
     if roles.is_empty() && no_stream {
         return Err(Failure::usage("nothing to serve").hint(
-            "give at least one of --game ID, --sqp, --onequery, --samp, --gamespy1, --a2s, --quake3, --gamespy2, --gamespy3, --minecraft-query, --bedrock, --minecraft-java, --frostbite, --teamspeak3 or --all with an address",
+            "give at least one of --game ID, --sqp, --onequery, --samp, --gamespy1, --a2s, --quake3, --gamespy2, --gamespy3, --minecraft-query, --bedrock, --teeworlds, --mumble, --minecraft-java, --frostbite, --teamspeak3 or --all with an address",
         ));
     }
     // Two sockets on one fixed port would fail to bind; say which options clash instead.

@@ -17,13 +17,14 @@
 //! | `FE FD 00` | 10 | GameSpy 2 (GameSpy 3 queries, also `FE FD 00`, are 11 or 15 bytes) |
 //! | `FE FD 09` | 7 or 11 | GameSpy 3/4 challenge request (11 with gamedig's empty challenge) |
 //! | `FE FD 00` ... `FF FF FF 01` | 11 or 15 | GameSpy 3/4 query (15 with the challenge) |
+//! | `FF` × 10 `gie3`, or `xe` ... `FF FF FF FF gie3` | 15 | Teeworlds / DDNet |
 //!
 //! Anything else is dropped as malformed without reaching any protocol's responder; each
 //! responder then checks the rest (A2S its exact sizes).
 
 use std::net::SocketAddr;
 
-use query_specs::{a2s, gamespy2, gamespy3, onequery, quake3, samp, sqp};
+use query_specs::{a2s, gamespy2, gamespy3, onequery, quake3, samp, sqp, teeworlds};
 use query_wire::{kv, Decode, Encode};
 
 use super::a2s::{A2sConfig, A2sResponder};
@@ -34,14 +35,16 @@ use super::onequery::OneQueryResponder;
 use super::quake3::{Quake3Config, Quake3Responder};
 use super::samp::{SampConfig, SampResponder};
 use super::sqp::SqpResponder;
+use super::teeworlds::{TeeworldsConfig, TeeworldsResponder};
 use crate::clock::Now;
 use crate::engine::{DropReason, ReplySink, Responder, Verdict};
 use crate::protocol::Protocol;
 use crate::state::SharedState;
 
-/// The protocols [`AllProtocols`] answers (every datagram protocol but Bedrock, whose servers
-/// answer on a port of their own).
-pub const ROUTED: [Protocol; 9] = [
+/// The protocols [`AllProtocols`] answers: every datagram protocol but Bedrock and Mumble,
+/// whose servers answer on a port of their own (Mumble's ping shares the voice port, and
+/// carries no server name).
+pub const ROUTED: [Protocol; 10] = [
     Protocol::Sqp,
     Protocol::OneQuery,
     Protocol::Samp,
@@ -51,6 +54,7 @@ pub const ROUTED: [Protocol; 9] = [
     Protocol::GameSpy2,
     Protocol::GameSpy3,
     Protocol::MinecraftQuery,
+    Protocol::Teeworlds,
 ];
 
 /// Which protocol a request is in, from its first bytes and length (see the module table);
@@ -85,6 +89,8 @@ pub fn route(datagram: &[u8]) -> Option<Protocol> {
         Some(Protocol::GameSpy2)
     } else if is_gamespy3_request(datagram) {
         Some(Protocol::GameSpy3)
+    } else if is_teeworlds_request(datagram) {
+        Some(Protocol::Teeworlds)
     } else if sqp::Request::from_bytes(datagram).is_ok() {
         // Exactly a challenge request or a query request: the declaration checks the length.
         Some(Protocol::Sqp)
@@ -121,6 +127,12 @@ fn is_gamespy2_request(datagram: &[u8]) -> bool {
         && datagram.starts_with(gamespy2::REQUEST_MAGIC)
 }
 
+/// Whether `datagram` is a Teeworlds / DDNet `gie3` request as declared (either form, 15
+/// bytes). Decoded only when the length matches, so other datagrams build no error.
+fn is_teeworlds_request(datagram: &[u8]) -> bool {
+    datagram.len() == teeworlds::REQUEST_LEN && teeworlds::Request::from_bytes(datagram).is_ok()
+}
+
 /// Whether `datagram` is a GameSpy 3/4 request as declared: a challenge request (7 bytes, or
 /// 11 with gamedig's empty challenge), or a query (11 or 15 bytes with the challenge) for
 /// everything ([`gamespy3::FLAGS_SPLIT`]); never GameSpy 2's 10 bytes. Decoded only after the
@@ -136,8 +148,8 @@ fn is_gamespy3_request(datagram: &[u8]) -> bool {
     }
 }
 
-/// Answers SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3, GameSpy 2 and GameSpy 3/4
-/// (Minecraft) on one socket, from one [`SharedState`].
+/// Answers SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3, GameSpy 2, GameSpy 3/4
+/// (Minecraft) and Teeworlds / DDNet on one socket, from one [`SharedState`].
 ///
 /// Each protocol keeps its own responder (SQP's challenge table, OneQuery's token key and
 /// A2S's challenge key, the SA:MP, GameSpy and A2S reply caches); this type only routes with [`route`], so a datagram costs
@@ -167,6 +179,7 @@ pub struct AllProtocols {
     quake3: Quake3Responder,
     gamespy2: GameSpy2Responder,
     gamespy3: GameSpy3Responder,
+    teeworlds: TeeworldsResponder,
 }
 
 impl AllProtocols {
@@ -180,7 +193,8 @@ impl AllProtocols {
             a2s: A2sResponder::new(state.clone(), A2sConfig::default()),
             quake3: Quake3Responder::new(state.clone(), Quake3Config::default()),
             gamespy2: GameSpy2Responder::new(state.clone(), GameSpy2Config::default()),
-            gamespy3: GameSpy3Responder::new(state, GameSpy3Config::default()),
+            gamespy3: GameSpy3Responder::new(state.clone(), GameSpy3Config::default()),
+            teeworlds: TeeworldsResponder::new(state, TeeworldsConfig::default()),
         }
     }
 
@@ -262,10 +276,12 @@ impl Responder for AllProtocols {
             Some(Protocol::GameSpy3 | Protocol::MinecraftQuery) => {
                 self.gamespy3.handle(from, datagram, now, replies)
             }
-            // `route` names none of them: Bedrock servers answer on a port of their own, and
-            // Minecraft's status ping, Frostbite and TeamSpeak 3 are TCP.
+            Some(Protocol::Teeworlds) => self.teeworlds.handle(from, datagram, now, replies),
+            // `route` names none of these: Bedrock and Mumble servers answer on a port of
+            // their own, and Minecraft's status ping, Frostbite and TeamSpeak 3 are TCP.
             Some(
                 Protocol::Bedrock
+                | Protocol::Mumble
                 | Protocol::Minecraft
                 | Protocol::Frostbite
                 | Protocol::TeamSpeak3,
@@ -328,5 +344,12 @@ mod tests {
             Some(Protocol::GameSpy2)
         );
         assert_eq!(route(b"\xfe\xfd\x00\x01\x02\x03\x04\x00\x00\x30\x39"), None);
+        // Teeworlds' two forms of gie3, and nothing shorter; Mumble's ping is not routed.
+        let gie3 = b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xffgie3\x05";
+        assert_eq!(route(gie3), Some(Protocol::Teeworlds));
+        assert_eq!(route(&gie3[..14]), None);
+        let extended = b"xe\x12\x34\x00\x00\xff\xff\xff\xffgie3\x07";
+        assert_eq!(route(extended), Some(Protocol::Teeworlds));
+        assert_eq!(route(&[0; 12]), None);
     }
 }

@@ -19,11 +19,13 @@ pub mod gamespy1;
 pub mod gamespy2;
 pub mod gamespy3;
 pub mod minecraft;
+pub mod mumble;
 pub mod onequery;
 pub mod quake3;
 pub mod samp;
 pub mod sqp;
 pub mod teamspeak3;
+pub mod teeworlds;
 
 /// A status-query session of any protocol, as the drivers hold it.
 pub type StatusSession = Box<dyn ClientSession<Output = ServerStatus> + Send>;
@@ -62,6 +64,8 @@ pub fn new_session_learning(
             return Err(QueryError::StreamOnly(protocol))
         }
         Protocol::Bedrock => bedrock::client(target, options),
+        Protocol::Teeworlds => teeworlds::client(target, options),
+        Protocol::Mumble => mumble::client(target, options),
     }?;
     // Every protocol's query ends by the deadline and holds at most the byte cap.
     Ok(Box::new(Bounded::from_options(session, options)))

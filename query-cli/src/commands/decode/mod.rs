@@ -15,8 +15,8 @@ use query_games::plan::Choice;
 use query_net::engines::sqp::{chunk_names, find_chunks, ChunkSearchError};
 use query_net::{replay, Options, Protocol, ServerStatus};
 use query_specs::{
-    a2s, bedrock, gamespy1, gamespy2, gamespy3, minecraft_java, minecraft_legacy, onequery, quake3,
-    samp, sqp,
+    a2s, bedrock, gamespy1, gamespy2, gamespy3, minecraft_java, minecraft_legacy, mumble, onequery,
+    quake3, samp, sqp, teeworlds,
 };
 use query_wire::{Decode, Reader, TextEncoding};
 use serde::Serialize;
@@ -84,6 +84,8 @@ fn decode_datagrams(args: &DecodeArgs, datagrams: &[Datagram]) -> Outcome<(Body,
             decode_gamespy3_datagrams(datagrams, args.protocol, args.as_kind, encoding)
         }
         Protocol::Bedrock => each_datagram(datagrams, |d| decode_bedrock(d, args.as_kind)),
+        Protocol::Teeworlds => each_datagram(datagrams, |d| decode_teeworlds(d, args.as_kind)),
+        Protocol::Mumble => each_datagram(datagrams, |d| decode_mumble(d, args.as_kind)),
         Protocol::Minecraft => each_datagram(datagrams, |d| decode_minecraft(d, args.as_kind)),
         Protocol::Frostbite => each_datagram(datagrams, |d| {
             tcp_families::decode_frostbite(d, args.as_kind)
@@ -791,6 +793,33 @@ fn decode_bedrock(datagram: &Datagram, forced: Option<PacketKind>) -> Outcome<De
             })
         },
         PacketKind::Request,
+    )
+}
+
+/// A Teeworlds / DDNet `gie3` request (either form) or one datagram of a reply (`inf3`,
+/// `iext`, `iex+`).
+fn decode_teeworlds(datagram: &Datagram, forced: Option<PacketKind>) -> Outcome<Decoded> {
+    let bytes = &datagram.bytes;
+    choose(
+        datagram,
+        Protocol::Teeworlds,
+        forced,
+        || teeworlds::Request::from_bytes(bytes).map(|r| serialize(&r)),
+        || teeworlds::Reply::from_bytes(bytes).map(|r| serialize(&r)),
+        PacketKind::Reply,
+    )
+}
+
+/// A Mumble ping (12 bytes) or pong (24 bytes).
+fn decode_mumble(datagram: &Datagram, forced: Option<PacketKind>) -> Outcome<Decoded> {
+    let bytes = &datagram.bytes;
+    choose(
+        datagram,
+        Protocol::Mumble,
+        forced,
+        || mumble::Ping::from_bytes(bytes).map(|r| serialize(&r)),
+        || mumble::Pong::from_bytes(bytes).map(|r| serialize(&r)),
+        PacketKind::Reply,
     )
 }
 
