@@ -370,9 +370,11 @@ mod tests {
         let first = layout.target(0).addr;
         let last = layout.target(targets - 1).addr;
         assert_eq!(first.to_string(), "127.77.0.1:20000");
+        // 100 ports an address, 200 addresses a /24.
+        let address = targets / 100 - 1;
         assert_eq!(
             last.to_string(),
-            format!("127.77.0.{}:20099", targets / 100)
+            format!("127.77.{}.{}:20099", address / 200, address % 200 + 1)
         );
     }
 

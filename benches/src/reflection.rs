@@ -76,6 +76,16 @@ pub fn attacks() -> Vec<Attack> {
             b"\xff\xff\xff\xffgetstatus\n",
         ),
         attack(
+            Protocol::Quake2,
+            "Quake 2 `status`",
+            b"\xff\xff\xff\xffstatus\n",
+        ),
+        attack(
+            Protocol::Fivem,
+            "FiveM `getinfo`",
+            b"\xff\xff\xff\xffgetinfo x",
+        ),
+        attack(
             Protocol::GameSpy2,
             "GameSpy 2 everything",
             b"\xfe\xfd\x00CORY\xff\xff\xff",
@@ -146,6 +156,14 @@ fn responder(protocol: Protocol, state: SharedState) -> Box<dyn Responder + Send
         Protocol::GameSpy1 => Box::new(GameSpy1Responder::new(state, GameSpy1Config::default())),
         Protocol::A2s => Box::new(A2sResponder::new(state, A2sConfig::default())),
         Protocol::Quake3 => Box::new(Quake3Responder::new(state, Quake3Config::default())),
+        Protocol::Fivem => Box::new(query_net::engines::fivem::FivemResponder::new(
+            state,
+            query_net::engines::fivem::FivemConfig::default(),
+        )),
+        Protocol::Quake2 => Box::new(query_net::engines::quake2::Quake2Responder::new(
+            state,
+            query_net::engines::quake2::Quake2Config::default(),
+        )),
         Protocol::GameSpy2 => Box::new(GameSpy2Responder::new(state, GameSpy2Config::default())),
         Protocol::GameSpy3 | Protocol::MinecraftQuery => {
             Box::new(query_net::engines::gamespy3::GameSpy3Responder::new(

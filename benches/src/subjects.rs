@@ -123,6 +123,14 @@ pub fn responder(protocol: Protocol, state: &SharedState, sqp_challenges: usize)
         Protocol::GameSpy1 => Box::new(gamespy1(state)),
         Protocol::A2s => Box::new(a2s(state)),
         Protocol::Quake3 => Box::new(quake3(state)),
+        Protocol::Fivem => Box::new(query_net::engines::fivem::FivemResponder::new(
+            state.clone(),
+            query_net::engines::fivem::FivemConfig::default(),
+        )),
+        Protocol::Quake2 => Box::new(query_net::engines::quake2::Quake2Responder::new(
+            state.clone(),
+            query_net::engines::quake2::Quake2Config::default(),
+        )),
         Protocol::GameSpy2 => Box::new(gamespy2(state)),
         Protocol::GameSpy3 | Protocol::MinecraftQuery => Box::new(gamespy3(state)),
         Protocol::Minecraft | Protocol::Frostbite | Protocol::TeamSpeak3 => {

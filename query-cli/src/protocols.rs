@@ -14,6 +14,8 @@ pub fn title(protocol: Protocol) -> &'static str {
         Protocol::GameSpy1 => "GameSpy v1",
         Protocol::A2s => "A2S",
         Protocol::Quake3 => "Quake 3",
+        Protocol::Quake2 => "Quake 2",
+        Protocol::Fivem => "FiveM",
         Protocol::GameSpy2 => "GameSpy 2",
         Protocol::GameSpy3 => "GameSpy 3/4",
         Protocol::Minecraft => "Minecraft Java",
@@ -36,6 +38,8 @@ pub fn reports_teams(protocol: Protocol) -> bool {
         | Protocol::Samp
         | Protocol::A2s
         | Protocol::Quake3
+        | Protocol::Quake2
+        | Protocol::Fivem
         | Protocol::Minecraft
         | Protocol::MinecraftQuery
         | Protocol::Bedrock

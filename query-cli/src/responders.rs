@@ -8,11 +8,13 @@ use query_net::engine::{ReplySink, Responder, Verdict};
 use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::all::AllProtocols;
 use query_net::engines::bedrock::{BedrockConfig, BedrockResponder};
+use query_net::engines::fivem::{FivemConfig, FivemResponder};
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use query_net::engines::gamespy2::{GameSpy2Config, GameSpy2Responder};
 use query_net::engines::gamespy3::{GameSpy3Config, GameSpy3Responder};
 use query_net::engines::mumble::{MumbleConfig, MumbleResponder};
 use query_net::engines::onequery::{Access, AuthSecret, OneQueryResponder, Permissions};
+use query_net::engines::quake2::{Quake2Config, Quake2Responder};
 use query_net::engines::quake3::{Quake3Config, Quake3Responder};
 use query_net::engines::samp::{unknown_command, SampConfig, SampResponder};
 use query_net::engines::sqp::SqpResponder;
@@ -125,6 +127,10 @@ pub fn build(role: Role, state: &SharedState, settings: &Settings) -> Outcome<An
         Role::One(Protocol::GameSpy1) => Box::new(gamespy1(state, settings)),
         Role::One(Protocol::A2s) => Box::new(a2s(state, settings)),
         Role::One(Protocol::Quake3) => Box::new(quake3(state, settings)),
+        Role::One(Protocol::Quake2) => Box::new(quake2(state, settings)),
+        Role::One(Protocol::Fivem) => {
+            Box::new(FivemResponder::new(state.clone(), FivemConfig::default()))
+        }
         Role::One(Protocol::GameSpy2) => Box::new(gamespy2(state, settings)),
         Role::One(Protocol::GameSpy3) => Box::new(gamespy3(state, settings, false)),
         Role::One(Protocol::MinecraftQuery) => Box::new(gamespy3(state, settings, true)),
@@ -161,6 +167,7 @@ pub fn build(role: Role, state: &SharedState, settings: &Settings) -> Outcome<An
                 .with_gamespy1(gamespy1(state, settings))
                 .with_a2s(a2s(state, settings))
                 .with_quake3(quake3(state, settings))
+                .with_quake2(quake2(state, settings))
                 .with_gamespy2(gamespy2(state, settings))
                 .with_gamespy3(gamespy3(state, settings, false)),
         ),
@@ -196,6 +203,23 @@ fn quake3(state: &SharedState, settings: &Settings) -> Quake3Responder {
             game_name: settings.game_name.clone(),
             encoding: settings.encoding,
             ..Quake3Config::default()
+        },
+    )
+}
+
+/// Quake 2's `gamename` is `baseq2` unless one is given; its text in the serve encoding.
+fn quake2(state: &SharedState, settings: &Settings) -> Quake2Responder {
+    let defaults = Quake2Config::default();
+    Quake2Responder::new(
+        state.clone(),
+        Quake2Config {
+            game_name: if settings.game_name.is_empty() {
+                defaults.game_name.clone()
+            } else {
+                settings.game_name.clone()
+            },
+            encoding: settings.encoding,
+            ..defaults
         },
     )
 }

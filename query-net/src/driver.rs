@@ -3,9 +3,10 @@
 //! - [`query`] resolves a host, picks the protocol's engine and runs it; [`query_blocking`] does
 //!   the same for code without an async runtime. [`query_sqp`], [`query_onequery`],
 //!   [`query_samp`], [`query_gamespy1`], [`query_a2s`], [`query_quake3`], [`query_gamespy2`],
-//!   [`query_gamespy3`], [`query_minecraft`], [`query_minecraft_query`], [`query_bedrock`],
-//!   [`query_teeworlds`], [`query_mumble`], [`query_frostbite`] and [`query_teamspeak3`] do it
-//!   for one protocol each, one for every [`Protocol`].
+//!   [`query_gamespy3`], [`query_quake2`], [`query_fivem`], [`query_minecraft`],
+//!   [`query_minecraft_query`], [`query_bedrock`], [`query_teeworlds`], [`query_mumble`],
+//!   [`query_frostbite`] and [`query_teamspeak3`] do it for one protocol each, one for every
+//!   [`Protocol`].
 //! - [`run_session`] runs any [`ClientSession`] on a socket you provide.
 //! - [`serve`] answers requests with a [`Service`] until told to stop.
 
@@ -272,6 +273,9 @@ pub async fn query(
         return crate::tcp::query_minecraft(target, options).await;
     }
     let target = target.into().resolve(protocol.default_port()).await?;
+    if protocol == Protocol::Fivem {
+        return query_fivem_at(target, options).await;
+    }
     if protocol.is_stream() {
         return crate::tcp::query_stream_at(protocol, target, "", options).await;
     }
@@ -292,8 +296,37 @@ pub async fn query_at(
     if protocol.is_stream() {
         return crate::tcp::query_stream_at(protocol, address, host, options).await;
     }
+    if protocol == Protocol::Fivem {
+        return query_fivem_at(address, options).await;
+    }
     let session = engines::new_session_learning(protocol, address, options, learned)?;
     query_session(session).await
+}
+
+/// A FiveM query of `address`: `getinfo` over UDP, then, when the server counts players,
+/// `/players.json` over TCP on the same port, both within [`Options::deadline`]; see
+/// [`engines::fivem`].
+async fn query_fivem_at(
+    address: SocketAddr,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    let started = std::time::Instant::now();
+    let session = engines::new_session(Protocol::Fivem, address, options)?;
+    let status = query_session(session).await?;
+    if status.num_players == 0 {
+        return Ok(status);
+    }
+    let left = options.deadline.saturating_sub(started.elapsed());
+    let max_body = engines::fivem::MAX_PLAYERS_JSON.min(options.max_reply_bytes);
+    let body = crate::http::get(
+        address,
+        query_specs::fivem::PLAYERS_PATH,
+        options,
+        left,
+        max_body,
+    )
+    .await;
+    Ok(engines::fivem::with_players(status, body))
 }
 
 /// Queries an SQP server (port 7779 unless `target` names one). Asks for the chunks
@@ -455,6 +488,44 @@ pub async fn query_quake3(
     options: &Options,
 ) -> Result<ServerStatus, QueryError> {
     query(Protocol::Quake3, target, options).await
+}
+
+/// Queries a Quake 2 or QuakeWorld server (port 27910 unless `target` names one; QuakeWorld
+/// servers listen on 27500) with `status`: the info, the rules and the players in one reply.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_quake2("203.0.113.5:27910", &Options::default()).await?;
+/// println!("{} on {:?}", status.name, status.map);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_quake2(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    query(Protocol::Quake2, target, options).await
+}
+
+/// Queries a FiveM or RedM server (port 30120 unless `target` names one): `getinfo` over
+/// UDP for the settings and counts, then the player list from its HTTP `/players.json`.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_fivem("203.0.113.5:30120", &Options::default()).await?;
+/// println!("{}: {}/{}", status.name, status.num_players, status.max_players);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_fivem(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    query(Protocol::Fivem, target, options).await
 }
 
 /// Queries a GameSpy 2 server (port 2302 unless `target` names one): the details, players
@@ -1002,6 +1073,8 @@ mod tests {
             Protocol::GameSpy1 => query_gamespy1(target, options).await,
             Protocol::A2s => query_a2s(target, options).await,
             Protocol::Quake3 => query_quake3(target, options).await,
+            Protocol::Quake2 => query_quake2(target, options).await,
+            Protocol::Fivem => query_fivem(target, options).await,
             Protocol::GameSpy2 => query_gamespy2(target, options).await,
             Protocol::GameSpy3 => query_gamespy3(target, options).await,
             Protocol::Minecraft => query_minecraft(target, options).await,

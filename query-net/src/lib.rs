@@ -23,6 +23,7 @@ pub mod driver;
 pub mod engine;
 pub mod engines;
 mod error;
+pub mod http;
 pub mod learned;
 pub mod limit;
 mod options;

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 /// A game-query protocol.
 ///
 /// The names (`sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`, `gamespy2`, `gamespy3`,
-/// `minecraft`, `minecraft-query`, `bedrock`, `teeworlds`, `mumble`, `frostbite`, `teamspeak3`) are
-/// the same in `Display`, `FromStr`, JSON
+/// `minecraft`, `minecraft-query`, `bedrock`, `quake2`, `fivem`, `teeworlds`, `mumble`, `frostbite`,
+/// `teamspeak3`) are the same in `Display`, `FromStr`, JSON
 /// and the command line.
 ///
 /// ```
@@ -38,6 +38,10 @@ pub enum Protocol {
     /// The Quake 3 family: Quake 3, Call of Duty 1-4, Enemy Territory, Jedi Knight, Urban
     /// Terror (`getstatus`).
     Quake3,
+    /// Quake 2 and QuakeWorld (Kingpin, Alien Arena, Daikatana) (`status`).
+    Quake2,
+    /// FiveM and RedM (CitizenFX): `getinfo`, and the player list over HTTP.
+    Fivem,
     /// GameSpy 2: Halo, SWAT 4, Hidden & Dangerous 2, ArmA, Battlefield Vietnam.
     GameSpy2,
     /// GameSpy 3 (Battlefield 2 and 2142, Crysis, Unreal Tournament 3), with the challenge of
@@ -68,13 +72,15 @@ pub enum Protocol {
 
 impl Protocol {
     /// Every protocol, in a stable order.
-    pub const ALL: [Protocol; 15] = [
+    pub const ALL: [Protocol; 17] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
         Protocol::GameSpy1,
         Protocol::A2s,
         Protocol::Quake3,
+        Protocol::Quake2,
+        Protocol::Fivem,
         Protocol::GameSpy2,
         Protocol::GameSpy3,
         Protocol::Minecraft,
@@ -88,13 +94,15 @@ impl Protocol {
 
     /// Every protocol queried with datagrams: [`ALL`](Protocol::ALL) without the TCP ones
     /// ([`is_stream`](Protocol::is_stream)).
-    pub const DATAGRAM: [Protocol; 12] = [
+    pub const DATAGRAM: [Protocol; 14] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
         Protocol::GameSpy1,
         Protocol::A2s,
         Protocol::Quake3,
+        Protocol::Quake2,
+        Protocol::Fivem,
         Protocol::GameSpy2,
         Protocol::GameSpy3,
         Protocol::MinecraftQuery,
@@ -121,6 +129,10 @@ impl Protocol {
     /// - Minecraft: 25565, the game port, which answers the status ping; its Query
     ///   (`enable-query`) answers on 25565 too, over UDP, unless `query.port` says otherwise.
     /// - Bedrock: 19132, the game port, which answers the ping.
+    /// - Quake 2: 27910, the game port, which also answers queries (QuakeWorld: 27500,
+    ///   Daikatana: game port + 10, which must then be given).
+    /// - FiveM: 30120, the game port, which answers `getinfo` over UDP and serves
+    ///   `/players.json` over TCP.
     /// - Teeworlds / DDNet: 8303, the game port, which also answers queries.
     /// - Mumble: 64738, the voice port, which also answers the ping.
     /// - Frostbite: 47200, the remote-administration port of Battlefield 3, 4 and Hardline
@@ -139,6 +151,8 @@ impl Protocol {
             Protocol::GameSpy3 => 29900,
             Protocol::Minecraft | Protocol::MinecraftQuery => 25565,
             Protocol::Bedrock => 19132,
+            Protocol::Quake2 => 27910,
+            Protocol::Fivem => 30120,
             Protocol::Teeworlds => 8303,
             Protocol::Mumble => 64738,
             Protocol::Frostbite => 47200,
@@ -147,8 +161,8 @@ impl Protocol {
     }
 
     /// The protocol's short name: `sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`,
-    /// `gamespy2`, `gamespy3`, `minecraft`, `minecraft-query`, `bedrock`, `teeworlds`, `mumble`,
-    /// `frostbite`, `teamspeak3`.
+    /// `gamespy2`, `gamespy3`, `minecraft`, `minecraft-query`, `bedrock`, `quake2`, `fivem`,
+    /// `teeworlds`, `mumble`, `frostbite`, `teamspeak3`.
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Sqp => "sqp",
@@ -162,6 +176,8 @@ impl Protocol {
             Protocol::Minecraft => "minecraft",
             Protocol::MinecraftQuery => "minecraft-query",
             Protocol::Bedrock => "bedrock",
+            Protocol::Quake2 => "quake2",
+            Protocol::Fivem => "fivem",
             Protocol::Teeworlds => "teeworlds",
             Protocol::Mumble => "mumble",
             Protocol::Frostbite => "frostbite",

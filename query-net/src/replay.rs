@@ -190,7 +190,9 @@ impl<'a> Answering<'a> {
             Protocol::GameSpy1 => self.replies.to_vec(),
             Protocol::A2s => self.a2s(request),
             // A status reply echoes nothing of the request; every datagram answers it.
-            Protocol::Quake3 => self.replies.to_vec(),
+            Protocol::Quake3 | Protocol::Quake2 => self.replies.to_vec(),
+            // The challenge is random: each reply is given the request's (see `fivem`).
+            Protocol::Fivem => self.fivem(request),
             Protocol::GameSpy2 => self.gamespy2(request),
             Protocol::GameSpy3 | Protocol::MinecraftQuery => self.gamespy3(request),
             Protocol::Bedrock => self.bedrock(request),
@@ -199,6 +201,30 @@ impl<'a> Answering<'a> {
             // A stream: `replay_spaced` fails before asking (see `status_from_replies`).
             Protocol::Minecraft | Protocol::Frostbite | Protocol::TeamSpeak3 => Vec::new(),
         }
+    }
+
+    /// FiveM: every reply with its `\challenge\` value replaced by the request's (a capture
+    /// holds the challenge of the client that captured it; the client checks the echo).
+    fn fivem(&self, request: &[u8]) -> Vec<Vec<u8>> {
+        const KEY: &[u8] = b"\\challenge\\";
+        let Ok(request) = query_specs::quake3::Request::decode(request) else {
+            return Vec::new();
+        };
+        let challenge = request.challenge().unwrap_or_default();
+        self.replies
+            .iter()
+            .map(|reply| {
+                let Some(at) = reply.windows(KEY.len()).position(|w| w == KEY) else {
+                    return reply.clone();
+                };
+                let start = at + KEY.len();
+                let end = reply[start..]
+                    .iter()
+                    .position(|&b| b == b'\\' || b == b'\n')
+                    .map_or(reply.len(), |n| start + n);
+                [&reply[..start], challenge, &reply[end..]].concat()
+            })
+            .collect()
     }
 
     /// Bedrock: every pong, with the ping's time written in (the echo the client checks).

@@ -16,6 +16,7 @@ use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use query_net::engines::gamespy2::{GameSpy2Config, GameSpy2Responder};
 use query_net::engines::gamespy3::{GameSpy3Config, GameSpy3Responder};
 use query_net::engines::onequery::OneQueryResponder;
+use query_net::engines::quake2::{Quake2Config, Quake2Responder};
 use query_net::engines::quake3::{Quake3Config, Quake3Responder};
 use query_net::engines::samp::{SampConfig, SampResponder};
 use query_net::engines::sqp::SqpResponder;
@@ -84,6 +85,8 @@ fn requests_of_every_protocol() -> Vec<(Protocol, Vec<u8>)> {
         (Protocol::Quake3, b"\xff\xff\xff\xffgetstatus\n".to_vec()),
         (Protocol::Quake3, b"\xff\xff\xff\xffgetstatus\0".to_vec()),
         (Protocol::Quake3, b"\xff\xff\xff\xffgetinfo xyz\n".to_vec()),
+        (Protocol::Quake2, b"\xff\xff\xff\xffstatus\n".to_vec()),
+        (Protocol::Quake2, b"\xff\xff\xff\xffstatus 23\n".to_vec()),
         (Protocol::GameSpy2, b"\xfe\xfd\x00CORY\xff\xff\xff".to_vec()),
         (Protocol::GameSpy2, b"\xfe\xfd\x00CORY\xff\x00\x00".to_vec()),
         (Protocol::GameSpy2, b"\xfe\xfd\x00CORX\x00\xff\xff".to_vec()),
@@ -141,6 +144,13 @@ fn every_request_is_claimed_by_its_own_protocol_and_refused_by_the_others() {
             Box::new(Quake3Responder::new(
                 shared.clone(),
                 Quake3Config::default(),
+            )),
+        ),
+        (
+            Protocol::Quake2,
+            Box::new(Quake2Responder::new(
+                shared.clone(),
+                Quake2Config::default(),
             )),
         ),
         (

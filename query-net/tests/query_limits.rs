@@ -341,7 +341,8 @@ fn every_protocol_stops_at_the_byte_cap_of_a_flood() {
         };
         let (result, took) = drive(&mut session, t0, flood);
         let error = result.unwrap_err();
-        // GameSpy v1, Quake 3, GameSpy 2 and 3, Bedrock, Teeworlds and Mumble name the datagram
+        // GameSpy v1, Quake 3, GameSpy 2 and 3, Bedrock, Quake 2, FiveM, Teeworlds and Mumble
+        // name the datagram
         // that made no sense, as after a timeout.
         let named = match protocol {
             Protocol::GameSpy1
@@ -350,6 +351,8 @@ fn every_protocol_stops_at_the_byte_cap_of_a_flood() {
             | Protocol::GameSpy3
             | Protocol::MinecraftQuery
             | Protocol::Bedrock
+            | Protocol::Quake2
+            | Protocol::Fivem
             | Protocol::Teeworlds
             | Protocol::Mumble => {
                 matches!(error, QueryError::Malformed(_))

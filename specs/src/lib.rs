@@ -12,6 +12,9 @@
 //! | [`gamespy2`] | GameSpy 2 | big | NUL-terminated, Windows-1252 |
 //! | [`gamespy3`] | GameSpy 3 and 4 (Minecraft Query), in parts | big | NUL-terminated, raw bytes |
 //! | [`quake3`] | Quake 3 family (Quake 3, Call of Duty, Jedi Knight, Urban Terror) | text | Windows-1252, raw names |
+//! | [`quake2`] | Quake 2 and QuakeWorld (`status`) | text | Windows-1252, raw names |
+//! | [`fivem`] | FiveM and RedM `getinfo` (and the `players.json` entry) | text | UTF-8 |
+//! | [`doom3`] | Doom 3 engine (Doom 3, Quake 4, Prey, ETQW) `getInfo` | little | NUL-terminated, Latin-1 |
 //! | [`minecraft_java`] | Minecraft Java Edition server list ping | big, VarInt | VarInt-length UTF-8 |
 //! | [`battleye`] | BattlEye RCon, CRC32-checked | little | raw bytes |
 //! | [`frostbite`] | Frostbite RCON (Battlefield 3, 4, Hardline, Bad Company 2) | little | u32-length, NUL-ended, raw bytes |
@@ -24,6 +27,8 @@
 pub mod a2s;
 pub mod battleye;
 pub mod bedrock;
+pub mod doom3;
+pub mod fivem;
 pub mod frostbite;
 pub mod gamespy1;
 pub mod gamespy2;
@@ -32,6 +37,7 @@ pub mod minecraft_java;
 pub mod minecraft_legacy;
 pub mod mumble;
 pub mod onequery;
+pub mod quake2;
 pub mod quake3;
 pub mod samp;
 pub mod sqp;

@@ -299,6 +299,8 @@ fn roles(
         (Role::One(Protocol::GameSpy1), args.gamespy1),
         (Role::One(Protocol::A2s), args.a2s),
         (Role::One(Protocol::Quake3), args.quake3),
+        (Role::One(Protocol::Quake2), args.quake2),
+        (Role::One(Protocol::Fivem), args.fivem),
         (Role::One(Protocol::GameSpy2), args.gamespy2),
         (Role::One(Protocol::GameSpy3), args.gamespy3),
         (Role::One(Protocol::MinecraftQuery), args.minecraft_query),
@@ -315,7 +317,7 @@ fn roles(
         .all(Option::is_none);
     if roles.is_empty() && no_stream {
         return Err(Failure::usage("nothing to serve").hint(
-            "give at least one of --game ID, --sqp, --onequery, --samp, --gamespy1, --a2s, --quake3, --gamespy2, --gamespy3, --minecraft-query, --bedrock, --teeworlds, --mumble, --minecraft-java, --frostbite, --teamspeak3 or --all with an address",
+            "give at least one of --game ID, --sqp, --onequery, --samp, --gamespy1, --a2s, --quake3, --quake2, --fivem, --gamespy2, --gamespy3, --minecraft-query, --bedrock, --teeworlds, --mumble, --minecraft-java, --frostbite, --teamspeak3 or --all with an address",
         ));
     }
     // Two sockets on one fixed port would fail to bind; say which options clash instead.

@@ -2,7 +2,7 @@
 //!
 //! The request formats cannot be mistaken for one another: each is told by its first
 //! byte (`O` or `H`, `S`, `\`, `00` or `01`, `FF`, `FE`), the two that start with `FF FF FF FF`
-//! by the byte after it (`T`, `U`, `V` for A2S, `g` for Quake 3), and the GameSpy 2 and 3
+//! by the byte after it (`T`, `U`, `V` for A2S, `g` for Quake 3, `s` for Quake 2), and the GameSpy 2 and 3
 //! requests that start with `FE FD` by their exact lengths (GameSpy 2's is 10 bytes).
 //!
 //! | first bytes | length | protocol |
@@ -14,6 +14,7 @@
 //! | `01` | 8 | SQP query request |
 //! | `FF FF FF FF` then `T`, `U` or `V` | any | A2S INFO, PLAYER or RULES |
 //! | `FF FF FF FF` then `getstatus` or `getinfo` | any | Quake 3 |
+//! | `FF FF FF FF` then `status` | any | Quake 2 and QuakeWorld |
 //! | `FE FD 00` | 10 | GameSpy 2 (GameSpy 3 queries, also `FE FD 00`, are 11 or 15 bytes) |
 //! | `FE FD 09` | 7 or 11 | GameSpy 3/4 challenge request (11 with gamedig's empty challenge) |
 //! | `FE FD 00` ... `FF FF FF 01` | 11 or 15 | GameSpy 3/4 query (15 with the challenge) |
@@ -24,7 +25,7 @@
 
 use std::net::SocketAddr;
 
-use query_specs::{a2s, gamespy2, gamespy3, onequery, quake3, samp, sqp, teeworlds};
+use query_specs::{a2s, gamespy2, gamespy3, onequery, quake2, quake3, samp, sqp, teeworlds};
 use query_wire::{kv, Decode, Encode};
 
 use super::a2s::{A2sConfig, A2sResponder};
@@ -32,6 +33,7 @@ use super::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use super::gamespy2::{GameSpy2Config, GameSpy2Responder};
 use super::gamespy3::{GameSpy3Config, GameSpy3Responder};
 use super::onequery::OneQueryResponder;
+use super::quake2::{Quake2Config, Quake2Responder};
 use super::quake3::{Quake3Config, Quake3Responder};
 use super::samp::{SampConfig, SampResponder};
 use super::sqp::SqpResponder;
@@ -43,8 +45,8 @@ use crate::state::SharedState;
 
 /// The protocols [`AllProtocols`] answers: every datagram protocol but Bedrock and Mumble,
 /// whose servers answer on a port of their own (Mumble's ping shares the voice port, and
-/// carries no server name).
-pub const ROUTED: [Protocol; 10] = [
+/// carries no server name), and FiveM, whose `getinfo` is Quake 3's.
+pub const ROUTED: [Protocol; 11] = [
     Protocol::Sqp,
     Protocol::OneQuery,
     Protocol::Samp,
@@ -54,6 +56,7 @@ pub const ROUTED: [Protocol; 10] = [
     Protocol::GameSpy2,
     Protocol::GameSpy3,
     Protocol::MinecraftQuery,
+    Protocol::Quake2,
     Protocol::Teeworlds,
 ];
 
@@ -85,6 +88,8 @@ pub fn route(datagram: &[u8]) -> Option<Protocol> {
         Some(Protocol::A2s)
     } else if is_quake3_request(datagram) {
         Some(Protocol::Quake3)
+    } else if datagram.starts_with(&quake2::STATUS[..10]) {
+        Some(Protocol::Quake2)
     } else if is_gamespy2_request(datagram) {
         Some(Protocol::GameSpy2)
     } else if is_gamespy3_request(datagram) {
@@ -179,6 +184,7 @@ pub struct AllProtocols {
     quake3: Quake3Responder,
     gamespy2: GameSpy2Responder,
     gamespy3: GameSpy3Responder,
+    quake2: Quake2Responder,
     teeworlds: TeeworldsResponder,
 }
 
@@ -194,6 +200,7 @@ impl AllProtocols {
             quake3: Quake3Responder::new(state.clone(), Quake3Config::default()),
             gamespy2: GameSpy2Responder::new(state.clone(), GameSpy2Config::default()),
             gamespy3: GameSpy3Responder::new(state.clone(), GameSpy3Config::default()),
+            quake2: Quake2Responder::new(state.clone(), Quake2Config::default()),
             teeworlds: TeeworldsResponder::new(state, TeeworldsConfig::default()),
         }
     }
@@ -247,6 +254,13 @@ impl AllProtocols {
         self
     }
 
+    /// Replaces the Quake 2 responder (to set its configuration).
+    #[must_use]
+    pub fn with_quake2(mut self, quake2: Quake2Responder) -> Self {
+        self.quake2 = quake2;
+        self
+    }
+
     /// Replaces the GameSpy 3/4 responder (to set its configuration or challenge secret).
     #[must_use]
     pub fn with_gamespy3(mut self, gamespy3: GameSpy3Responder) -> Self {
@@ -272,17 +286,20 @@ impl Responder for AllProtocols {
             Some(Protocol::A2s) => self.a2s.handle(from, datagram, now, replies),
             Some(Protocol::Quake3) => self.quake3.handle(from, datagram, now, replies),
             Some(Protocol::GameSpy2) => self.gamespy2.handle(from, datagram, now, replies),
+            Some(Protocol::Quake2) => self.quake2.handle(from, datagram, now, replies),
             // One responder answers both: GameSpy 4 is GameSpy 3 with the challenge.
             Some(Protocol::GameSpy3 | Protocol::MinecraftQuery) => {
                 self.gamespy3.handle(from, datagram, now, replies)
             }
             Some(Protocol::Teeworlds) => self.teeworlds.handle(from, datagram, now, replies),
             // `route` names none of these: Bedrock and Mumble servers answer on a port of
-            // their own, and Minecraft's status ping, Frostbite and TeamSpeak 3 are TCP.
+            // their own, Minecraft's status ping, Frostbite and TeamSpeak 3 are TCP, and FiveM's
+            // `getinfo` is Quake 3's request.
             Some(
                 Protocol::Bedrock
                 | Protocol::Mumble
                 | Protocol::Minecraft
+                | Protocol::Fivem
                 | Protocol::Frostbite
                 | Protocol::TeamSpeak3,
             ) => Verdict::Dropped(DropReason::Unsupported),
@@ -323,6 +340,8 @@ mod tests {
             Some(Protocol::Quake3)
         );
         assert_eq!(route(b"\xff\xff\xff\xffgetchallenge\n"), None);
+        assert_eq!(route(b"\xff\xff\xff\xffstatus\n"), Some(Protocol::Quake2));
+        assert_eq!(route(b"\xff\xff\xff\xffstatu"), None);
         assert_eq!(
             route(b"\xfe\xfd\x00CORY\xff\x00\x00"),
             Some(Protocol::GameSpy2)

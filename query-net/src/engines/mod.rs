@@ -14,6 +14,7 @@ pub mod a2s;
 pub mod all;
 pub mod bedrock;
 mod fit;
+pub mod fivem;
 pub mod frostbite;
 pub mod gamespy1;
 pub mod gamespy2;
@@ -21,8 +22,10 @@ pub mod gamespy3;
 pub mod minecraft;
 pub mod mumble;
 pub mod onequery;
+pub mod quake2;
 pub mod quake3;
 pub mod samp;
+pub mod single;
 pub mod sqp;
 pub mod teamspeak3;
 pub mod teeworlds;
@@ -64,6 +67,8 @@ pub fn new_session_learning(
             return Err(QueryError::StreamOnly(protocol))
         }
         Protocol::Bedrock => bedrock::client(target, options),
+        Protocol::Quake2 => quake2::client(target, options),
+        Protocol::Fivem => fivem::client(target, options),
         Protocol::Teeworlds => teeworlds::client(target, options),
         Protocol::Mumble => mumble::client(target, options),
     }?;

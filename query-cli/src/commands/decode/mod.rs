@@ -15,8 +15,8 @@ use query_games::plan::Choice;
 use query_net::engines::sqp::{chunk_names, find_chunks, ChunkSearchError};
 use query_net::{replay, Options, Protocol, ServerStatus};
 use query_specs::{
-    a2s, bedrock, gamespy1, gamespy2, gamespy3, minecraft_java, minecraft_legacy, mumble, onequery,
-    quake3, samp, sqp, teeworlds,
+    a2s, bedrock, fivem, gamespy1, gamespy2, gamespy3, minecraft_java, minecraft_legacy, mumble,
+    onequery, quake2, quake3, samp, sqp, teeworlds,
 };
 use query_wire::{Decode, Reader, TextEncoding};
 use serde::Serialize;
@@ -77,6 +77,13 @@ fn decode_datagrams(args: &DecodeArgs, datagrams: &[Datagram]) -> Outcome<(Body,
             decode_a2s(datagrams, args.as_kind, encoding)
         }
         Protocol::Quake3 => each_datagram(datagrams, |d| decode_quake3(d, args.as_kind, encoding)),
+        Protocol::Quake2 => {
+            let encoding = args
+                .encoding
+                .unwrap_or(query_net::engines::quake2::DEFAULT_ENCODING);
+            each_datagram(datagrams, |d| decode_quake2(d, args.as_kind, encoding))
+        }
+        Protocol::Fivem => each_datagram(datagrams, |d| decode_fivem(d, args.as_kind)),
         Protocol::GameSpy2 => {
             each_datagram(datagrams, |d| decode_gamespy2(d, args.as_kind, encoding))
         }
@@ -717,6 +724,41 @@ fn decode_quake3(
         reading.packet.map_strings(&|text| reread(text, encoding));
     }
     Ok((reading, notes))
+}
+
+/// A Quake 2 `status` request or reply (`print` or QuakeWorld's `n`), its text read in
+/// `encoding`: decoded as Windows-1252 and every string read again, as for Quake 3.
+fn decode_quake2(
+    datagram: &Datagram,
+    forced: Option<PacketKind>,
+    encoding: TextEncoding,
+) -> Outcome<Decoded> {
+    let bytes = &datagram.bytes;
+    let (mut reading, notes) = choose(
+        datagram,
+        Protocol::Quake2,
+        forced,
+        || quake2::Request::decode(bytes).map(|r| serialize(&r)),
+        || quake2::StatusResponse::decode(bytes, TextEncoding::Windows1252).map(|r| serialize(&r)),
+        PacketKind::Request,
+    )?;
+    if encoding != TextEncoding::Windows1252 {
+        reading.packet.map_strings(&|text| reread(text, encoding));
+    }
+    Ok((reading, notes))
+}
+
+/// A FiveM `getinfo` request or `infoResponse` (UTF-8).
+fn decode_fivem(datagram: &Datagram, forced: Option<PacketKind>) -> Outcome<Decoded> {
+    let bytes = &datagram.bytes;
+    choose(
+        datagram,
+        Protocol::Fivem,
+        forced,
+        || quake3::Request::decode(bytes).map(|r| serialize(&r)),
+        || fivem::InfoResponse::decode(bytes, fivem::ENCODING).map(|r| serialize(&r)),
+        PacketKind::Request,
+    )
 }
 
 /// Minecraft Java bytes of one direction, each file a run of frames: the client's (the
