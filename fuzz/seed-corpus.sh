@@ -54,6 +54,14 @@ printf '\x00BE\xf2\x7b\x85\x03\xff\x02\x05' >corpus/battleye/ack
 mkdir -p corpus/frostbite
 printf '\x07\x00\x00\x00\x24\x00\x00\x00\x02\x00\x00\x00\x0b\x00\x00\x00listPlayers\x00\x03\x00\x00\x00all\x00' \
   >corpus/frostbite/list_players
+# The stream targets: pieces cut at 0xf7. A Frostbite client's request (for the responder),
+# and a small ServerQuery exchange: banner, welcome, `use`, serverinfo, clientlist, channellist.
+mkdir -p corpus/frostbite_stream corpus/teamspeak3_stream
+cp corpus/frostbite/list_players corpus/frostbite_stream/list_players
+printf 'TS3\n\rWelcome\n\rerror id=0 msg=ok\n\r\xf7virtualserver_name=A\\sB virtualserver_maxclients=8 virtualserver_clientsonline=2 virtualserver_queryclientsonline=1\n\rerror id=0 msg=ok\n\rclid=1 cid=1 client_database_id=1 client_nickname=Ann client_type=0|clid=2 cid=1 client_database_id=2 client_nickname=q client_type=1\n\rerror id=0 msg=ok\n\r\xf7cid=1 pid=0 channel_order=0 channel_name=Lobby channel_topic total_clients=2 channel_needed_subscribe_power=0\n\rerror id=0 msg=ok\n\r' \
+  >corpus/teamspeak3_stream/exchange
+printf 'use port=9987\nlogin serveradmin pw\nserverinfo\nclientlist\nchannellist\nquit\n' \
+  >corpus/teamspeak3_stream/commands
 # A2S requests have no fixture: INFO without and with a challenge, PLAYER and RULES.
 printf '\x00\xff\xff\xff\xffTSource Engine Query\x00' >corpus/responders/a2s_info_request
 printf '\x00\xff\xff\xff\xffTSource Engine Query\x00\x01\x02\x03\x04' \
@@ -159,6 +167,12 @@ PY
   for f in "$vectors"/captures/gameq/frostbite/*_response.txt; do
     python3 -c 'import sys; open(sys.argv[2], "wb").write(open(sys.argv[1], "rb").read().replace(b"\n||\n", b""))' \
       "$f" "corpus/frostbite/$(basename "$f" _response.txt)"
+    python3 -c 'import sys; open(sys.argv[2], "wb").write(open(sys.argv[1], "rb").read().replace(b"\n||\n", b"\xf7"))' \
+      "$f" "corpus/frostbite_stream/$(basename "$f" _response.txt)"
+  done
+  for f in "$vectors"/captures/gameq/teamspeak3/*_response.txt; do
+    python3 -c 'import sys; open(sys.argv[2], "wb").write(open(sys.argv[1], "rb").read().replace(b"\n||\n", b"\xf7"))' \
+      "$f" "corpus/teamspeak3_stream/$(basename "$f" _response.txt)"
   done
   # Quake 3 replies: the separator 0x01, then each datagram whole (for the decoders); and its
   # body without the header, cut into two parts between player lines (for the join).

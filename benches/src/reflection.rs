@@ -172,8 +172,8 @@ fn responder(protocol: Protocol, state: SharedState) -> Box<dyn Responder + Send
                 query_net::engines::gamespy3::GameSpy3Config::default(),
             ))
         }
-        Protocol::Minecraft => {
-            unreachable!("Minecraft's status ping is TCP: no datagram responder")
+        Protocol::Minecraft | Protocol::Frostbite | Protocol::TeamSpeak3 => {
+            unreachable!("{protocol} is TCP: no datagram responder")
         }
         Protocol::Bedrock => Box::new(query_net::engines::bedrock::BedrockResponder::new(
             state,

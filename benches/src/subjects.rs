@@ -133,8 +133,8 @@ pub fn responder(protocol: Protocol, state: &SharedState, sqp_challenges: usize)
         )),
         Protocol::GameSpy2 => Box::new(gamespy2(state)),
         Protocol::GameSpy3 | Protocol::MinecraftQuery => Box::new(gamespy3(state)),
-        Protocol::Minecraft => {
-            unreachable!("Minecraft's status ping is TCP: no datagram responder")
+        Protocol::Minecraft | Protocol::Frostbite | Protocol::TeamSpeak3 => {
+            unreachable!("{protocol} is TCP: no datagram responder")
         }
         Protocol::Bedrock => Box::new(query_net::engines::bedrock::BedrockResponder::new(
             state.clone(),

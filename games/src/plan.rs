@@ -397,13 +397,13 @@ mod tests {
         assert!(err.contains("gsq games") && err.contains("auto"), "{err}");
         assert_eq!(game_named("MineCraft").unwrap().id, "minecraft");
         assert!(game_named("sqp").is_err());
-        assert!(game_named("bf4")
+        assert!(game_named("gta5a")
             .unwrap_err()
             .to_string()
-            .contains("Battlefield 4"));
-        let err = "bf4".parse::<Choice>().unwrap_err().to_string();
+            .contains("alt:V Multiplayer"));
+        let err = "gta5a".parse::<Choice>().unwrap_err().to_string();
         assert!(
-            err.contains("Battlefield 4") && err.contains("battlefield"),
+            err.contains("alt:V Multiplayer") && err.contains("altvmp"),
             "{err}"
         );
     }

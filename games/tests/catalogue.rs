@@ -221,7 +221,10 @@ fn every_gamedig_game_is_here_or_waits() {
             assert!(aliases.iter().any(|a| a == old_id), "{id}: alias {old_id}");
         }
         // Hytale: gamedig reads an HTTP plugin on 5523; gsq speaks OneQuery on the game port.
-        if id != "hytale" {
+        // TeamSpeak 3: gamedig's port is the voice port (9987), its ServerQuery port (10011) an
+        // option; `teamspeak3` is gsq's protocol name too, whose port is the ServerQuery port
+        // (the voice port is --voice-port).
+        if id != "hytale" && id != "teamspeak3" {
             assert_eq!(our_port, port, "{id}: game port");
         }
         match (query_port, offset) {

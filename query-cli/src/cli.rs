@@ -9,6 +9,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+use query_net::engines::teamspeak3::{QueryLogin, VirtualServer};
 use query_net::{Options, Protocol};
 use query_wire::TextEncoding;
 
@@ -182,7 +183,7 @@ Examples:
 pub struct QueryArgs {
     /// A game (`rust`, `csgo`; 'gsq games' lists them), a protocol (sqp, onequery, samp,
     /// gamespy1, a2s, quake3, quake2, fivem, gamespy2, gamespy3, minecraft, minecraft-query,
-    /// bedrock, teeworlds, mumble, eye), or auto (find out).
+    /// bedrock, teeworlds, mumble, eye, frostbite, teamspeak3), or auto (find out).
     #[arg(value_name = "GAME|PROTOCOL", value_parser = crate::target::parse_choice)]
     pub protocol: query_games::plan::Choice,
 
@@ -362,7 +363,24 @@ pub struct ClientArgs {
     /// (default `\status\`).
     #[arg(long, value_name = "REQUEST", value_parser = parse_gamespy_request)]
     pub gamespy_request: Option<String>,
+
+    /// TeamSpeak 3 only: the virtual server to read, by its voice port (default 9987).
+    #[arg(long, value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
+    pub voice_port: Option<u16>,
+
+    /// TeamSpeak 3 only: log in with this ServerQuery account first (for servers whose guest
+    /// query group may not read), its password from --password-file or GSQ_RCON_PASSWORD.
+    #[arg(long, value_name = "NAME")]
+    pub login: Option<String>,
+
+    /// The password of --login: the file's first line.
+    #[arg(long, value_name = "FILE", requires = "login")]
+    pub password_file: Option<PathBuf>,
 }
+
+/// The environment variable that holds an account's password (`--login`, as `gsq rcon`
+/// takes it).
+const PASSWORD_VARIABLE: &str = "GSQ_RCON_PASSWORD";
 
 /// The environment variable that holds the OneQuery auth token.
 const TOKEN_VARIABLE: &str = "GSQ_ONEQUERY_TOKEN";
@@ -422,7 +440,38 @@ impl ClientArgs {
                 .unwrap_or(defaults.gamespy_request),
             deadline: self.deadline,
             max_reply_bytes: self.max_reply_bytes,
+            virtual_server: self
+                .voice_port
+                .map_or(defaults.virtual_server, VirtualServer::Port),
+            query_login: self.query_login()?,
         })
+    }
+
+    /// The `--login` account with its password: from `--password-file`, else
+    /// `GSQ_RCON_PASSWORD`; a login without either is a usage error.
+    fn query_login(&self) -> Result<Option<QueryLogin>, Failure> {
+        let Some(name) = &self.login else {
+            return Ok(None);
+        };
+        let password = match &self.password_file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    Failure::usage(format!(
+                        "cannot read the password file {}: {e}",
+                        path.display()
+                    ))
+                })?;
+                text.lines().next().unwrap_or_default().to_owned()
+            }
+            None => std::env::var(PASSWORD_VARIABLE).map_err(|_| {
+                Failure::usage("--login needs a password")
+                    .hint("give --password-file FILE, or set GSQ_RCON_PASSWORD")
+            })?,
+        };
+        Ok(Some(QueryLogin {
+            name: name.clone(),
+            password,
+        }))
     }
 
     /// Refuses an option given for a protocol it does not apply to, as `--chunks` is refused
@@ -435,6 +484,12 @@ impl ClientArgs {
                 Protocol::GameSpy1,
                 self.gamespy_request.is_some(),
             ),
+            (
+                "--voice-port",
+                Protocol::TeamSpeak3,
+                self.voice_port.is_some(),
+            ),
+            ("--login", Protocol::TeamSpeak3, self.login.is_some()),
         ];
         for (option, owner, is_given) in given {
             if is_given && protocol != owner {
@@ -659,6 +714,18 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub eye: Option<SocketAddr>,
 
+    /// Answer Frostbite queries (TCP: serverInfo, version, listPlayers) on this address, as
+    /// a Battlefield 4 server answers a client that has not logged in. Same connection caps
+    /// as --minecraft-java.
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
+    pub frostbite: Option<SocketAddr>,
+
+    /// Answer TeamSpeak 3 ServerQuery (TCP: use, serverinfo, clientlist, channellist) on this
+    /// address; `login` is accepted with the password in GSQ_RCON_PASSWORD when it is set.
+    /// Same connection caps as --minecraft-java.
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
+    pub teamspeak3: Option<SocketAddr>,
+
     /// Answer SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3, Quake 2, GameSpy 2 and GameSpy 3/4 on
     /// this one address (--minecraft-query answers as a Minecraft server, on a port of its own).
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
@@ -847,7 +914,7 @@ Examples:
 pub struct DecodeArgs {
     /// Protocol: sqp, onequery, samp, gamespy1, a2s, quake3, gamespy2, gamespy3, minecraft
     /// (the server's or the client's TCP bytes), minecraft-query, bedrock, quake2, fivem, teeworlds,
-    /// mumble, eye.
+    /// mumble, eye, frostbite (packets of either side), teamspeak3 (lines of either side).
     #[arg(value_parser = parse_protocol)]
     pub protocol: Protocol,
 

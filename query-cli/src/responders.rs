@@ -140,6 +140,16 @@ pub fn build(role: Role, state: &SharedState, settings: &Settings) -> Outcome<An
                 "Minecraft's status ping is TCP: gsq serve answers it with --minecraft-java",
             ))
         }
+        Role::One(Protocol::Frostbite) => {
+            return Err(crate::exit::Failure::usage(
+                "Frostbite is TCP: gsq serve answers it with --frostbite",
+            ))
+        }
+        Role::One(Protocol::TeamSpeak3) => {
+            return Err(crate::exit::Failure::usage(
+                "TeamSpeak 3's ServerQuery is TCP: gsq serve answers it with --teamspeak3",
+            ))
+        }
         Role::One(Protocol::Bedrock) => Box::new(BedrockResponder::new(
             state.clone(),
             BedrockConfig::default(),

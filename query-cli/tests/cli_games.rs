@@ -128,8 +128,8 @@ fn a_game_queries_its_query_port_from_the_game_port() {
 fn an_unknown_or_waiting_game_is_refused_with_exit_3() {
     let ran = run(&["query", "tribes9", "127.0.0.1"]);
     ran.assert_error(3, &["unknown protocol \"tribes9\"", "gsq games"]);
-    let ran = run(&["query", "bf4", "127.0.0.1"]);
-    ran.assert_error(3, &["Battlefield 4", "does not speak yet"]);
+    let ran = run(&["query", "gta5a", "127.0.0.1"]);
+    ran.assert_error(3, &["alt:V Multiplayer", "does not speak yet"]);
     let ran = run(&["query", "brink", "127.0.0.1"]);
     ran.assert_error(4, &["no default port is known for brink"]);
 }
@@ -200,7 +200,7 @@ fn bulk_lines_take_games_and_auto() {
     );
     let a2s_port = server.addresses["a2s"].port();
     let list = format!(
-        "sdtd 127.0.0.1:{}\nauto {}\nrust {}\nbf4 127.0.0.1\n",
+        "sdtd 127.0.0.1:{}\nauto {}\nrust {}\ngta5a 127.0.0.1\n",
         a2s_port - 1,
         server.addr("minecraft-query"),
         server.addr("a2s"),
@@ -264,9 +264,9 @@ fn the_exporter_probes_games_and_auto() {
     let (code, body) = get(&format!("{url}/probe?game=minecraft&target={target}"));
     assert_eq!(code, 200, "{body}");
     assert!(body.contains("gsq_up{game=\"minecraft\"} 1"), "{body}");
-    let (code, body) = get(&format!("{url}/probe?game=bf4&target={target}"));
+    let (code, body) = get(&format!("{url}/probe?game=gta5a&target={target}"));
     assert_eq!(code, 400);
-    assert!(body.contains("Battlefield 4"), "{body}");
+    assert!(body.contains("alt:V Multiplayer"), "{body}");
     let (code, _) = get(&format!("{url}/metrics"));
     assert_eq!(code, 200);
 }

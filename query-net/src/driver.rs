@@ -4,8 +4,9 @@
 //!   the same for code without an async runtime. [`query_sqp`], [`query_onequery`],
 //!   [`query_samp`], [`query_gamespy1`], [`query_a2s`], [`query_quake3`], [`query_gamespy2`],
 //!   [`query_gamespy3`], [`query_quake2`], [`query_fivem`], [`query_minecraft`],
-//!   [`query_minecraft_query`], [`query_bedrock`], [`query_teeworlds`], [`query_mumble`] and
-//!   [`query_eye`] do it for one protocol each, one for every [`Protocol`].
+//!   [`query_minecraft_query`], [`query_bedrock`], [`query_teeworlds`], [`query_mumble`],
+//!   [`query_eye`], [`query_frostbite`] and [`query_teamspeak3`] do it for one protocol each,
+//!   one for every [`Protocol`].
 //! - [`run_session`] runs any [`ClientSession`] on a socket you provide.
 //! - [`serve`] answers requests with a [`Service`] until told to stop.
 
@@ -275,6 +276,9 @@ pub async fn query(
     if protocol == Protocol::Fivem {
         return query_fivem_at(target, options).await;
     }
+    if protocol.is_stream() {
+        return crate::tcp::query_stream_at(protocol, target, "", options).await;
+    }
     let session = engines::new_session(protocol, target, options)?;
     query_session(session).await
 }
@@ -289,8 +293,8 @@ pub async fn query_at(
     options: &Options,
     learned: &Learned,
 ) -> Result<ServerStatus, QueryError> {
-    if protocol == Protocol::Minecraft {
-        return crate::tcp::query_minecraft_at(address, host, options).await;
+    if protocol.is_stream() {
+        return crate::tcp::query_stream_at(protocol, address, host, options).await;
     }
     if protocol == Protocol::Fivem {
         return query_fivem_at(address, options).await;
@@ -673,6 +677,46 @@ pub async fn query_eye(
     options: &Options,
 ) -> Result<ServerStatus, QueryError> {
     query(Protocol::Ase, target, options).await
+}
+
+/// Queries a Frostbite server (Battlefield 3, 4 and Hardline on port 47200 unless `target`
+/// names one; Bad Company 2 listens on 48888): `serverInfo`, `version` and `listPlayers all`
+/// over one TCP connection.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_frostbite("203.0.113.5:47200", &Options::default()).await?;
+/// println!("{} on {:?}: {}/{}", status.name, status.map, status.num_players, status.max_players);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_frostbite(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    query(Protocol::Frostbite, target, options).await
+}
+
+/// Queries a TeamSpeak 3 server's ServerQuery port (10011 unless `target` names one): the
+/// virtual server of [`Options::virtual_server`] (voice port 9987 by default), logged in as
+/// [`Options::query_login`] when set.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_teamspeak3("voice.example.org", &Options::default()).await?;
+/// println!("{}: {} of {} slots", status.name, status.num_players, status.max_players);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_teamspeak3(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    query(Protocol::TeamSpeak3, target, options).await
 }
 
 /// [`query`] for code without an async runtime: runs one on the current thread.
@@ -1058,6 +1102,8 @@ mod tests {
             Protocol::Teeworlds => query_teeworlds(target, options).await,
             Protocol::Mumble => query_mumble(target, options).await,
             Protocol::Ase => query_eye(target, options).await,
+            Protocol::Frostbite => query_frostbite(target, options).await,
+            Protocol::TeamSpeak3 => query_teamspeak3(target, options).await,
         }
     }
 

@@ -71,6 +71,10 @@ pub struct Options {
     /// server can make a query hold, GameSpy parts, SQP and OneQuery pages and A2S split parts
     /// alike. Reaching it ends the query with what arrived (`complete: false`) or an error.
     pub max_reply_bytes: usize,
+    /// TeamSpeak 3: the virtual server to read, by voice port (9987 by default) or id.
+    pub virtual_server: crate::engines::teamspeak3::VirtualServer,
+    /// TeamSpeak 3: a query account to log in with, for servers whose guests may not read.
+    pub query_login: Option<crate::engines::teamspeak3::QueryLogin>,
 }
 
 impl Options {
@@ -103,6 +107,8 @@ impl Default for Options {
             gamespy_request: "\\status\\".to_owned(),
             deadline: Self::DEFAULT_DEADLINE,
             max_reply_bytes: Self::DEFAULT_MAX_REPLY_BYTES,
+            virtual_server: crate::engines::teamspeak3::VirtualServer::default(),
+            query_login: None,
         }
     }
 }
@@ -121,6 +127,8 @@ impl fmt::Debug for Options {
             .field("gamespy_request", &self.gamespy_request)
             .field("deadline", &self.deadline)
             .field("max_reply_bytes", &self.max_reply_bytes)
+            .field("virtual_server", &self.virtual_server)
+            .field("query_login", &self.query_login)
             .finish()
     }
 }

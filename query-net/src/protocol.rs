@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 /// A game-query protocol.
 ///
 /// The names (`sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`, `gamespy2`, `gamespy3`,
-/// `minecraft`, `minecraft-query`, `bedrock`, `quake2`, `fivem`, `teeworlds`, `mumble`, `eye`) are
-/// the same in `Display`, `FromStr`, JSON and the command line.
+/// `minecraft`, `minecraft-query`, `bedrock`, `quake2`, `fivem`, `teeworlds`, `mumble`, `eye`,
+/// `frostbite`, `teamspeak3`) are the same in `Display`, `FromStr`, JSON and the command line.
 ///
 /// ```
 /// use query_net::Protocol;
@@ -64,11 +64,18 @@ pub enum Protocol {
     /// as qstat names it: `ase` is the game id of Ark: Survival Evolved (an A2S game).
     #[serde(rename = "eye")]
     Ase,
+    /// Frostbite's remote administration over TCP (Battlefield: Bad Company 2, 3, 4,
+    /// Hardline): `serverInfo`, `version` and `listPlayers all`, which need no login.
+    Frostbite,
+    /// TeamSpeak 3's ServerQuery text interface over TCP: `serverinfo`, `clientlist` and
+    /// `channellist` of one virtual server.
+    #[serde(rename = "teamspeak3")]
+    TeamSpeak3,
 }
 
 impl Protocol {
     /// Every protocol, in a stable order.
-    pub const ALL: [Protocol; 16] = [
+    pub const ALL: [Protocol; 18] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
@@ -85,10 +92,12 @@ impl Protocol {
         Protocol::Teeworlds,
         Protocol::Mumble,
         Protocol::Ase,
+        Protocol::Frostbite,
+        Protocol::TeamSpeak3,
     ];
 
-    /// Every protocol queried with datagrams: [`ALL`](Protocol::ALL) without Minecraft's
-    /// status ping, which is TCP ([`is_stream`](Protocol::is_stream)).
+    /// Every protocol queried with datagrams: [`ALL`](Protocol::ALL) without the TCP ones
+    /// ([`is_stream`](Protocol::is_stream)).
     pub const DATAGRAM: [Protocol; 15] = [
         Protocol::Sqp,
         Protocol::OneQuery,
@@ -133,6 +142,10 @@ impl Protocol {
     /// - Mumble: 64738, the voice port, which also answers the ping.
     /// - ASE: 22126, Multi Theft Auto's query port: its game port 22003 + 123, the offset
     ///   every ASE game uses.
+    /// - Frostbite: 47200, the remote-administration port of Battlefield 3, 4 and Hardline
+    ///   (Bad Company 2 uses 48888, which must then be given).
+    /// - TeamSpeak 3: 10011, the ServerQuery port (the voice port, 9987 by default, is a
+    ///   query option of its own).
     pub fn default_port(self) -> u16 {
         match self {
             Protocol::Sqp => 7779,
@@ -150,12 +163,14 @@ impl Protocol {
             Protocol::Teeworlds => 8303,
             Protocol::Mumble => 64738,
             Protocol::Ase => 22126,
+            Protocol::Frostbite => 47200,
+            Protocol::TeamSpeak3 => 10011,
         }
     }
 
     /// The protocol's short name: `sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`,
     /// `gamespy2`, `gamespy3`, `minecraft`, `minecraft-query`, `bedrock`, `quake2`, `fivem`,
-    /// `teeworlds`, `mumble`, `eye`.
+    /// `teeworlds`, `mumble`, `eye`, `frostbite`, `teamspeak3`.
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Sqp => "sqp",
@@ -174,15 +189,20 @@ impl Protocol {
             Protocol::Teeworlds => "teeworlds",
             Protocol::Mumble => "mumble",
             Protocol::Ase => "eye",
+            Protocol::Frostbite => "frostbite",
+            Protocol::TeamSpeak3 => "teamspeak3",
         }
     }
 }
 
 impl Protocol {
     /// Whether the protocol runs over TCP (a [`StreamSession`](crate::stream::StreamSession))
-    /// rather than datagrams: Minecraft's status ping.
+    /// rather than datagrams: Minecraft's status ping, Frostbite and TeamSpeak 3.
     pub fn is_stream(self) -> bool {
-        matches!(self, Protocol::Minecraft)
+        matches!(
+            self,
+            Protocol::Minecraft | Protocol::Frostbite | Protocol::TeamSpeak3
+        )
     }
 
     /// Every protocol's name, comma-separated, for help and error messages.

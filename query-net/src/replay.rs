@@ -50,18 +50,25 @@ const MAX_STEPS: usize = 10_000;
 const SAMP_HEADER: std::ops::Range<usize> = 0..samp::HEADER_LEN;
 
 /// The status the client session of `protocol` returns when its requests to `target` are
-/// answered with `replies` (one datagram each, in any order). For Minecraft's status ping, a
-/// stream, `replies` are the server's bytes in the order they were read, split anywhere
-/// ([`status_from_stream`](crate::engines::minecraft::status_from_stream)).
+/// answered with `replies` (one datagram each, in any order). For the streams (Minecraft's
+/// status ping, Frostbite, TeamSpeak 3), `replies` are the server's bytes in the order they
+/// were read, split anywhere ([`status_from_stream`](crate::engines::minecraft::status_from_stream)
+/// and its namesakes in [`frostbite`](crate::engines::frostbite::status_from_stream) and
+/// [`teamspeak3`](crate::engines::teamspeak3::status_from_stream)).
 pub fn status_from_replies(
     protocol: Protocol,
     target: SocketAddr,
     replies: &[Vec<u8>],
     options: &Options,
 ) -> Result<ServerStatus, QueryError> {
-    if protocol == Protocol::Minecraft {
-        let pieces: Vec<&[u8]> = replies.iter().map(Vec::as_slice).collect();
-        return engines::minecraft::status_from_stream(target, &pieces, options);
+    let pieces: Vec<&[u8]> = replies.iter().map(Vec::as_slice).collect();
+    match protocol {
+        Protocol::Minecraft => {
+            return engines::minecraft::status_from_stream(target, &pieces, options)
+        }
+        Protocol::Frostbite => return engines::frostbite::status_from_stream(target, &pieces),
+        Protocol::TeamSpeak3 => return engines::teamspeak3::status_from_stream(target, &pieces),
+        _ => {}
     }
     replay_spaced(protocol, target, replies, Duration::ZERO, options).result
 }
@@ -194,7 +201,7 @@ impl<'a> Answering<'a> {
             // A reply echoes nothing of the request; every datagram answers it.
             Protocol::Ase => self.replies.to_vec(),
             // A stream: `replay_spaced` fails before asking (see `status_from_replies`).
-            Protocol::Minecraft => Vec::new(),
+            Protocol::Minecraft | Protocol::Frostbite | Protocol::TeamSpeak3 => Vec::new(),
         }
     }
 

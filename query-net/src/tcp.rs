@@ -10,7 +10,9 @@ use tokio::net::TcpStream;
 
 use crate::address::HostPort;
 use crate::driver::Target;
+use crate::engines::frostbite::FrostbiteSession;
 use crate::engines::minecraft::{JavaSession, LegacyPing, LegacySession, LEGACY_KICK};
+use crate::engines::teamspeak3::Ts3Session;
 use crate::error::QueryError;
 use crate::options::Options;
 use crate::protocol::Protocol;
@@ -249,6 +251,28 @@ pub async fn query_minecraft_at(
     run_stream(address, legacy, limits)
         .await
         .map_err(|legacy_error| if kicked { legacy_error } else { error })
+}
+
+/// Queries `address` in a stream protocol: Minecraft's status ping (with its fallback, `host`
+/// being the name the handshake carries), Frostbite or TeamSpeak 3, each over one TCP
+/// connection within [`StreamLimits::from_options`].
+pub async fn query_stream_at(
+    protocol: Protocol,
+    address: SocketAddr,
+    host: &str,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    let limits = StreamLimits::from_options(options);
+    match protocol {
+        Protocol::Minecraft => query_minecraft_at(address, host, options).await,
+        Protocol::Frostbite => run_stream(address, FrostbiteSession::new(address), limits).await,
+        Protocol::TeamSpeak3 => {
+            let session =
+                Ts3Session::new(address, options.virtual_server, options.query_login.clone());
+            run_stream(address, session, limits).await
+        }
+        datagram => Err(QueryError::Unsupported(datagram)),
+    }
 }
 
 /// Whether a failed status ping is worth a legacy ping: the server answered, but not in the

@@ -1,5 +1,6 @@
 //! Game-query protocols declared as types, one module per protocol: every packet here comes
-//! from `#[derive(Wire)]` (binary) or `#[derive(KeyValues)]` (GameSpy text), none is hand-coded.
+//! from `#[derive(Wire)]` (binary) or `#[derive(KeyValues)]` (GameSpy and ServerQuery text),
+//! none is hand-coded.
 //!
 //! | module | protocol | byte order | text |
 //! |---|---|---|---|
@@ -23,6 +24,7 @@
 //! | [`teeworlds`] | Teeworlds 0.6 and DDNet server info | decimal text | NUL-terminated UTF-8 |
 //! | [`mumble`] | Mumble's ping | big | none |
 //! | [`ase`] | All-Seeing Eye (Multi Theft Auto, Far Cry) | text | self-counting u8 length, raw bytes |
+//! | [`teamspeak3`] | TeamSpeak 3 ServerQuery | text | escaped UTF-8 |
 
 pub mod a2s;
 pub mod ase;
@@ -43,4 +45,5 @@ pub mod quake3;
 pub mod rcon;
 pub mod samp;
 pub mod sqp;
+pub mod teamspeak3;
 pub mod teeworlds;

@@ -2,6 +2,7 @@
 //
 //   node gamedig_query.mjs <gamedig game id> <host> <port>
 //   node gamedig_query.mjs a2s <host> <port>
+//   node gamedig_query.mjs teamspeak3 <host> <ServerQuery port> <voice port>
 //
 // The output is gamedig's own result object, untouched, plus `protocol`: the protocol gamedig
 // resolved the game id to, so the caller can check it queried the protocol it meant to. Any
@@ -15,7 +16,7 @@
 // comes out as JSON.stringify writes a Buffer: {"type": "Buffer", "data": [bytes]}.
 import { GameDig, games } from 'gamedig'
 
-const [type, host, port] = process.argv.slice(2)
+const [type, host, port, voicePort] = process.argv.slice(2)
 if (!type || !host || !port) {
   console.error('usage: node gamedig_query.mjs <game id>|a2s <host> <port>')
   process.exit(2)
@@ -26,6 +27,15 @@ const MODES = {
   a2s: {
     type: 'protocol-valve',
     options: { requestRules: true, requestPlayersRequired: true, requestRulesRequired: true }
+  }
+}
+// gamedig's teamspeak3 takes the voice port as its port (it selects the virtual server with
+// `use port=`) and the ServerQuery port as an option.
+if (type === 'teamspeak3' && voicePort) {
+  MODES.teamspeak3 = {
+    type,
+    port: Number(voicePort),
+    options: { teamspeakQueryPort: Number(port) }
   }
 }
 const mode = MODES[type] ?? { type, options: {} }
@@ -43,7 +53,7 @@ try {
   const state = await GameDig.query({
     type: mode.type,
     host,
-    port: Number(port),
+    port: mode.port ?? Number(port),
     // Query exactly this port: no game-specific query port offset, no port guessing.
     givenPortOnly: true,
     maxRetries: 2,

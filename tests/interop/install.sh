@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the third-party code the interop tests run against gsq: gamedig, rcon-client,
 # minecraft-server-util and minecraft-protocol (a Minecraft server gsq queries) from npm
-# (pinned in package-lock.json) into node_modules/, and opengsq, mcstatus and rcon from PyPI
+# (pinned in package-lock.json) into node_modules/, and opengsq, mcstatus, rcon and ts3 from PyPI
 # (pinned in requirements.txt) into the venv .venv/. Installs Node.js or Python first if they
 # are missing. Any failure, a registry that does not answer included, exits non-zero: the
 # interop tests must fail, never skip, in CI.
@@ -48,7 +48,7 @@ if ! .venv/bin/python -c 'import sys' 2>/dev/null; then
     python3 -m venv .venv
 fi
 .venv/bin/python -m pip install --disable-pip-version-check --quiet -r requirements.txt
-.venv/bin/python -c 'import opengsq.protocols; from opengsq.protocols import GameSpy1, Samp, Source'
+.venv/bin/python -c "import opengsq.protocols, ts3.query; from opengsq.protocols import Battlefield, GameSpy1, Samp, Source, TeamSpeak3"
 .venv/bin/python -c 'from mcstatus import BedrockServer, JavaServer, LegacyServer'
 .venv/bin/python -c 'from rcon.source import Client'
 

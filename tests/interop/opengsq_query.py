@@ -1,6 +1,6 @@
 """Queries one server with opengsq and prints what opengsq reports, as JSON, on stdout.
 
-    python opengsq_query.py samp|gamespy1|a2s|quake3|gamespy2|gamespy3|gamespy4|ase <host> <port>
+    python opengsq_query.py samp|gamespy1|a2s|quake3|gamespy2|gamespy3|gamespy4|ase|battlefield|teamspeak3 <host> <port>
 
 The output holds opengsq's own results, converted to JSON without interpretation:
 - samp: {"status": Status, "rules": ..., "players": [Player]} from get_status, get_rules and
@@ -26,6 +26,11 @@ The output holds opengsq's own results, converted to JSON without interpretation
 - gamespy4: {"info": ..., "players": [...], "teams": [...]} from GameSpy4's get_status
   (GameSpy 3 with the challenge, as Minecraft's query).
 - ase: the Status dataclass from ASE's get_status (the All-Seeing Eye), players included.
+- battlefield: {"info": Info, "version": VersionInfo, "players": [...]} from Battlefield's
+  get_info, get_version and get_players (Frostbite over TCP).
+- teamspeak3: {"info": ..., "clients": [...], "channels": [...]} from TeamSpeak3's get_info,
+  get_clients and get_channels, each on a connection of its own that first selects the virtual
+  server on the voice port in the environment variable VOICE_PORT (9987 when unset).
 
 Any failure exits non-zero with opengsq's message.
 """
@@ -37,7 +42,20 @@ import json
 import sys
 import traceback
 
-from opengsq.protocols import ASE, GameSpy1, GameSpy2, GameSpy3, GameSpy4, Quake3, Samp, Source
+import os
+
+from opengsq.protocols import (
+    ASE,
+    Battlefield,
+    GameSpy1,
+    GameSpy2,
+    GameSpy3,
+    GameSpy4,
+    Quake3,
+    Samp,
+    Source,
+    TeamSpeak3,
+)
 
 TIMEOUT_SECONDS = 5.0
 
@@ -119,6 +137,27 @@ async def query_ase(host: str, port: int) -> dict:
     return dataclasses.asdict(await eye.get_status())
 
 
+async def query_battlefield(host: str, port: int) -> dict:
+    battlefield = Battlefield(host=host, port=port, timeout=TIMEOUT_SECONDS)
+    info = await battlefield.get_info()
+    version = await battlefield.get_version()
+    players = await battlefield.get_players()
+    return {
+        "info": dataclasses.asdict(info),
+        "version": dataclasses.asdict(version),
+        "players": players,
+    }
+
+
+async def query_teamspeak3(host: str, port: int) -> dict:
+    voice_port = int(os.environ.get("VOICE_PORT", "9987"))
+    teamspeak = TeamSpeak3(host=host, port=port, voice_port=voice_port, timeout=TIMEOUT_SECONDS)
+    info = await teamspeak.get_info()
+    clients = await teamspeak.get_clients()
+    channels = await teamspeak.get_channels()
+    return {"info": info, "clients": clients, "channels": channels}
+
+
 QUERIES = {
     "samp": query_samp,
     "gamespy1": query_gamespy1,
@@ -128,6 +167,8 @@ QUERIES = {
     "gamespy3": query_gamespy3,
     "gamespy4": query_gamespy4,
     "ase": query_ase,
+    "battlefield": query_battlefield,
+    "teamspeak3": query_teamspeak3,
 }
 
 

@@ -518,10 +518,10 @@ mod tests {
         assert!(problem.message().contains("brink"), "{problem}");
 
         // A game of a family gsq does not speak yet says so.
-        let entry = parse_entry(5, "bf4 127.0.0.1", None, None).await;
+        let entry = parse_entry(5, "gta5a 127.0.0.1", None, None).await;
         let problem = entry.problem.unwrap();
         assert_eq!(problem.category(), Category::UnknownProtocol);
-        assert!(problem.message().contains("Battlefield 4"), "{problem}");
+        assert!(problem.message().contains("alt:V Multiplayer"), "{problem}");
 
         let entry = parse_entry(1, "127.0.0.1", None, None).await;
         assert!(entry.problem.unwrap().message().contains("--protocol"));

@@ -93,10 +93,16 @@ pub async fn run(args: ServeArgs) -> Outcome {
         })?;
         bound.push((role, local, socket, responder));
     }
-    let minecraft_java = match args.minecraft_java {
-        Some(address) => Some(bind_tcp(address, "minecraft").await?),
-        None => None,
-    };
+    let mut streams = Vec::new();
+    for (protocol, address) in [
+        (Protocol::Minecraft, args.minecraft_java),
+        (Protocol::Frostbite, args.frostbite),
+        (Protocol::TeamSpeak3, args.teamspeak3),
+    ] {
+        if let Some(address) = address {
+            streams.push((protocol, bind_tcp(address, protocol.name()).await?));
+        }
+    }
     let rcon = match args.rcon {
         Some(address) => {
             let password = rcon_password(&args)?;
@@ -107,16 +113,9 @@ pub async fn run(args: ServeArgs) -> Outcome {
     };
     let stop = stop_signal();
     announce(&bound)?;
-    if let Some((listener, local)) = minecraft_java {
-        announce_line(&format!("{} {local}\n", Protocol::Minecraft))?;
-        let state = shared.clone();
-        tokio::spawn(query_net::tcp::serve_stream(
-            listener,
-            move || query_net::engines::minecraft::JavaResponder::new(state.clone()),
-            query_net::tcp::ListenerLimits::default(),
-            Arc::new(query_net::tcp::ListenerStats::default()),
-            shutdown.clone(),
-        ));
+    for (protocol, (listener, local)) in streams {
+        announce_line(&format!("{protocol} {local}\n"))?;
+        serve_stream(protocol, listener, &shared, &shutdown);
     }
     if let Some((listener, local, password)) = rcon {
         announce_line(&format!("rcon {local}\n"))?;
@@ -335,9 +334,17 @@ fn roles(
     .into_iter()
     .filter_map(|(role, address)| address.map(|a| (role, a)))
     .collect();
-    if roles.is_empty() && args.minecraft_java.is_none() && args.rcon.is_none() {
+    let no_stream = [
+        args.minecraft_java,
+        args.frostbite,
+        args.teamspeak3,
+        args.rcon,
+    ]
+    .iter()
+    .all(Option::is_none);
+    if roles.is_empty() && no_stream {
         return Err(Failure::usage("nothing to serve").hint(
-            "give at least one of --game ID, --sqp, --onequery, --samp, --gamespy1, --a2s, --quake3, --quake2, --fivem, --gamespy2, --gamespy3, --minecraft-query, --bedrock, --teeworlds, --mumble, --eye, --minecraft-java, --rcon or --all with an address",
+            "give at least one of --game ID, --sqp, --onequery, --samp, --gamespy1, --a2s, --quake3, --quake2, --fivem, --gamespy2, --gamespy3, --minecraft-query, --bedrock, --teeworlds, --mumble, --eye, --minecraft-java, --frostbite, --teamspeak3, --rcon or --all with an address",
         ));
     }
     // Two sockets on one fixed port would fail to bind; say which options clash instead.
@@ -382,6 +389,51 @@ fn rcon_password(args: &ServeArgs) -> Outcome<String> {
 
 /// Prints `<protocol> <address>` per protocol on stdout, so scripts can find the ports.
 /// A TCP listener on `address`, and the address it got.
+/// Answers `protocol`'s TCP queries on `listener` from `shared` until `shutdown`.
+fn serve_stream(
+    protocol: Protocol,
+    listener: tokio::net::TcpListener,
+    shared: &SharedState,
+    shutdown: &CancellationToken,
+) {
+    use query_net::engines::{frostbite, minecraft, teamspeak3};
+    use query_net::tcp::{serve_stream, ListenerLimits, ListenerStats};
+    let state = shared.clone();
+    let (limits, stats) = (
+        ListenerLimits::default(),
+        Arc::new(ListenerStats::default()),
+    );
+    let stop = shutdown.clone();
+    match protocol {
+        Protocol::Frostbite => tokio::spawn(serve_stream(
+            listener,
+            move || frostbite::FrostbiteResponder::new(state.clone()),
+            limits,
+            stats,
+            stop,
+        )),
+        Protocol::TeamSpeak3 => {
+            let password = std::env::var("GSQ_RCON_PASSWORD")
+                .ok()
+                .filter(|p| !p.is_empty());
+            tokio::spawn(serve_stream(
+                listener,
+                move || teamspeak3::Ts3Responder::new(state.clone(), password.clone()),
+                limits,
+                stats,
+                stop,
+            ))
+        }
+        _ => tokio::spawn(serve_stream(
+            listener,
+            move || minecraft::JavaResponder::new(state.clone()),
+            limits,
+            stats,
+            stop,
+        )),
+    };
+}
+
 async fn bind_tcp(
     address: SocketAddr,
     what: &str,

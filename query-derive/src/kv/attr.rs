@@ -68,6 +68,7 @@ impl Encoding {
 pub enum Format {
     Backslash,
     Nul,
+    ServerQuery,
 }
 
 impl Format {
@@ -76,6 +77,7 @@ impl Format {
         match self {
             Format::Backslash => "Backslash",
             Format::Nul => "Nul",
+            Format::ServerQuery => "ServerQuery",
         }
     }
 }
@@ -214,10 +216,14 @@ impl Container {
                 let format = match name.value.as_str() {
                     "nul" => Format::Nul,
                     "backslash" => Format::Backslash,
+                    "serverquery" => Format::ServerQuery,
                     other => {
                         return Err(syn::Error::new(
                             name.span,
-                            format!("unknown format {other:?}: expected \"backslash\" or \"nul\""),
+                            format!(
+                                "unknown format {other:?}: expected \"backslash\", \"nul\" or \
+                                 \"serverquery\""
+                            ),
                         ))
                     }
                 };

@@ -294,14 +294,16 @@ impl Responder for AllProtocols {
             }
             Some(Protocol::Teeworlds) => self.teeworlds.handle(from, datagram, now, replies),
             // `route` names none of these: Bedrock, Mumble and ASE servers answer on a port of
-            // their own, Minecraft's status ping is TCP, and FiveM's `getinfo` is Quake 3's
-            // request.
+            // their own, Minecraft's status ping, Frostbite and TeamSpeak 3 are TCP, and FiveM's
+            // `getinfo` is Quake 3's request.
             Some(
                 Protocol::Bedrock
                 | Protocol::Mumble
                 | Protocol::Ase
                 | Protocol::Minecraft
-                | Protocol::Fivem,
+                | Protocol::Fivem
+                | Protocol::Frostbite
+                | Protocol::TeamSpeak3,
             ) => Verdict::Dropped(DropReason::Unsupported),
         }
     }

@@ -16,6 +16,7 @@ pub mod ase;
 pub mod bedrock;
 mod fit;
 pub mod fivem;
+pub mod frostbite;
 pub mod gamespy1;
 pub mod gamespy2;
 pub mod gamespy3;
@@ -27,6 +28,7 @@ pub mod quake3;
 pub mod samp;
 pub mod single;
 pub mod sqp;
+pub mod teamspeak3;
 pub mod teeworlds;
 
 /// A status-query session of any protocol, as the drivers hold it.
@@ -62,7 +64,9 @@ pub fn new_session_learning(
         Protocol::GameSpy2 => gamespy2::client(target, options),
         Protocol::GameSpy3 => gamespy3::client_learning(target, options, learned),
         Protocol::MinecraftQuery => gamespy3::minecraft_client(target, options),
-        Protocol::Minecraft => return Err(QueryError::StreamOnly(protocol)),
+        Protocol::Minecraft | Protocol::Frostbite | Protocol::TeamSpeak3 => {
+            return Err(QueryError::StreamOnly(protocol))
+        }
         Protocol::Bedrock => bedrock::client(target, options),
         Protocol::Quake2 => quake2::client(target, options),
         Protocol::Fivem => fivem::client(target, options),

@@ -106,6 +106,7 @@ mod group;
 mod line;
 mod nul;
 mod pairs;
+mod query;
 mod sink;
 mod table;
 mod value;
@@ -114,6 +115,10 @@ pub use group::{split_index, FromRest, IndexedField, IndexedGroup, ToIndexedFiel
 pub use line::KvLine;
 pub use nul::{nul_pair_len, read_nul_pairs, write_nul_document, KvBlock, KvFormat, Nul};
 pub use pairs::{pair_capacity, pairs, split_pairs, Pair, PairSpan, Pairs, DELIMITER};
+pub use query::{
+    decode_rows, encode_rows, escape, split_query_pairs, split_rows, unescape,
+    write_query_document, QueryText, Spaced, FIELD_SEPARATOR, ROW_SEPARATOR,
+};
 pub use sink::{check_pair, pair_len, KvSink, LenCounter};
 pub use table::{row_columns, RowTable};
 pub use value::{display_value, parse_value, trim, FromValue, ToValue};
@@ -158,6 +163,7 @@ pub trait FromKeyValues<'a>: Sized {
                 let mut r = crate::Reader::new(bytes);
                 read_nul_pairs(&mut r).and_then(|p| r.expect_end().map(|()| p))
             }
+            KvFormat::ServerQuery => split_query_pairs(bytes, 0),
         }
         .map_err(|e| e.in_field(Self::NAME))?;
         Self::from_pairs(&pairs, None, encoding).map_err(|e| e.in_field(Self::NAME))
@@ -185,7 +191,8 @@ pub trait ToKeyValues {
     ) -> Result<()>;
 
     /// Writes the whole value in [`FORMAT`](ToKeyValues::FORMAT): the pairs, and for
-    /// [`KvFormat::Nul`] the empty key that ends them.
+    /// [`KvFormat::Nul`] the empty key that ends them; [`KvFormat::ServerQuery`] separates
+    /// them with spaces.
     fn write_document<S: KvSink + ?Sized>(
         &self,
         sink: &mut S,
@@ -194,6 +201,7 @@ pub trait ToKeyValues {
         match Self::FORMAT {
             KvFormat::Backslash => self.write_pairs(sink, None, encoding),
             KvFormat::Nul => write_nul_document(self, &mut &mut *sink, encoding),
+            KvFormat::ServerQuery => write_query_document(self, &mut &mut *sink, encoding),
         }
     }
 

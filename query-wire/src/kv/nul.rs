@@ -18,6 +18,9 @@ pub enum KvFormat {
     Backslash,
     /// `key\0value\0...\0`, ended by an empty key (GameSpy 2, 3 and 4).
     Nul,
+    /// `key=value key=value`, one row of TeamSpeak 3's ServerQuery (see
+    /// [`QueryText`](super::QueryText) for its escapes).
+    ServerQuery,
 }
 
 /// Reads NUL-separated pairs from `r` up to and including the empty key that ends them.

@@ -49,13 +49,13 @@ pub fn check_pair(key: &[u8], index: Option<usize>, value: &[u8], at: usize) -> 
 }
 
 /// The decimal digits of an index, without allocating.
-pub(super) struct IndexDigits {
+pub(crate) struct IndexDigits {
     buf: [u8; 20],
     start: usize,
 }
 
 impl IndexDigits {
-    pub(super) fn new(mut n: usize) -> Self {
+    pub(crate) fn new(mut n: usize) -> Self {
         let mut buf = [0u8; 20];
         let mut start = buf.len();
         loop {
@@ -69,7 +69,7 @@ impl IndexDigits {
         IndexDigits { buf, start }
     }
 
-    pub(super) fn as_bytes(&self) -> &[u8] {
+    pub(crate) fn as_bytes(&self) -> &[u8] {
         &self.buf[self.start..]
     }
 }

@@ -27,6 +27,7 @@ use crate::output::{print_line, to_json, Format, OrderedJson};
 use crate::target::Answer;
 
 mod capture;
+mod tcp_families;
 
 /// One input file's bytes.
 #[derive(Debug)]
@@ -99,6 +100,12 @@ fn decode_datagrams(args: &DecodeArgs, datagrams: &[Datagram]) -> Outcome<(Body,
             each_datagram(datagrams, |d| decode_ase(d, args.as_kind, encoding))
         }
         Protocol::Minecraft => each_datagram(datagrams, |d| decode_minecraft(d, args.as_kind)),
+        Protocol::Frostbite => each_datagram(datagrams, |d| {
+            tcp_families::decode_frostbite(d, args.as_kind)
+        }),
+        Protocol::TeamSpeak3 => each_datagram(datagrams, |d| {
+            tcp_families::decode_teamspeak3(d, args.as_kind)
+        }),
     }
 }
 
