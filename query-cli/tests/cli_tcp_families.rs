@@ -141,3 +141,27 @@ fn decode_status_reads_a_real_stream_cut_into_files() {
         assert_eq!(ran.code, Some(0), "{protocol}: {ran:?}");
     }
 }
+
+/// `gsq bulk` runs the TCP families beside each other as stream targets: a connection each,
+/// the line's protocol and address in its result.
+#[test]
+fn bulk_reads_both_families_as_stream_targets() {
+    let server = serve();
+    let list = format!(
+        "frostbite {}\nteamspeak3 {}\n",
+        server.addr("frostbite"),
+        server.addr("teamspeak3")
+    );
+    let ran = cli_support::run_with_stdin(
+        &["bulk", "-t", "2s", "-r", "0", "--voice-port", VOICE_PORT],
+        &list,
+    );
+    assert_eq!(ran.code, Some(0), "{ran:?}");
+    let mut lines = ran.json_lines();
+    lines.sort_by_key(|l| l["line"].as_u64());
+    assert_eq!(lines.len(), 2, "{ran:?}");
+    assert_eq!(lines[0]["protocol"], "frostbite", "{:#}", lines[0]);
+    assert_eq!(lines[0]["version"], "BF4 1.0.3");
+    assert_eq!(lines[1]["protocol"], "teamspeak3", "{:#}", lines[1]);
+    assert_eq!(lines[1]["name"], lines[0]["name"]);
+}

@@ -2,7 +2,7 @@
 //! sans-I/O [`StreamResponder`], the way a Battlefield 4 server answers a client that has not
 //! logged in.
 //!
-//! - `serverInfo`: BF4's words ([`BF4_TAIL`](query_specs::frostbite::BF4_TAIL)): the state's
+//! - `serverInfo`: BF4's words ([`BF4_TAIL`]): the state's
 //!   name, counts, mode and map, one round of one, a score per team of the state (two teams at
 //!   0 without teams), no password unless the state has one.
 //! - `version`: `BF4` and the state's version (`0` without one).
