@@ -32,7 +32,7 @@ use query_wire::kv::KvLine;
 use query_wire::{Decode, Error, ErrorKind, KeyValues, Reader, Result, Text, TextEncoding, Wire};
 use serde::Serialize;
 
-use crate::quake3::{Line, Player};
+use crate::quake3::{lenient, player_lines, Player};
 
 /// The text encoding of most servers.
 pub const ENCODING: TextEncoding = TextEncoding::Windows1252;
@@ -261,20 +261,15 @@ impl<'a> StatusResponse<'a> {
         datagram: &'a [u8],
         encoding: TextEncoding,
     ) -> Result<(Self, Vec<Error>)> {
-        let mut unreadable = Vec::new();
-        let reply = Self::decode_with(datagram, encoding, |error| {
-            unreadable.push(error);
-            Ok(())
-        })?;
-        Ok((reply, unreadable))
+        lenient(|bad_line| Self::decode_with(datagram, encoding, bad_line))
     }
 
     /// The header (`print\n` or `n`), the pair line, then each line framed by
-    /// [`Line`] and decoded from exactly its bytes in the header's layout.
+    /// [`Line`](crate::quake3::Line) and decoded from exactly its bytes in the header's layout.
     fn decode_with(
         datagram: &'a [u8],
         encoding: TextEncoding,
-        mut bad_line: impl FnMut(Error) -> Result<()>,
+        bad_line: impl FnMut(Error) -> Result<()>,
     ) -> Result<Self> {
         let mut r = Reader::new(datagram);
         let dialect = if datagram.starts_with(PRINT_HEADER) {
@@ -285,28 +280,16 @@ impl<'a> StatusResponse<'a> {
             Dialect::QuakeWorld
         };
         let info = InfoLine::decode(&mut r, encoding)?.0;
-        let mut players = Vec::new();
-        let mut index = 0;
-        while !r.is_empty() {
-            let mut fields = r.clone();
-            let line = Line::decode(&mut r, ()).map_err(|e| e.in_field("players"))?;
-            if line.text.is_empty() {
-                continue;
-            }
-            let player = fields
-                .sub(line.text.len())
-                .and_then(|mut fields| match dialect {
-                    Dialect::Quake2 => Player::decode_exact(&mut fields, ()).map(AnyPlayer::Quake2),
-                    Dialect::QuakeWorld => {
-                        QwPlayer::decode_exact(&mut fields, ()).map(AnyPlayer::QuakeWorld)
-                    }
-                });
-            match player {
-                Ok(player) => players.push(player),
-                Err(error) => bad_line(error.at_index(index).in_field("players"))?,
-            }
-            index += 1;
-        }
+        let players = player_lines(
+            &mut r,
+            |fields| match dialect {
+                Dialect::Quake2 => Player::decode_exact(fields, ()).map(AnyPlayer::Quake2),
+                Dialect::QuakeWorld => {
+                    QwPlayer::decode_exact(fields, ()).map(AnyPlayer::QuakeWorld)
+                }
+            },
+            bad_line,
+        )?;
         Ok(StatusResponse {
             dialect,
             info,

@@ -308,12 +308,7 @@ impl<'a> StatusResponse<'a> {
         datagram: &'a [u8],
         encoding: TextEncoding,
     ) -> Result<(Self, Vec<Error>)> {
-        let mut unreadable = Vec::new();
-        let reply = Self::decode_with(datagram, encoding, |error| {
-            unreadable.push(error);
-            Ok(())
-        })?;
-        Ok((reply, unreadable))
+        lenient(|bad_line| Self::decode_with(datagram, encoding, bad_line))
     }
 
     /// The header, the pair line when the body starts with a backslash (a continuation starts
@@ -322,7 +317,7 @@ impl<'a> StatusResponse<'a> {
     fn decode_with(
         datagram: &'a [u8],
         encoding: TextEncoding,
-        mut bad_line: impl FnMut(Error) -> Result<()>,
+        bad_line: impl FnMut(Error) -> Result<()>,
     ) -> Result<Self> {
         let mut r = Reader::new(datagram);
         StatusHeader::decode(&mut r, ())?;
@@ -330,25 +325,50 @@ impl<'a> StatusResponse<'a> {
             Some(b'\\') => Some(InfoLine::decode(&mut r, encoding)?.0),
             _ => None,
         };
-        let mut players = Vec::new();
-        let mut index = 0;
-        while !r.is_empty() {
-            let mut fields = r.clone();
-            let line = Line::decode(&mut r, ()).map_err(|e| e.in_field("players"))?;
-            if line.text.is_empty() {
-                continue;
-            }
-            let player = fields
-                .sub(line.text.len())
-                .and_then(|mut fields| Player::decode_exact(&mut fields, ()));
-            match player {
-                Ok(player) => players.push(player),
-                Err(error) => bad_line(error.at_index(index).in_field("players"))?,
-            }
-            index += 1;
-        }
+        let players = player_lines(&mut r, |fields| Player::decode_exact(fields, ()), bad_line)?;
         Ok(StatusResponse { info, players })
     }
+}
+
+/// The player lines left in `r`: each framed by [`Line`] and decoded by `decode` from exactly
+/// its bytes (empty lines skipped); `bad_line` decides what a line that fails costs, its error
+/// carrying the line's index. The Quake 2 family's replies read their lines the same way.
+pub(crate) fn player_lines<'a, P>(
+    r: &mut Reader<'a>,
+    mut decode: impl FnMut(&mut Reader<'a>) -> Result<P>,
+    mut bad_line: impl FnMut(Error) -> Result<()>,
+) -> Result<Vec<P>> {
+    let mut players = Vec::new();
+    let mut index = 0;
+    while !r.is_empty() {
+        let mut fields = r.clone();
+        let line = Line::decode(r, ()).map_err(|e| e.in_field("players"))?;
+        if line.text.is_empty() {
+            continue;
+        }
+        match fields
+            .sub(line.text.len())
+            .and_then(|mut fields| decode(&mut fields))
+        {
+            Ok(player) => players.push(player),
+            Err(error) => bad_line(error.at_index(index).in_field("players"))?,
+        }
+        index += 1;
+    }
+    Ok(players)
+}
+
+/// `decode` run with a `bad_line` that keeps each unreadable line's error instead of
+/// failing: what `decode_lenient` returns beside the reply.
+pub(crate) fn lenient<T>(
+    decode: impl FnOnce(&mut dyn FnMut(Error) -> Result<()>) -> Result<T>,
+) -> Result<(T, Vec<Error>)> {
+    let mut unreadable = Vec::new();
+    let reply = decode(&mut |error| {
+        unreadable.push(error);
+        Ok(())
+    })?;
+    Ok((reply, unreadable))
 }
 
 impl<'a> InfoResponse<'a> {
