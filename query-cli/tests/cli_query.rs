@@ -296,30 +296,25 @@ fn auto_finds_the_protocol_on_a_port() {
 
 #[test]
 fn auto_against_one_port_serving_all_protocols_reports_one_answer() {
+    // Every protocol `--all` routes; the server announces each on the one port.
+    let every: Vec<String> = query_net::engines::all::ROUTED
+        .iter()
+        .map(|protocol| protocol.to_string())
+        .collect();
+    let expect: Vec<&str> = every.iter().map(String::as_str).collect();
     let server = Server::start(
         StateDir::new("toml", SAMPLE_STATE),
         &["--all", "127.0.0.1:0"],
-        &["sqp"],
+        &expect,
     );
     let address = server.addr("sqp");
     let mut direct = std::collections::HashMap::new();
-    let every = [
-        "sqp",
-        "onequery",
-        "samp",
-        "gamespy1",
-        "a2s",
-        "quake3",
-        "gamespy2",
-        "gamespy3",
-        "minecraft-query",
-        "teeworlds",
-    ];
-    for protocol in every {
+    for protocol in &expect {
+        assert_eq!(server.addr(protocol), address, "{protocol} shares the port");
         let status = query_json(protocol, &address, &[]);
-        assert_eq!(status["protocol"], protocol);
+        assert_eq!(status["protocol"], *protocol);
         assert_eq!(status["name"], "Café Zoë");
-        direct.insert(protocol, status);
+        direct.insert(*protocol, status);
     }
     // All of them answer on that port; which one is first is a race, so the test checks that
     // the answer names one of them and is exactly what that protocol says when asked alone.
