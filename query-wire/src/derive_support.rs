@@ -171,6 +171,82 @@ pub fn unknown_tag<T: Integer>(tag: T, offset: usize) -> Error {
     Error::new(ErrorKind::UnknownTag { tag: tag.to_u64() }, offset)
 }
 
+/// A magic as `&'static [u8]`, whether declared as a byte string literal or a constant of
+/// `&[u8]` or `&[u8; N]`.
+#[inline(always)]
+pub const fn magic_bytes(magic: &'static [u8]) -> &'static [u8] {
+    magic
+}
+
+/// An enum chosen by magic: the index of the first of `magics` that the rest of the input
+/// starts with, that magic consumed. Input that starts with none is [`ErrorKind::UnknownMagic`]
+/// at the first byte no magic accepts, or [`ErrorKind::UnexpectedEnd`] when the input ends
+/// inside a magic it agrees with.
+#[inline]
+pub fn select_magic(r: &mut Reader<'_>, magics: &[&'static [u8]]) -> Result<usize, Error> {
+    let rest = r.peek_rest();
+    for (index, magic) in magics.iter().enumerate() {
+        if rest.starts_with(magic) {
+            r.skip(magic.len())?;
+            return Ok(index);
+        }
+    }
+    Err(no_magic(r, magics))
+}
+
+#[cold]
+#[inline(never)]
+fn no_magic(r: &Reader<'_>, magics: &[&'static [u8]]) -> Error {
+    let rest = r.peek_rest();
+    let agreed = magics
+        .iter()
+        .map(|magic| {
+            rest.iter()
+                .zip(magic.iter())
+                .take_while(|(a, b)| a == b)
+                .count()
+        })
+        .max()
+        .unwrap_or(0);
+    if agreed == rest.len() {
+        // Cut inside a magic: the input could still have been that variant.
+        let need = magics
+            .iter()
+            .filter(|magic| magic.starts_with(rest))
+            .map(|magic| magic.len())
+            .min()
+            .unwrap_or(agreed);
+        return r.error(ErrorKind::UnexpectedEnd {
+            need,
+            have: rest.len(),
+        });
+    }
+    Error::new(
+        ErrorKind::UnknownMagic {
+            found: rest[..=agreed].to_vec(),
+        },
+        r.offset() + agreed,
+    )
+}
+
+/// Whether `bytes` start with `outer` (when given), then with one of `magics`: the generated
+/// `matches_magic` of an enum chosen by magic.
+#[inline]
+pub fn starts_with_magic(
+    bytes: &[u8],
+    outer: Option<&'static [u8]>,
+    magics: &[&'static [u8]],
+) -> bool {
+    let rest = match outer {
+        Some(outer) => match bytes.strip_prefix(outer) {
+            Some(rest) => rest,
+            None => return false,
+        },
+        None => bytes,
+    };
+    magics.iter().any(|magic| rest.starts_with(magic))
+}
+
 /// An `until_end` element that read nothing: repeating it would never reach the end.
 #[cold]
 pub fn empty_element(r: &Reader<'_>) -> Error {

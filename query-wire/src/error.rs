@@ -46,6 +46,11 @@ pub enum ErrorKind {
     /// An enum tag that no variant declares.
     #[error("unknown tag {tag:#x}")]
     UnknownTag { tag: u64 },
+    /// Input that starts with the magic of none of an enum's variants. `found` runs from
+    /// where the variant's magic would start to the first byte no variant's magic accepts,
+    /// which is where the error is.
+    #[error("no variant's magic starts with {found:02x?}")]
+    UnknownMagic { found: Vec<u8> },
     /// Bytes left over where the declaration says the input must end.
     #[error("{count} trailing bytes")]
     TrailingBytes { count: usize },

@@ -322,8 +322,11 @@ pub enum NestedCtx {
 pub struct Enum {
     pub tag_ty: TagType,
     pub endian: Endian,
-    /// False for an `external` tag.
+    /// False for an `external` tag and for variants chosen by their magic.
     pub tag_on_wire: bool,
+    /// The variants declare `magic` instead of a tag: the first whose magic starts the input
+    /// is decoded.
+    pub by_magic: bool,
     /// TLV: a length prefix after the tag.
     pub len: Option<Len>,
     pub variants: Vec<Variant>,
@@ -344,6 +347,8 @@ pub struct Variant {
 pub enum VariantTag {
     /// `#[wire(tag = ..)]` or the discriminant.
     Value(Expr),
+    /// `#[wire(magic = ..)]`: the bytes that start the variant and select it.
+    Magic(Expr),
     /// `#[wire(other)]`: the tag and the raw body are its two fields.
     Other {
         tag: Member,
@@ -416,10 +421,29 @@ fn enumeration(
         includes: None,
     });
 
+    let parsed: Vec<VariantAttrs> = data
+        .variants
+        .iter()
+        .map(|variant| attr::variant(&variant.attrs, errors))
+        .collect();
+    // A variant without `magic` in such an enum is `check`'s to report.
+    let by_magic = parsed.iter().any(|vattrs| vattrs.magic.is_some());
+
     let mut variants = Vec::new();
-    for variant in &data.variants {
-        let vattrs = attr::variant(&variant.attrs, errors);
-        let (tag, fields) = if vattrs.other.is_some() {
+    for (variant, vattrs) in data.variants.iter().zip(parsed) {
+        let (tag, fields) = if let Some(magic) = &vattrs.magic {
+            (
+                VariantTag::Magic(magic.value.clone()),
+                fields(&variant.fields, env, errors),
+            )
+        } else if by_magic {
+            // Reported by `check`; the fields are still built for their own errors.
+            let placeholder: Expr = syn::parse_quote!(b"");
+            (
+                VariantTag::Magic(placeholder),
+                fields(&variant.fields, env, errors),
+            )
+        } else if vattrs.other.is_some() {
             let Some(tag) = other_variant(variant, errors) else {
                 continue;
             };
@@ -457,7 +481,8 @@ fn enumeration(
     Enum {
         tag_ty,
         endian: env.endian,
-        tag_on_wire: attrs.external.is_none(),
+        tag_on_wire: attrs.external.is_none() && !by_magic,
+        by_magic,
         len,
         variants,
     }

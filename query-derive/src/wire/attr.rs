@@ -82,7 +82,7 @@ choice! {
 
 choice! {
     /// A directive of `#[wire(...)]` on an enum variant.
-    VariantKey { Tag = "tag", Other = "other" }
+    VariantKey { Tag = "tag", Magic = "magic", Other = "other" }
     |found| format!(
         "unknown wire attribute `{found}` on a variant, expected one of: {}",
         VariantKey::listed()
@@ -233,6 +233,8 @@ pub struct ContainerAttrs {
 #[derive(Default)]
 pub struct VariantAttrs {
     pub tag: Option<Spanned<Expr>>,
+    /// `magic = b"..."`: the bytes that select the variant, instead of a tag.
+    pub magic: Option<Spanned<Expr>>,
     pub other: Option<Spanned<()>>,
 }
 
@@ -436,6 +438,10 @@ pub fn variant(attrs: &[Attribute], errors: &mut Errors) -> VariantAttrs {
                 input.parse::<Token![=]>()?;
                 let value: Expr = input.parse()?;
                 set(&mut out.tag, key, value, errors);
+            }
+            VariantKey::Magic => {
+                let value = eq_magic(input, errors)?;
+                set(&mut out.magic, key, value, errors);
             }
             VariantKey::Other => {
                 flag(input, key)?;

@@ -29,7 +29,11 @@ pub fn check(container: &Container, errors: &mut Errors) {
         }
         Data::Enum(data) => {
             check_enum_keys(container, errors);
-            check_variants(&data.variants, errors);
+            if data.by_magic {
+                check_magic_variants(container, &data.variants, errors);
+            } else {
+                check_variants(&data.variants, errors);
+            }
             for variant in &data.variants {
                 check_fields(container, &variant.fields, errors);
             }
@@ -71,6 +75,19 @@ fn enum_only_keys(attrs: &ContainerAttrs) -> Vec<(&'static str, Span)> {
 
 fn check_enum_keys(container: &Container, errors: &mut Errors) {
     let attrs = &container.attrs;
+    let by_magic = matches!(&container.data, Data::Enum(data) if data.by_magic);
+    if by_magic {
+        for (key, span) in enum_only_keys(attrs) {
+            errors.at(
+                span,
+                format!(
+                    "`{key}` does not apply to an enum whose variants are chosen by their \
+                     `magic`"
+                ),
+            );
+        }
+        return;
+    }
     if attrs.tag.is_none() {
         errors.at(
             container.ident.span(),
@@ -138,6 +155,64 @@ fn check_variants(variants: &[Variant], errors: &mut Errors) {
             ),
             None => literal_tags.push((value, variant)),
         }
+    }
+}
+
+/// In an enum whose variants are chosen by their magic: every variant declares one, none
+/// declares a tag or is a catch-all, and no literal magic starts with an earlier one (the
+/// variants are tried in order, so the later one could never be chosen).
+fn check_magic_variants(container: &Container, variants: &[Variant], errors: &mut Errors) {
+    let mut literal_magics: Vec<(Vec<u8>, &Variant)> = Vec::new();
+    for variant in variants {
+        let Some(magic) = &variant.attrs.magic else {
+            errors.at(
+                variant.ident.span(),
+                format!(
+                    "variant `{}` needs `#[wire(magic = ..)]`: the variants of `{}` are chosen \
+                     by the bytes they start with",
+                    variant.ident, container.ident
+                ),
+            );
+            continue;
+        };
+        if let Some(tag) = &variant.attrs.tag {
+            errors.at(tag.span, "a variant chosen by its `magic` takes no `tag`");
+        }
+        if let Some(other) = &variant.attrs.other {
+            errors.at(
+                other.span,
+                "an enum whose variants are chosen by their `magic` has no `other` variant: \
+                 input that starts with no variant's magic is an error",
+            );
+        }
+        let Some(bytes) = literal_bytes(&magic.value) else {
+            continue;
+        };
+        match literal_magics
+            .iter()
+            .find(|(earlier, _)| bytes.starts_with(earlier))
+        {
+            Some((_, first)) => errors.at(
+                magic.span,
+                format!(
+                    "unreachable: variant `{}` is tried first and its magic starts this one",
+                    first.ident
+                ),
+            ),
+            None => literal_magics.push((bytes, variant)),
+        }
+    }
+}
+
+/// The bytes of a byte string literal.
+fn literal_bytes(expr: &Expr) -> Option<Vec<u8>> {
+    match expr {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::ByteStr(bytes),
+            ..
+        }) => Some(bytes.value()),
+        Expr::Group(group) => literal_bytes(&group.expr),
+        _ => None,
     }
 }
 

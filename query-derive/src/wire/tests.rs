@@ -129,6 +129,24 @@ fn external_tag_enum() {
 }
 
 #[test]
+fn enum_chosen_by_the_magic_each_variant_starts_with() {
+    insta::assert_snapshot!(expand(
+        r#"
+        #[wire(magic = PREFIX)]
+        pub enum Request<'a> {
+            #[wire(magic = b"getstatus")]
+            Status(#[wire(str(rest))] Text<'a>),
+            #[wire(magic = GETINFO)]
+            Info {
+                #[wire(str(until = b'\n', or_end))]
+                challenge: Text<'a>,
+            },
+        }
+        "#
+    ));
+}
+
+#[test]
 fn nested_value_that_must_fill_its_frame() {
     insta::assert_snapshot!(expand(
         r#"

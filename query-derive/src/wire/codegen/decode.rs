@@ -67,6 +67,9 @@ fn must_end(until: Until, reader: &Ident) -> Vec<Ident> {
 }
 
 fn enumeration(data: &Enum, reader: &Ident, lifetime: &Lifetime, until: Until) -> TokenStream {
+    if data.by_magic {
+        return by_magic(data, reader, lifetime, until);
+    }
     let tag = names::tag();
     let tag_ty = tag_type(data.tag_ty);
     let tag_offset = names::tag_offset();
@@ -129,6 +132,9 @@ fn enumeration(data: &Enum, reader: &Ident, lifetime: &Lifetime, until: Until) -
                     }
                 });
             }
+            VariantTag::Magic(_) => {
+                unreachable!("an enum chosen by magic is decoded by `by_magic`")
+            }
             VariantTag::Other {
                 tag: tag_member,
                 body: body_member,
@@ -172,6 +178,57 @@ fn enumeration(data: &Enum, reader: &Ident, lifetime: &Lifetime, until: Until) -
             #fallback
         }
     }
+}
+
+/// An enum whose variants are chosen by their magic: the first variant whose magic starts
+/// the rest of the input is selected (and its magic consumed) by one runtime call, which
+/// reports input that starts no variant at the first byte none accepts; then that variant's
+/// fields are read.
+fn by_magic(data: &Enum, reader: &Ident, lifetime: &Lifetime, until: Until) -> TokenStream {
+    let index = names::tag();
+    let select = names::private("select_magic");
+    let magics = data.variants.iter().map(|variant| match &variant.tag {
+        VariantTag::Magic(magic) => magic_bytes(magic),
+        _ => unreachable!("every variant of an enum chosen by magic has one (`check`)"),
+    });
+    let must_end = must_end(until, reader);
+    let ok = names::ok();
+    let last = data.variants.len().saturating_sub(1);
+    let arms = data.variants.iter().enumerate().map(|(i, variant)| {
+        let ident = &variant.ident;
+        let (lets, constructed) = construct(
+            quote!(Self::#ident),
+            &variant.fields,
+            reader,
+            lifetime,
+            &must_end,
+        );
+        // The last variant is the only index left, so the match needs no unreachable arm.
+        let pattern = if i == last {
+            quote!(_)
+        } else {
+            let i = Literal::usize_unsuffixed(i);
+            quote!(#i)
+        };
+        quote! {
+            #pattern => {
+                #(#lets)*
+                #ok(#constructed)
+            }
+        }
+    });
+    quote! {
+        let #index: ::core::primitive::usize = #select(#reader, &[#(#magics),*])?;
+        match #index {
+            #(#arms)*
+        }
+    }
+}
+
+/// A magic (a byte string literal or a constant of `&[u8]` or `&[u8; N]`) as `&'static [u8]`.
+pub fn magic_bytes(magic: &Expr) -> TokenStream {
+    let as_bytes = names::private("magic_bytes");
+    quote!(#as_bytes(#magic))
 }
 
 /// A literal tag as a pattern; anything else (a constant, an expression) as a guard.

@@ -80,6 +80,20 @@ fn enum_arms(data: &Enum, w: &Ident) -> Vec<TokenStream> {
         .map(|variant| {
             let ident = &variant.ident;
             match &variant.tag {
+                VariantTag::Magic(magic) => {
+                    let pattern = encoded_pattern(quote!(Self::#ident), &variant.fields);
+                    let computed = computed_locals(&variant.fields, Some(w));
+                    let statements = fields_statements(&variant.fields, w);
+                    let checksums = checksums_after(&variant.fields, w);
+                    quote! {
+                        #pattern => {
+                            #computed
+                            #w.put_bytes(#magic)?;
+                            #(#statements)*
+                            #checksums
+                        }
+                    }
+                }
                 VariantTag::Value(value) => {
                     let head = if data.tag_on_wire {
                         put_tag(data, w, &quote!(#value))
@@ -147,12 +161,16 @@ fn put_tag(data: &Enum, w: &Ident, value: &TokenStream) -> TokenStream {
     }
 }
 
-/// The body of the generated `tag()` method.
+/// The body of the generated `tag()` method, or for an enum chosen by magic of `magic()`.
 pub fn tag_method(data: &Enum) -> TokenStream {
     let arms = data.variants.iter().map(|variant| {
         let ident = &variant.ident;
         match &variant.tag {
             VariantTag::Value(value) => quote!(Self::#ident { .. } => #value,),
+            VariantTag::Magic(magic) => {
+                let magic = super::decode::magic_bytes(magic);
+                quote!(Self::#ident { .. } => #magic,)
+            }
             VariantTag::Other { tag, .. } => {
                 let kept = names::field("tag");
                 quote!(Self::#ident { #tag: #kept, .. } => *#kept,)

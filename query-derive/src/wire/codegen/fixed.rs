@@ -26,7 +26,15 @@ pub fn fixed_len(container: &Container) -> TokenStream {
                 return names::none();
             }
             let variants = data.variants.iter().map(|variant| {
-                let parts = variant.fields.iter().map(width);
+                // A variant chosen by its magic starts with it.
+                let magic = match &variant.tag {
+                    VariantTag::Magic(magic) => {
+                        let magic = super::decode::magic_bytes(magic);
+                        Some(quote!(#some(#magic.len())))
+                    }
+                    _ => None,
+                };
+                let parts = magic.into_iter().chain(variant.fields.iter().map(width));
                 quote!(#fixed_len(&[#(#parts),*]))
             });
             let fixed_same = names::private("fixed_same");

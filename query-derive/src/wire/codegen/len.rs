@@ -44,6 +44,15 @@ pub fn container(container: &Container) -> TokenStream {
             let arms = data.variants.iter().map(|variant| {
                 let ident = &variant.ident;
                 match &variant.tag {
+                    VariantTag::Magic(magic) => {
+                        let head = super::decode::magic_bytes(magic);
+                        let pattern = encoded_pattern(quote!(Self::#ident), &variant.fields);
+                        let computed = computed_locals(&variant.fields, None);
+                        let sum = sum([quote!(#head.len())]
+                            .into_iter()
+                            .chain(fields_parts(&variant.fields)));
+                        quote!(#pattern => { #computed #sum },)
+                    }
                     VariantTag::Value(value) => {
                         let tag_ty = super::tag_type(data.tag_ty);
                         let tag = names::tag();

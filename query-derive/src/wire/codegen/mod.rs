@@ -59,6 +59,40 @@ pub fn expand(container: &Container) -> TokenStream {
     let flag_masks = fixed::flag_masks(container);
     let tag_range = fixed::tag_range(container);
     let tag_impl = match &container.data {
+        Data::Enum(data) if data.by_magic => {
+            let body = encode::tag_method(data);
+            let magic_bytes = names::private("magic_bytes");
+            let starts = names::private("starts_with_magic");
+            let outer = match &container.magic {
+                Some(magic) => quote!(::core::option::Option::Some(#magic_bytes(#magic))),
+                None => names::none(),
+            };
+            let magics = data
+                .variants
+                .iter()
+                .filter_map(|variant| match &variant.tag {
+                    super::ast::VariantTag::Magic(magic) => Some(decode::magic_bytes(magic)),
+                    _ => None,
+                });
+            quote! {
+                #[automatically_derived]
+                impl #impl_generics #ident #ty_generics #where_clause {
+                    /// The magic that selects this variant on the wire (after the enum's own).
+                    #[inline]
+                    pub fn magic(&self) -> &'static [::core::primitive::u8] {
+                        #body
+                    }
+
+                    /// Whether `bytes` start with the enum's magic, if it has one, and then
+                    /// with one of its variants' magics: the bytes that decide whether a
+                    /// packet is this type's, checked without decoding it.
+                    #[inline]
+                    pub fn matches_magic(bytes: &[::core::primitive::u8]) -> ::core::primitive::bool {
+                        #starts(bytes, #outer, &[#(#magics),*])
+                    }
+                }
+            }
+        }
         Data::Enum(data) => {
             let tag_ty = tag_type(data.tag_ty);
             let body = encode::tag_method(data);
