@@ -1,5 +1,6 @@
 //! Quake 3 decoders and the client's multi-datagram join on arbitrary bytes. The first byte is
-//! a separator: the rest is read whole as a request, a `statusResponse` and an
+//! a separator: the rest is read whole as a request (an enum chosen by its variants' magics,
+//! which must re-encode to the same bytes), a `statusResponse` and an
 //! `infoResponse`, then cut at each separator into datagrams, each given the `statusResponse`
 //! header, which the client session joins. Lenient decoding must agree with strict decoding
 //! wherever the latter succeeds, and keep only lines that re-encode; (pair line first or not, duplicates, garbage) with a
@@ -13,7 +14,7 @@ use std::time::Duration;
 use libfuzzer_sys::fuzz_target;
 use query_net::{replay, Options, Protocol};
 use query_specs::quake3::{
-    strip_colours, InfoResponse, Player, Request, StatusResponse, ENCODING, STATUS_HEADER,
+    strip_colours, InfoResponse, Player, Request, StatusResponse, ENCODING, PREFIX, STATUS_HEADER,
 };
 use query_wire::{Decode, Encode};
 
@@ -21,8 +22,16 @@ fuzz_target!(|data: &[u8]| {
     let Some((&separator, rest)) = data.split_first() else {
         return;
     };
-    if let Ok(request) = Request::decode(rest) {
-        let _ = request.challenge();
+    // The request is an enum chosen by its variants' magics: what decodes re-encodes to the
+    // same bytes, starts with the magic it was chosen by, and the router's check agrees.
+    match Request::decode(rest) {
+        Ok(request) => {
+            let _ = request.challenge();
+            assert!(Request::matches_magic(rest));
+            assert_eq!(request.to_vec().expect("a decoded request re-encodes"), rest);
+            assert!(rest[PREFIX.len()..].starts_with(request.magic()));
+        }
+        Err(error) => assert!(error.offset() <= rest.len()),
     }
     let strict = StatusResponse::decode(rest, ENCODING);
     if let Ok(reply) = &strict {

@@ -39,6 +39,8 @@ pub const ENCODING: TextEncoding = TextEncoding::Windows1252;
 
 /// `status` as sent.
 pub const STATUS: &[u8] = b"\xff\xff\xff\xffstatus\n";
+/// What every request starts with: [`Request`]'s magic.
+pub const STATUS_MAGIC: &[u8] = b"\xff\xff\xff\xffstatus";
 /// The header of a Quake 2 reply.
 pub const PRINT_HEADER: &[u8] = b"\xff\xff\xff\xffprint\n";
 /// The header of a QuakeWorld reply (the pairs follow at once).
@@ -52,7 +54,7 @@ pub const MAX_OPTIONS: usize = 16;
 
 /// `status [options]`.
 #[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
-#[wire(magic = b"\xff\xff\xff\xffstatus")]
+#[wire(magic = STATUS_MAGIC)]
 pub struct Request<'a> {
     /// The rest of the datagram: a newline (or a NUL, or nothing), after a space and the
     /// options of a QuakeWorld client.
@@ -135,16 +137,6 @@ impl Info<'_> {
 /// The settings line: `\key\value` pairs and a newline, in the encoding given as context.
 pub type InfoLine<'a> = KvLine<Info<'a>>;
 
-/// The bytes a Quake 2 reply starts with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Wire, Serialize)]
-#[wire(magic = PRINT_HEADER)]
-pub struct PrintHeader {}
-
-/// The bytes a QuakeWorld reply starts with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Wire, Serialize)]
-#[wire(magic = QW_HEADER)]
-pub struct QwHeader {}
-
 /// The one space between two quoted strings of a QuakeWorld player line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Wire, Serialize)]
 #[wire(magic = b" ")]
@@ -190,13 +182,16 @@ pub struct QwPlayer<'a> {
     pub team: Option<Text<'a>>,
 }
 
-/// Which engine a reply came from, told by its header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// Which engine a reply came from, told by its header: decoding reads the header and
+/// encoding writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Wire, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Dialect {
     /// `print\n`: Quake 2 and its mods.
+    #[wire(magic = PRINT_HEADER)]
     Quake2,
     /// `n`: QuakeWorld.
+    #[wire(magic = QW_HEADER)]
     QuakeWorld,
 }
 
@@ -272,13 +267,7 @@ impl<'a> StatusResponse<'a> {
         bad_line: impl FnMut(Error) -> Result<()>,
     ) -> Result<Self> {
         let mut r = Reader::new(datagram);
-        let dialect = if datagram.starts_with(PRINT_HEADER) {
-            PrintHeader::decode(&mut r, ())?;
-            Dialect::Quake2
-        } else {
-            QwHeader::decode(&mut r, ())?;
-            Dialect::QuakeWorld
-        };
+        let dialect = Dialect::decode(&mut r, ())?;
         let info = InfoLine::decode(&mut r, encoding)?.0;
         let players = player_lines(
             &mut r,

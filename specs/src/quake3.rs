@@ -40,9 +40,9 @@ pub const ENCODING: TextEncoding = TextEncoding::Windows1252;
 
 /// The four bytes every packet starts with.
 pub const PREFIX: &[u8; 4] = b"\xff\xff\xff\xff";
-/// `getstatus` as sent, without a challenge.
+/// `getstatus` as sent, without a challenge ([`Request::Status`] encoded with a newline).
 pub const GETSTATUS: &[u8] = b"\xff\xff\xff\xffgetstatus\n";
-/// `getinfo` as sent, without a challenge.
+/// `getinfo` as sent, without a challenge ([`Request::Info`] encoded with a newline).
 pub const GETINFO: &[u8] = b"\xff\xff\xff\xffgetinfo\n";
 /// The header of a status reply.
 pub const STATUS_HEADER: &[u8] = b"\xff\xff\xff\xffstatusResponse\n";
@@ -55,32 +55,31 @@ pub const MAX_DATAGRAM: usize = 1400;
 /// The longest challenge a request may carry.
 pub const MAX_CHALLENGE: usize = 64;
 
-/// `getstatus [challenge]`: rules and players.
+/// The command of a `getstatus` request, after [`PREFIX`].
+pub const GETSTATUS_COMMAND: &[u8] = b"getstatus";
+/// The command of a `getinfo` request, after [`PREFIX`].
+pub const GETINFO_COMMAND: &[u8] = b"getinfo";
+
+/// What follows a request's command: nothing, a newline, or a space and a challenge the
+/// server echoes back as `\challenge\`. Lenient: some clients leave out the newline.
 #[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
-#[wire(magic = b"\xff\xff\xff\xffgetstatus")]
-pub struct GetStatus<'a> {
-    /// The rest of the datagram: a newline, after a space and a challenge the server echoes
-    /// back as `\challenge\`. Lenient: some clients leave out the newline.
+pub struct CommandTail<'a> {
+    /// The rest of the datagram.
     #[wire(str(rest, max = MAX_CHALLENGE + 2))]
     pub tail: Text<'a>,
 }
 
-/// `getinfo [challenge]`: the summary.
+/// A request, as a responder reads it: [`PREFIX`], then the command that selects the
+/// variant, then its tail.
 #[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
-#[wire(magic = b"\xff\xff\xff\xffgetinfo")]
-pub struct GetInfo<'a> {
-    /// As [`GetStatus::tail`].
-    #[wire(str(rest, max = MAX_CHALLENGE + 2))]
-    pub tail: Text<'a>,
-}
-
-/// A request, as a responder reads it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[wire(magic = PREFIX)]
 pub enum Request<'a> {
-    /// `getstatus`.
-    Status(GetStatus<'a>),
-    /// `getinfo`.
-    Info(GetInfo<'a>),
+    /// `getstatus [challenge]`: rules and players.
+    #[wire(magic = GETSTATUS_COMMAND)]
+    Status(CommandTail<'a>),
+    /// `getinfo [challenge]`: the summary.
+    #[wire(magic = GETINFO_COMMAND)]
+    Info(CommandTail<'a>),
 }
 
 impl<'a> Request<'a> {
@@ -88,15 +87,10 @@ impl<'a> Request<'a> {
     /// space and a challenge and a newline. Lenient about the line's end: a NUL may end it
     /// instead of the newline, or follow it, as gamedig and opengsq send `getstatus\0` and
     /// the servers read the command as a C string. Strict about the rest: `getstatusX` or a
-    /// second line is no request of this protocol ([`ErrorKind::Invalid`] after the command).
+    /// second line is no request of this protocol ([`ErrorKind::Invalid`] after the command),
+    /// and another command is [`ErrorKind::UnknownMagic`] at its first byte that differs.
     pub fn decode(datagram: &'a [u8]) -> Result<Request<'a>> {
-        // `FF FF FF FF get` then `s` or `i`: one declaration is tried, so that a request of
-        // either kind decodes without building the other's error.
-        let request = if datagram.get(7) == Some(&b'i') {
-            Request::Info(GetInfo::decode_exact(&mut Reader::new(datagram), ())?)
-        } else {
-            Request::Status(GetStatus::decode_exact(&mut Reader::new(datagram), ())?)
-        };
+        let request = Request::decode_exact(&mut Reader::new(datagram), ())?;
         let tail = request.tail();
         let body = line(tail);
         let well_formed = match body.split_first() {
@@ -113,8 +107,7 @@ impl<'a> Request<'a> {
 
     fn tail(&self) -> &[u8] {
         match self {
-            Request::Status(r) => r.tail.as_bytes(),
-            Request::Info(r) => r.tail.as_bytes(),
+            Request::Status(r) | Request::Info(r) => r.tail.as_bytes(),
         }
     }
 
@@ -243,6 +236,18 @@ pub struct Line<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Wire, Serialize)]
 #[wire(magic = STATUS_HEADER)]
 pub struct StatusHeader {}
+
+/// Which reply a datagram holds, told by its header: the bytes [`StatusHeader`] and
+/// [`InfoHeader`] check, read without the rest of the reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Wire, Serialize)]
+pub enum ReplyKind {
+    /// `statusResponse`: a [`StatusResponse`].
+    #[wire(magic = STATUS_HEADER)]
+    Status,
+    /// `infoResponse`: an [`InfoResponse`].
+    #[wire(magic = INFO_HEADER)]
+    Info,
+}
 
 /// The settings line: `\key\value` pairs and a newline, read and written in the encoding
 /// given as context.
@@ -466,6 +471,31 @@ mod tests {
         assert!(
             InfoResponse::decode(b"\xff\xff\xff\xffinfoResponse\n\\a\\b\nx", ENCODING).is_err()
         );
+    }
+
+    #[test]
+    fn requests_are_chosen_by_their_declared_command() {
+        use query_wire::Encode;
+
+        let newline = || CommandTail {
+            tail: Text::from_bytes(b"\n"),
+        };
+        let status = Request::Status(newline());
+        assert_eq!(status.to_vec().unwrap(), GETSTATUS);
+        assert_eq!(status.magic(), GETSTATUS_COMMAND);
+        assert_eq!(Request::Info(newline()).to_vec().unwrap(), GETINFO);
+        // Another command fails at its first byte that neither command has.
+        let err = Request::decode(b"\xff\xff\xff\xffgetchallenge\n").unwrap_err();
+        assert_eq!(err.offset(), 7);
+        assert_eq!(
+            err.kind(),
+            &ErrorKind::UnknownMagic {
+                found: b"getc".to_vec()
+            }
+        );
+        assert!(Request::matches_magic(b"\xff\xff\xff\xffgetinfo 1\n"));
+        assert!(!Request::matches_magic(b"\xff\xff\xff\xffgetinf"));
+        assert!(!Request::matches_magic(b"\xfe\xff\xff\xffgetinfo"));
     }
 
     #[test]

@@ -21,7 +21,7 @@
 //! text, not as the byte sent (`inf3` `5\0` for token 5); DDNet's extended token is the byte
 //! plus the two bytes after `xe` shifted left by 8 (`0x1234`, byte 7 → `1192967`). Strict
 //! where a mistake would mislead: counts and the token are unsigned decimal numbers, and a
-//! reply of another type is an [`ErrorKind::UnknownTag`](query_wire::ErrorKind). Lenient
+//! reply of another type is an [`ErrorKind::UnknownMagic`](query_wire::ErrorKind). Lenient
 //! where servers differ harmlessly: the map CRC is read signed or unsigned (DDNet prints it
 //! signed), and scores and countries may be negative (DDNet sends times as negative scores,
 //! `-1` for no country). Text is UTF-8 on every known server; it is kept as the raw bytes
@@ -49,12 +49,12 @@ pub const REQUEST_LEN: usize = 15;
 /// The largest datagram a server sends (Teeworlds' `NET_MAX_PACKETSIZE`).
 pub const MAX_DATAGRAM: usize = 1400;
 
-/// `inf3`, the 0.6 reply's type, as the tag [`Reply`] reads.
-pub const INF3: u32 = u32::from_be_bytes(*b"inf3");
-/// `iext`, the first datagram of DDNet's extended reply.
-pub const IEXT: u32 = u32::from_be_bytes(*b"iext");
-/// `iex+`, a further datagram of DDNet's extended reply.
-pub const IEX_MORE: u32 = u32::from_be_bytes(*b"iex+");
+/// `inf3`, the 0.6 reply's type, the magic that selects [`Reply::Info`].
+pub const INF3: &[u8; 4] = b"inf3";
+/// `iext`, the first datagram of DDNet's extended reply ([`Reply::Extended`]).
+pub const IEXT: &[u8; 4] = b"iext";
+/// `iex+`, a further datagram of DDNet's extended reply ([`Reply::More`]).
+pub const IEX_MORE: &[u8; 4] = b"iex+";
 
 /// The four bytes after a 0.6 request's first two `FF` bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Wire, Serialize)]
@@ -132,18 +132,17 @@ impl Request {
 #[wire(
     endian = "big",
     magic = b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff",
-    tag = u32,
     view = ReplyView
 )]
 pub enum Reply<'a> {
     /// `inf3`: the whole 0.6 reply.
-    #[wire(tag = INF3)]
+    #[wire(magic = INF3)]
     Info(#[wire(view)] Info<'a>),
     /// `iext`: the first datagram of DDNet's extended reply.
-    #[wire(tag = IEXT)]
+    #[wire(magic = IEXT)]
     Extended(#[wire(view)] ExtendedInfo<'a>),
     /// `iex+`: a further datagram of DDNet's extended reply.
-    #[wire(tag = IEX_MORE)]
+    #[wire(magic = IEX_MORE)]
     More(#[wire(view)] ExtendedMore<'a>),
 }
 

@@ -89,7 +89,7 @@ pub fn route(datagram: &[u8]) -> Option<Protocol> {
         Some(Protocol::A2s)
     } else if is_quake3_request(datagram) {
         Some(Protocol::Quake3)
-    } else if datagram.starts_with(&quake2::STATUS[..10]) {
+    } else if datagram.starts_with(quake2::STATUS_MAGIC) {
         Some(Protocol::Quake2)
     } else if is_gamespy2_request(datagram) {
         Some(Protocol::GameSpy2)
@@ -122,7 +122,7 @@ fn is_a2s_request(datagram: &[u8]) -> bool {
 /// Whether `datagram` starts like a Quake 3 request: `FF FF FF FF`, then `getstatus` or
 /// `getinfo`.
 fn is_quake3_request(datagram: &[u8]) -> bool {
-    datagram.starts_with(&quake3::GETSTATUS[..13]) || datagram.starts_with(&quake3::GETINFO[..11])
+    quake3::Request::matches_magic(datagram)
 }
 
 /// Whether `datagram` is a GameSpy 2 request: `FE FD 00`, the id and three flags, exactly

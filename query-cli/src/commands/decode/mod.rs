@@ -644,19 +644,18 @@ fn decode_samp(
     encoding: TextEncoding,
 ) -> Outcome<Decoded> {
     let bytes = &datagram.bytes;
-    let (mut reading, notes) = choose(
-        datagram,
-        Protocol::Samp,
-        forced,
-        || samp::Request::from_bytes(bytes).map(|r| serialize(&r)),
-        || samp::Reply::from_bytes(bytes).map(|r| serialize(&r)),
-        // Only a ping decodes both ways, and its reply is byte for byte its request.
-        PacketKind::Request,
-    )?;
-    if encoding != TextEncoding::Windows1252 {
-        reading.packet.map_strings(&|text| reread(text, encoding));
-    }
-    Ok((reading, notes))
+    read_in(
+        choose(
+            datagram,
+            Protocol::Samp,
+            forced,
+            || samp::Request::from_bytes(bytes).map(|r| serialize(&r)),
+            || samp::Reply::from_bytes(bytes).map(|r| serialize(&r)),
+            // Only a ping decodes both ways, and its reply is byte for byte its request.
+            PacketKind::Request,
+        ),
+        encoding,
+    )
 }
 
 /// An ASE request (`s`) or `EYE1` reply, its text read in `encoding` (UTF-8 unless told).
@@ -666,19 +665,18 @@ fn decode_ase(
     encoding: TextEncoding,
 ) -> Outcome<Decoded> {
     let bytes = &datagram.bytes;
-    let (mut reading, notes) = choose(
-        datagram,
-        Protocol::Ase,
-        forced,
-        || ase::Request::from_bytes(bytes).map(|r| serialize(&r)),
-        || ase::Reply::from_bytes(bytes).map(|r| serialize(&r)),
-        // No datagram decodes both ways: a reply starts with `EYE1`.
-        PacketKind::Reply,
-    )?;
-    if encoding != TextEncoding::Windows1252 {
-        reading.packet.map_strings(&|text| reread(text, encoding));
-    }
-    Ok((reading, notes))
+    read_in(
+        choose(
+            datagram,
+            Protocol::Ase,
+            forced,
+            || ase::Request::from_bytes(bytes).map(|r| serialize(&r)),
+            || ase::Reply::from_bytes(bytes).map(|r| serialize(&r)),
+            // No datagram decodes both ways: a reply starts with `EYE1`.
+            PacketKind::Reply,
+        ),
+        encoding,
+    )
 }
 
 /// A GameSpy 2 request or reply, its text read in `encoding`. A reply does not say which
@@ -691,37 +689,37 @@ fn decode_gamespy2(
 ) -> Outcome<Decoded> {
     use gamespy2::Requested;
     let bytes = &datagram.bytes;
-    let (mut reading, notes) = choose(
-        datagram,
-        Protocol::GameSpy2,
-        forced,
-        || gamespy2::Request::from_bytes(bytes).map(|r| serialize(&r)),
-        || {
-            let error = match gamespy2::Reply::from_bytes_with(bytes, Requested::ALL) {
-                Ok(reply) => return Ok(serialize(&reply)),
-                Err(error) => error,
-            };
-            let others = [Requested::DETAILS, Requested::TABLES]
-                .into_iter()
-                .chain((0..7u8).map(|bits| Requested {
-                    details: bits & 1 != 0,
-                    players: bits & 2 != 0,
-                    teams: bits & 4 != 0,
-                }));
-            for requested in others {
-                if let Ok(reply) = gamespy2::Reply::from_bytes_with(bytes, requested) {
-                    return Ok(serialize(&reply));
+    read_in(
+        choose(
+            datagram,
+            Protocol::GameSpy2,
+            forced,
+            || gamespy2::Request::from_bytes(bytes).map(|r| serialize(&r)),
+            || {
+                let error = match gamespy2::Reply::from_bytes_with(bytes, Requested::ALL) {
+                    Ok(reply) => return Ok(serialize(&reply)),
+                    Err(error) => error,
+                };
+                let others =
+                    [Requested::DETAILS, Requested::TABLES]
+                        .into_iter()
+                        .chain((0..7u8).map(|bits| Requested {
+                            details: bits & 1 != 0,
+                            players: bits & 2 != 0,
+                            teams: bits & 4 != 0,
+                        }));
+                for requested in others {
+                    if let Ok(reply) = gamespy2::Reply::from_bytes_with(bytes, requested) {
+                        return Ok(serialize(&reply));
+                    }
                 }
-            }
-            // The error of the request for everything, the usual one.
-            Err(error)
-        },
-        PacketKind::Request,
-    )?;
-    if encoding != TextEncoding::Windows1252 {
-        reading.packet.map_strings(&|text| reread(text, encoding));
-    }
-    Ok((reading, notes))
+                // The error of the request for everything, the usual one.
+                Err(error)
+            },
+            PacketKind::Request,
+        ),
+        encoding,
+    )
 }
 
 /// A Quake 3 request, `statusResponse` or `infoResponse`, its text read in `encoding`: it is
@@ -732,26 +730,26 @@ fn decode_quake3(
     encoding: TextEncoding,
 ) -> Outcome<Decoded> {
     let bytes = &datagram.bytes;
-    let (mut reading, notes) = choose(
-        datagram,
-        Protocol::Quake3,
-        forced,
-        || quake3::Request::decode(bytes).map(|r| serialize(&r)),
-        || {
-            if bytes.starts_with(quake3::INFO_HEADER) {
-                quake3::InfoResponse::decode(bytes, TextEncoding::Windows1252)
-                    .map(|r| serialize(&r))
-            } else {
-                quake3::StatusResponse::decode(bytes, TextEncoding::Windows1252)
-                    .map(|r| serialize(&r))
-            }
-        },
-        PacketKind::Request,
-    )?;
-    if encoding != TextEncoding::Windows1252 {
-        reading.packet.map_strings(&|text| reread(text, encoding));
-    }
-    Ok((reading, notes))
+    read_in(
+        choose(
+            datagram,
+            Protocol::Quake3,
+            forced,
+            || quake3::Request::decode(bytes).map(|r| serialize(&r)),
+            || match quake3::ReplyKind::decode(&mut Reader::new(bytes), ())? {
+                quake3::ReplyKind::Info => {
+                    quake3::InfoResponse::decode(bytes, TextEncoding::Windows1252)
+                        .map(|r| serialize(&r))
+                }
+                quake3::ReplyKind::Status => {
+                    quake3::StatusResponse::decode(bytes, TextEncoding::Windows1252)
+                        .map(|r| serialize(&r))
+                }
+            },
+            PacketKind::Request,
+        ),
+        encoding,
+    )
 }
 
 /// A Quake 2 `status` request or reply (`print` or QuakeWorld's `n`), its text read in
@@ -762,18 +760,20 @@ fn decode_quake2(
     encoding: TextEncoding,
 ) -> Outcome<Decoded> {
     let bytes = &datagram.bytes;
-    let (mut reading, notes) = choose(
-        datagram,
-        Protocol::Quake2,
-        forced,
-        || quake2::Request::decode(bytes).map(|r| serialize(&r)),
-        || quake2::StatusResponse::decode(bytes, TextEncoding::Windows1252).map(|r| serialize(&r)),
-        PacketKind::Request,
-    )?;
-    if encoding != TextEncoding::Windows1252 {
-        reading.packet.map_strings(&|text| reread(text, encoding));
-    }
-    Ok((reading, notes))
+    read_in(
+        choose(
+            datagram,
+            Protocol::Quake2,
+            forced,
+            || quake2::Request::decode(bytes).map(|r| serialize(&r)),
+            || {
+                quake2::StatusResponse::decode(bytes, TextEncoding::Windows1252)
+                    .map(|r| serialize(&r))
+            },
+            PacketKind::Request,
+        ),
+        encoding,
+    )
 }
 
 /// A FiveM `getinfo` request or `infoResponse` (UTF-8).
@@ -960,9 +960,7 @@ fn decode_gamespy3_datagrams(
         chunks: None,
         packet: serialize(&assembled),
     };
-    if encoding != TextEncoding::Windows1252 {
-        joined.packet.map_strings(&|text| reread(text, encoding));
-    }
+    reread_strings(&mut joined.packet, encoding);
     if others.is_empty() {
         return Ok((Body::One(joined), notes));
     }
@@ -992,24 +990,38 @@ fn decode_gamespy3(
     encoding: TextEncoding,
 ) -> Outcome<Decoded> {
     let bytes = &datagram.bytes;
-    let (mut reading, notes) = choose(
-        datagram,
-        protocol,
-        forced,
-        || gamespy3::Request::from_bytes(bytes).map(|r| serialize(&r)),
-        || {
-            if bytes.first() == Some(&gamespy3::KIND_CHALLENGE) {
-                gamespy3::ChallengeReply::from_bytes(bytes).map(|r| serialize(&r))
-            } else {
-                gamespy3::Part::from_bytes(bytes).map(|r| serialize(&r))
-            }
-        },
-        PacketKind::Request,
-    )?;
-    if encoding != TextEncoding::Windows1252 {
-        reading.packet.map_strings(&|text| reread(text, encoding));
-    }
+    read_in(
+        choose(
+            datagram,
+            protocol,
+            forced,
+            || gamespy3::Request::from_bytes(bytes).map(|r| serialize(&r)),
+            || {
+                if bytes.first() == Some(&gamespy3::KIND_CHALLENGE) {
+                    gamespy3::ChallengeReply::from_bytes(bytes).map(|r| serialize(&r))
+                } else {
+                    gamespy3::Part::from_bytes(bytes).map(|r| serialize(&r))
+                }
+            },
+            PacketKind::Request,
+        ),
+        encoding,
+    )
+}
+
+/// A reading whose text was decoded as Windows-1252, every string read again in `encoding`
+/// (see [`reread`]).
+fn read_in(decoded: Outcome<Decoded>, encoding: TextEncoding) -> Outcome<Decoded> {
+    let (mut reading, notes) = decoded?;
+    reread_strings(&mut reading.packet, encoding);
     Ok((reading, notes))
+}
+
+/// Every string of `packet`, decoded as Windows-1252, read again in `encoding`.
+fn reread_strings(packet: &mut OrderedJson, encoding: TextEncoding) {
+    if encoding != TextEncoding::Windows1252 {
+        packet.map_strings(&|text| reread(text, encoding));
+    }
 }
 
 /// SA:MP text serializes as Windows-1252. That code page (as WHATWG and encoding_rs define
@@ -1150,19 +1162,18 @@ fn decode_a2s(
     }
     let decode = |d: &Datagram| {
         let bytes = &d.bytes;
-        let (mut reading, notes) = choose(
-            d,
-            Protocol::A2s,
-            forced,
-            || a2s::Request::from_bytes(bytes).map(|r| serialize(&r)),
-            || a2s::Reply::from_bytes_with(bytes, app_id).map(|r| serialize(&r)),
-            // The type byte tells them apart; both cannot decode.
-            PacketKind::Reply,
-        )?;
-        if encoding != TextEncoding::Windows1252 {
-            reading.packet.map_strings(&|text| reread(text, encoding));
-        }
-        Ok((reading, notes))
+        read_in(
+            choose(
+                d,
+                Protocol::A2s,
+                forced,
+                || a2s::Request::from_bytes(bytes).map(|r| serialize(&r)),
+                || a2s::Reply::from_bytes_with(bytes, app_id).map(|r| serialize(&r)),
+                // The type byte tells them apart; both cannot decode.
+                PacketKind::Reply,
+            ),
+            encoding,
+        )
     };
     let all: Vec<Datagram> = whole
         .into_iter()

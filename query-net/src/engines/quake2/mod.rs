@@ -34,7 +34,7 @@ pub use responder::{Quake2Config, Quake2Responder};
 use std::net::SocketAddr;
 
 use indexmap::IndexMap;
-use query_specs::quake2::{AnyPlayer, Dialect, StatusResponse, STATUS};
+use query_specs::quake2::{AnyPlayer, StatusResponse, STATUS};
 use query_wire::kv::Pairs;
 use query_wire::{Decode, Reader, TextEncoding};
 use serde_json::{json, Value};
@@ -101,10 +101,7 @@ pub(crate) fn status(
     // Every pair is a rule, in order and as sent; a key sent twice keeps its first place and
     // its last value.
     let mut rules = IndexMap::new();
-    let header_len = match reply.dialect {
-        Dialect::Quake2 => query_specs::quake2::PRINT_HEADER.len(),
-        Dialect::QuakeWorld => query_specs::quake2::QW_HEADER.len(),
-    };
+    let header_len = reply.dialect.magic().len();
     let mut r = Reader::new(datagram);
     r.skip(header_len)?;
     let line = query_specs::quake3::Line::decode(&mut r, ())?;

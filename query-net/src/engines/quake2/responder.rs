@@ -16,7 +16,7 @@
 use std::borrow::Cow;
 use std::net::SocketAddr;
 
-use query_specs::quake2::{Info, PrintHeader, Request, MAX_DATAGRAM};
+use query_specs::quake2::{Dialect, Info, Request, MAX_DATAGRAM};
 use query_specs::quake3::Player;
 use query_wire::kv::{FromKeyValues, KvLine, ToKeyValues};
 use query_wire::{Encode, Text, TextEncoding, Writer};
@@ -171,7 +171,7 @@ fn build(
         info.rules.extend(rule.rules);
     }
 
-    let header = PrintHeader {};
+    let header = Dialect::Quake2;
     let line = KvLine(info);
     out.clear();
     out.resize(header.encoded_len(()) + line.encoded_len(encoding), 0);
