@@ -251,6 +251,9 @@ fn each_protocol_reaches_its_own_responder() {
 
 /// The sizes an oversized datagram takes: past any request of the four protocols and past a
 /// 1500-byte MTU, up to nearly the largest UDP datagram.
+/// Far above what a flood test takes even on a loaded machine (seconds): only a hang reaches it.
+const HANG: Duration = Duration::from_secs(180);
+
 const OVERSIZED: std::ops::RangeInclusive<usize> = 2000..=65_000;
 
 /// An oversized datagram: random bytes, or the start of a real request of some protocol padded
@@ -573,11 +576,19 @@ async fn a_rate_limited_flood_does_not_keep_valid_clients_from_being_answered() 
         "every datagram is counted once"
     );
     // All but a few flood datagrams were stopped by their source's limit, and the few that
-    // got through were refused by the protocols or answered.
-    assert!(stats.dropped_rate_limited >= sent as u64 - 200, "{stats:?}");
+    // got through were refused by the protocols or answered. The limit admits a burst of 40
+    // and 10 a second for as long as the server ran, which a loaded machine stretches, and
+    // a margin for the client's own queries.
+    let admitted = 40 + 10 * started.elapsed().as_secs() + 100;
+    assert!(
+        stats.dropped_rate_limited >= sent as u64 - admitted,
+        "{admitted} admitted at most; {stats:?}"
+    );
     assert!(stats.dropped_malformed > 0, "{stats:?}");
     assert!(stats.answered >= 12, "{stats:?}");
-    assert!(started.elapsed() < Duration::from_secs(20));
+    // A hang detector, not a speed check (that is the benchmarks'): the work is bounded by
+    // count and takes seconds, so only a stuck server comes near this on a loaded machine.
+    assert!(started.elapsed() < HANG);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -639,7 +650,9 @@ async fn an_unlimited_flood_reaches_every_parser_without_growing_memory() {
     );
     // And the server still answers a real client, every protocol.
     query_all(&address).await;
-    assert!(started.elapsed() < Duration::from_secs(20));
+    // A hang detector, not a speed check (that is the benchmarks'): the work is bounded by
+    // count and takes seconds, so only a stuck server comes near this on a loaded machine.
+    assert!(started.elapsed() < HANG);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
