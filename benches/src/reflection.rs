@@ -30,8 +30,6 @@ use query_net::limit::{Stats, StatsSnapshot};
 use query_net::service::Service;
 use query_net::state::{PlayerState, RuleValue, ServerState, SharedState};
 use query_net::{Options, Protocol};
-use query_specs::teeworlds::seven;
-use query_wire::Encode;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
@@ -50,10 +48,6 @@ fn samp_request(opcode: u8) -> Vec<u8> {
     let mut request = b"SAMP\x7f\x00\x00\x01\x61\x1e".to_vec();
     request.push(opcode);
     request
-}
-
-fn seven_request(request: &seven::Request) -> Vec<u8> {
-    request.to_vec().expect("a declared request encodes")
 }
 
 /// The largest reply an unproven source can draw from each protocol.
@@ -111,18 +105,6 @@ pub fn attacks() -> Vec<Attack> {
             Protocol::Teeworlds,
             "DDNet extended `gie3`",
             b"xe\x12\x34\x00\x00\xff\xff\xff\xffgie3\x07",
-        ),
-        // The token exchange: a small token for a large request, and the info request with
-        // a guessed token, which gets nothing.
-        attack(
-            Protocol::Teeworlds,
-            "Teeworlds 0.7 token request",
-            &seven_request(&seven::Request::token(0x1234_5678)),
-        ),
-        attack(
-            Protocol::Teeworlds,
-            "Teeworlds 0.7 `gie3`, guessed token",
-            &seven_request(&seven::Request::info(0x0bad_f00d, 0x1234_5678, 5)),
         ),
         attack(Protocol::Mumble, "Mumble ping", &[0; 12]),
         attack(Protocol::Ase, "All-Seeing Eye `s`", b"s"),
