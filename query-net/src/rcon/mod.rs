@@ -13,12 +13,15 @@
 //!   lockout of [`server::AuthGate`], and [`server::serve`], which runs a
 //!   [`server::CommandHandler`] the game supplies under [`ListenerLimits`](crate::tcp::ListenerLimits).
 //!
+//! - [`battleye`] is BattlEye RCon (UDP; Arma, DayZ), client and server.
+//!
 //! The packets are declared in [`query_specs::rcon`]. [`Flavour`] picks the rules that
 //! differ between Source and Minecraft servers.
 
 mod client;
 mod session;
 
+pub mod battleye;
 pub mod server;
 
 use std::fmt;
