@@ -50,7 +50,7 @@ fi
 .venv/bin/python -m pip install --disable-pip-version-check --quiet -r requirements.txt
 .venv/bin/python -c "import opengsq.protocols, ts3.query; from opengsq.protocols import Battlefield, GameSpy1, Samp, Source, TeamSpeak3"
 .venv/bin/python -c 'from mcstatus import BedrockServer, JavaServer, LegacyServer'
-.venv/bin/python -c 'from rcon.source import Client'
+.venv/bin/python -c 'from rcon.source import Client; from rcon.battleye import Client'
 
 version() { node -p "require('./node_modules/$1/package.json').version"; }
 echo "gamedig $(version gamedig), minecraft-server-util $(version minecraft-server-util)," \

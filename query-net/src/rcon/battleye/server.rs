@@ -444,15 +444,17 @@ pub async fn serve<H: CommandHandler>(
                     server.answer(&command, &output);
                 }
             }
+            // Messages before datagrams: a message the game sent while running a command
+            // goes out before the answers to the commands read after it.
+            message = messages.recv(), if messages_open => match message {
+                Some(message) => server.broadcast(&message, Instant::now()),
+                None => messages_open = false,
+            },
             received = socket.recv_from(&mut buf) => {
                 if let Ok((len, from)) = received {
                     server.handle_datagram(from, &buf[..len], Instant::now());
                 }
             }
-            message = messages.recv(), if messages_open => match message {
-                Some(message) => server.broadcast(&message, Instant::now()),
-                None => messages_open = false,
-            },
             () = sleep_until(wake) => server.handle_timeout(Instant::now()),
         }
     }
