@@ -263,3 +263,20 @@ fn pypi_rcon_logs_in_runs_commands_and_gets_every_part() {
     assert!(messages.contains("logged in"), "{messages}");
     assert!(messages.contains("ran players"), "{messages}");
 }
+
+#[test]
+fn gsq_rcon_battleye_where_nothing_listens_exits_with_its_code() {
+    let closed = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let output = gsq()
+        .args(["rcon", "battleye", &closed.to_string(), "players"])
+        .args(["--timeout", "200ms"])
+        .env("GSQ_RCON_PASSWORD", PASSWORD)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(12), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("nothing listens"), "{stderr}");
+}

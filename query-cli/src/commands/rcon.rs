@@ -235,7 +235,7 @@ fn failure(protocol: &str, target: SocketAddr, error: &QueryError) -> Failure {
              servers lock the address out for a while",
         ),
         QueryError::Io(_) => failure.hint("the connection was lost; run the command again"),
-        QueryError::ConnectionRefused { .. } => {
+        QueryError::ConnectionRefused { .. } | QueryError::NothingListens { .. } => {
             failure.hint("nothing listens there: check the RCON port and that RCON is enabled")
         }
         _ => failure,

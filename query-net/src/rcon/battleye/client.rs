@@ -78,7 +78,8 @@ impl Client {
     ///
     /// A refused password is [`QueryError::AuthRequired`]; no answer within the deadline
     /// [`QueryError::Deadline`] (or [`QueryError::Timeout`] once every attempt went
-    /// unanswered); an ICMP "port unreachable" [`QueryError::ConnectionRefused`].
+    /// unanswered); every attempt refused with an ICMP "port unreachable"
+    /// [`QueryError::NothingListens`].
     pub async fn connect(
         target: SocketAddr,
         password: &str,
@@ -212,12 +213,25 @@ async fn run(
 ) {
     let mut buf = vec![0u8; MAX_DATAGRAM];
     let mut pending: Option<Pending> = None;
+    // ICMP "port unreachable" messages: anyone can forge one, so they end nothing by
+    // themselves; an unanswered login with one for every attempt is NothingListens.
+    let mut refused = 0u32;
     loop {
         let now = Instant::now();
         while let Some(datagram) = session.poll_transmit(now) {
-            if let Err(error) = socket.send(&datagram).await {
-                fail(pending.take(), lost(target, &error));
-                return;
+            // A refusal reported by the send is the previous datagram's: send again once.
+            let mut sent = socket.send(&datagram).await;
+            if sent.as_ref().is_err_and(is_refusal) {
+                refused += 1;
+                sent = socket.send(&datagram).await;
+            }
+            match sent {
+                Ok(_) => {}
+                Err(error) if is_refusal(&error) => refused += 1,
+                Err(error) => {
+                    fail(pending.take(), lost(&error));
+                    return;
+                }
             }
         }
         while let Some(event) = session.poll_event() {
@@ -230,6 +244,12 @@ async fn run(
                     if let Some(p) = pending.take() {
                         let _ = p.answer.send(Ok(event));
                     }
+                }
+                Err(QueryError::Timeout { attempts, .. }) if refused >= attempts => {
+                    fail(
+                        pending.take(),
+                        QueryError::NothingListens { target, attempts },
+                    );
                 }
                 Err(error) => fail(pending.take(), error),
             }
@@ -244,8 +264,9 @@ async fn run(
         tokio::select! {
             received = socket.recv(&mut buf) => match received {
                 Ok(len) => session.handle_datagram(&buf[..len], Instant::now()),
+                Err(error) if is_refusal(&error) => refused += 1,
                 Err(error) => {
-                    fail(pending.take(), lost(target, &error));
+                    fail(pending.take(), lost(&error));
                     return;
                 }
             },
@@ -302,10 +323,11 @@ fn fail(pending: Option<Pending>, error: QueryError) {
     }
 }
 
-fn lost(target: SocketAddr, error: &io::Error) -> QueryError {
-    if error.kind() == io::ErrorKind::ConnectionRefused {
-        return QueryError::ConnectionRefused { target };
-    }
+fn is_refusal(error: &io::Error) -> bool {
+    error.kind() == io::ErrorKind::ConnectionRefused
+}
+
+fn lost(error: &io::Error) -> QueryError {
     QueryError::Io(io::Error::new(
         error.kind(),
         format!("the BattlEye session was lost: {error}"),
