@@ -116,6 +116,15 @@ impl FromStr for Flavour {
     }
 }
 
+/// A console's output as text: UTF-8, invalid sequences replaced (without a copy when it is
+/// valid).
+pub(crate) fn lossy_text(output: Vec<u8>) -> String {
+    match String::from_utf8(output) {
+        Ok(text) => text,
+        Err(error) => String::from_utf8_lossy(error.as_bytes()).into_owned(),
+    }
+}
+
 /// The framing of a stream of RCON packets, for a [`FrameBuffer`](crate::stream::FrameBuffer):
 /// the size word says where each packet ends.
 pub fn frame_len(buf: &[u8]) -> Result<FrameLen, query_wire::Error> {

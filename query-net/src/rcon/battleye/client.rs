@@ -9,7 +9,7 @@ use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-use super::{Event, Session, MAX_DATAGRAM};
+use super::{sleep_until, Event, Session, MAX_DATAGRAM};
 use crate::error::QueryError;
 use crate::options::Options;
 
@@ -137,10 +137,7 @@ impl Client {
     /// sequences replaced).
     pub async fn command(&mut self, command: &str) -> Result<String, QueryError> {
         let output = self.command_bytes(command.as_bytes()).await?;
-        Ok(match String::from_utf8(output) {
-            Ok(text) => text,
-            Err(error) => String::from_utf8_lossy(error.as_bytes()).into_owned(),
-        })
+        Ok(crate::rcon::lossy_text(output))
     }
 
     /// Runs `command` and returns its output as the bytes the server sent, its parts joined.
@@ -307,13 +304,6 @@ async fn run(
                 }
             }
         }
-    }
-}
-
-async fn sleep_until(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at.into()).await,
-        None => std::future::pending().await,
     }
 }
 

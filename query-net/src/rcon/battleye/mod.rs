@@ -17,7 +17,7 @@ mod session;
 
 pub mod server;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub use client::Client;
 pub use query_specs::battleye::DEFAULT_PORT;
@@ -29,3 +29,11 @@ pub const KEEP_ALIVE: Duration = Duration::from_secs(30);
 
 /// The largest UDP payload over IPv4: no BattlEye packet is longer.
 pub const MAX_DATAGRAM: usize = 65_507;
+
+/// Sleeps until `at`, or forever without one (a `select!` branch that never fires).
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}

@@ -53,8 +53,8 @@ use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use super::session::encode;
-use super::MAX_DATAGRAM;
-use crate::rcon::server::{AuthGate, AuthOutcome, CommandHandler, LockoutPolicy};
+use super::{sleep_until, MAX_DATAGRAM};
+use crate::rcon::server::{run_command, AuthGate, AuthOutcome, CommandHandler, LockoutPolicy};
 
 /// The most output bytes one answer packet carries before the answer is split: packets stay
 /// under a common path MTU, as the answers of real servers (a few hundred bytes to about
@@ -423,15 +423,9 @@ pub async fn serve<H: CommandHandler>(
         while let Some(command) = server.poll_command() {
             let handler = Arc::clone(&handler);
             running.spawn(async move {
-                let run = handler.execute(command.text.clone(), command.peer);
-                let output = tokio::time::timeout(config.command_timeout, run)
-                    .await
-                    .unwrap_or_else(|_| {
-                        format!(
-                            "the command did not finish within {:?}",
-                            config.command_timeout
-                        )
-                    });
+                let text = command.text.clone();
+                let output =
+                    run_command(handler.as_ref(), text, command.peer, config.command_timeout).await;
                 (command, output)
             });
         }
@@ -457,13 +451,6 @@ pub async fn serve<H: CommandHandler>(
             }
             () = sleep_until(wake) => server.handle_timeout(Instant::now()),
         }
-    }
-}
-
-async fn sleep_until(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at.into()).await,
-        None => std::future::pending().await,
     }
 }
 
