@@ -19,7 +19,7 @@ pub mod server;
 
 use std::time::{Duration, Instant};
 
-pub use client::Client;
+pub use client::{Client, MESSAGE_BACKLOG};
 pub use query_specs::battleye::DEFAULT_PORT;
 pub use session::{Event, Session};
 
