@@ -100,7 +100,7 @@ enum Console {
         protocol: RconProtocol,
         target: SocketAddr,
         password: String,
-        options: Options,
+        options: Box<Options>,
     },
 }
 
@@ -125,7 +125,7 @@ impl Console {
                     protocol,
                     target,
                     password,
-                    options,
+                    options: Box::new(options),
                 })
             }
         };
