@@ -21,6 +21,10 @@
 //!   (ETQW's scoreboard ranks by them), kills and deaths in `extra`. The protocol version
 //!   (`1.41`), the layout, the OS mask and ETQW's server fields are in `raw`.
 //! - Text is decoded in [`Options::encoding`], Latin-1 by default.
+//! - Not yet read: the form qstat, gamedig and opengsq expect from an ETQW server asked with
+//!   `getInfo` (`infoResponse`, the challenge, `FF FF FF FF`, the version, a size, then ETQW's
+//!   body); only `infoExResponse`, ETQW's answer to `getInfoEx` as captured, is read. Such a
+//!   reply is malformed here, and the query fails with its decode error.
 //!
 //! # Responder ([`Doom3Responder`])
 //!

@@ -5,7 +5,8 @@
 //!   send `PiNGPoNg\0`) → one datagram echoing its first 4 bytes: Doom 3 and Quake 4 an
 //!   `infoResponse` with their protocol version ([`Doom3Config::version`]), ETQW an
 //!   `infoExResponse` (task id 0; each player's statistics: the state's score as both experience
-//!   points and kills, the team).
+//!   points and kills, the team): the layout the `doom3` client and GameQ read, not the
+//!   `infoResponse` form qstat, gamedig and opengsq expect from ETQW.
 //!   A request with a shorter challenge is dropped: a real server would echo bytes it never
 //!   read.
 //! - The pairs: `si_name`, `si_map`, `si_gameType`, `si_version`, `si_maxPlayers`,
