@@ -1,12 +1,13 @@
 //! `gsq rcon` against `gsq serve --rcon`, and third-party RCON clients against the server:
-//! `rcon` (PyPI) and `rcon-client` (npm), installed by `.ci/run` into `tests/interop/`.
+//! `rcon` and `mcrcon` (PyPI) and `rcon-client` (npm), installed by `.ci/run` into
+//! `tests/interop/`.
 //!
 //! The served state has enough players that `status` answers with more than two packets of
 //! srcds's 4,096 bytes, so every client must join a split answer (or, for rcon-client, which
 //! takes the first packet as the whole answer, is given short answers only). Each test starts
 //! its own server with its own password, from the environment or a file.
 //!
-//! Without node and rcon-client, or without the Python venv and rcon, the third-party tests
+//! Without node and rcon-client, or without the Python venv with rcon and mcrcon, the third-party tests
 //! print that they skip; under `CI=true` they fail instead.
 
 use std::io::{BufRead, BufReader};
@@ -295,16 +296,17 @@ fn client_missing(what: &str) -> Option<PathBuf> {
     None
 }
 
-fn python_with_rcon() -> Option<PathBuf> {
+/// The interop venv's Python, if it can import `module` (a PyPI package installed there).
+fn python_with(module: &str) -> Option<PathBuf> {
     let python = interop_dir().join(".venv/bin/python");
     let ok = Command::new(&python)
-        .args(["-c", "import rcon.source"])
+        .args(["-c", &format!("import {module}")])
         .output()
         .is_ok_and(|o| o.status.success());
     if ok {
         Some(python)
     } else {
-        client_missing("rcon (tests/interop/.venv)")
+        client_missing(&format!("{module} (tests/interop/.venv)"))
     }
 }
 
@@ -363,7 +365,7 @@ fn outputs(json: &Value) -> Vec<String> {
 
 #[test]
 fn pypi_rcon_authenticates_runs_commands_and_joins_split_answers() {
-    let Some(python) = python_with_rcon() else {
+    let Some(python) = python_with("rcon.source") else {
         return;
     };
     let server = Server::start();
@@ -415,4 +417,38 @@ fn npm_rcon_client_runs_short_commands() {
     assert!(!ok, "{json}");
     assert_eq!(json["error"], "Authentication failed");
     assert!(stdout(&gsq_rcon(&server, &["hostname"])).contains("\"Node\""));
+}
+
+#[test]
+fn pypi_mcrcon_runs_short_commands_and_is_refused_a_wrong_password() {
+    let Some(python) = python_with("mcrcon") else {
+        return;
+    };
+    let server = Server::start();
+    let (ok, json) = run_client(
+        &python,
+        "mcrcon_client.py",
+        &server,
+        PASSWORD,
+        &["echo hello", "hostname Creeper", "hostname"],
+    );
+    assert!(ok, "{json}");
+    assert_eq!(
+        outputs(&json),
+        [
+            "hello\n",
+            "hostname = \"Creeper\"\n",
+            "hostname = \"Creeper\"\n"
+        ]
+    );
+    let (ok, json) = run_client(
+        &python,
+        "mcrcon_client.py",
+        &server,
+        "wrong",
+        &["hostname Evil"],
+    );
+    assert!(!ok, "{json}");
+    assert_eq!(json["error"], "Login failed");
+    assert!(stdout(&gsq_rcon(&server, &["hostname"])).contains("\"Creeper\""));
 }
