@@ -5,15 +5,20 @@
 //! wherever the latter succeeds, and keep only lines that re-encode; (pair line first or not, duplicates, garbage) with a
 //! short timeout on the virtual clock. A player line that decodes must re-encode to one that
 //! decodes to the same values; the session must end with a status or an error, never panic.
+//! The same pieces, as `print` datagrams (some left without the header), go to an `rcon`
+//! session, which must end with the joined text within its cap, or an error.
 #![no_main]
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
-use query_net::{replay, Options, Protocol};
+use query_net::engine::ClientSession;
+use query_net::engines::quake3::RconSession;
+use query_net::{replay, Options, Protocol, RconCommand};
 use query_specs::quake3::{
-    strip_colours, InfoResponse, Player, Request, StatusResponse, ENCODING, STATUS_HEADER,
+    strip_colours, InfoResponse, Player, Print, Rcon, Request, StatusResponse, ENCODING,
+    PRINT_HEADER, STATUS_HEADER,
 };
 use query_wire::{Decode, Encode};
 
@@ -73,5 +78,41 @@ fuzz_target!(|data: &[u8]| {
             .map(|r| r.split(|&b| b == b'\n').count())
             .sum();
         assert!(status.players.len() <= lines);
+    }
+
+    // The remote console: its request and `print` replies re-encode to their bytes, and the
+    // session joins `print` datagrams into at most the cap, ending with text or an error.
+    if let Ok(rcon) = Rcon::from_bytes(rest) {
+        assert_eq!(rcon.to_vec().expect("a decoded rcon request re-encodes"), rest);
+    }
+    if let Ok(print) = Print::from_bytes(rest) {
+        assert_eq!(print.to_vec().expect("a decoded print re-encodes"), rest);
+    }
+    let command = RconCommand {
+        password: "fuzz".to_owned(),
+        command: "status".to_owned(),
+    };
+    let options = Options {
+        max_reply_bytes: 4096,
+        ..options
+    };
+    let mut session = RconSession::new(target, &command, &options).expect("a valid command");
+    let mut now = std::time::Instant::now();
+    let _ = session.poll_transmit(now);
+    for (i, part) in rest.split(|&b| b == separator).take(24).enumerate() {
+        let datagram = if i % 3 == 2 { part.to_vec() } else { [PRINT_HEADER, part].concat() };
+        session.handle_datagram(target, &datagram, now);
+        now += Duration::from_millis(u64::from(separator % 64));
+        if session.poll_timeout().is_some_and(|at| at <= now) {
+            session.handle_timeout(now);
+        }
+    }
+    while let Some(at) = session.poll_timeout() {
+        now = now.max(at);
+        session.handle_timeout(now);
+        let _ = session.poll_transmit(now);
+    }
+    if let Some(Ok(text)) = session.poll_result() {
+        assert!(text.len() <= 4 * 4096, "decoded text grows at most 3 bytes a byte");
     }
 });

@@ -57,7 +57,8 @@ pub enum Command {
     Query(QueryArgs),
     /// Query many servers listed in a file or on stdin; one JSON line per server.
     Bulk(BulkArgs),
-    /// Run remote console commands (Source, Minecraft and SA:MP RCON), or open a shell.
+    /// Run remote console commands (Source, Minecraft, SA:MP, BattlEye and Quake 3 RCON), or
+    /// open a shell.
     Rcon(RconArgs),
     /// Answer queries from a state file, for a game server written in any language.
     Serve(Box<ServeArgs>),
@@ -232,15 +233,23 @@ leaves it. A shell whose connection was lost says so, connects and authenticates
 
 Protocols: source (Source and Source 2 servers, and games with the same RCON: Rust, ARK,
 Palworld, Squad, Factorio...; port 27015 unless given), minecraft (enable-rcon, port 25575;
-commands of at most 1,446 bytes) and samp (SA:MP and open.mp, over the query port 7777).
+commands of at most 1,446 bytes), samp (SA:MP and open.mp, over the query port 7777),
+battleye (BattlEye RCon, UDP: Arma 2 and 3, DayZ; port 2302 unless given, BattlEye's default
+RConPort, the game port; many Arma 3 hosts set RConPort 2306, so give the port your
+beserver.cfg names) and quake3 (the rcon command of Quake 3 engines: ioquake3, OpenArena,
+Urban Terror, Enemy Territory, Call of Duty 1-4; the game port, 27960 unless given). The
+battleye shell prints the server's messages (chat, admins logging in) as they arrive.
 
 Output: the console's text, control characters escaped; with --json one object per command
-{protocol, address, command, output}.
+{protocol, address, command, output}, and one {protocol, address, message} per BattlEye
+server message.
 
 Examples:
   gsq rcon minecraft 127.0.0.1 list
   gsq rcon source 203.0.113.5:27015 --password-file ~/.config/rcon-pw status
   GSQ_RCON_PASSWORD=secret gsq rcon samp 203.0.113.5 players
+  gsq rcon battleye 203.0.113.5:2306 --password-file ~/.config/be-pw players
+  gsq rcon quake3 203.0.113.5 --password-file ~/.config/q3-pw status
   gsq rcon source 203.0.113.5                 an interactive shell
 
 Exit codes: 0 ran, 2 bad arguments or no password, 4 malformed address, 5 port out of range,
@@ -256,18 +265,23 @@ pub enum RconProtocol {
     Minecraft,
     /// SA:MP and open.mp RCON (UDP, the query port).
     Samp,
+    /// BattlEye RCon (UDP; Arma 2 and 3, DayZ; port 2302, often 2306 on Arma 3 hosts).
+    Battleye,
+    /// Quake 3 engines' `rcon` (UDP, the game port 27960).
+    Quake3,
 }
 
 /// `gsq rcon`. Its `Debug` leaves the password out.
 #[derive(Args)]
 #[command(after_help = RCON_HELP)]
 pub struct RconArgs {
-    /// source, minecraft or samp (the remote consoles, not the query protocols).
+    /// source, minecraft, samp, battleye or quake3 (the remote consoles, not the query
+    /// protocols).
     #[arg(value_enum, value_name = "PROTOCOL")]
     pub console: RconProtocol,
 
     /// The server: host, host:port, IPv4, or [IPv6]:port (the RCON port; defaults: source
-    /// 27015, minecraft 25575, samp 7777).
+    /// 27015, minecraft 25575, samp 7777, battleye 2302, quake3 27960).
     #[arg(value_parser = parse_host_port)]
     pub address: HostPort,
 
@@ -289,7 +303,8 @@ pub struct RconArgs {
     #[arg(long, value_name = "PASSWORD")]
     pub password: Option<String>,
 
-    /// How long to wait for the TCP connection (SA:MP: for each reply before resending).
+    /// How long to wait for the TCP connection (the UDP consoles: for each reply before
+    /// resending).
     #[arg(short, long, default_value = "3s", value_parser = parse_duration)]
     pub timeout: Duration,
 
@@ -343,6 +358,11 @@ pub struct ClientArgs {
     /// what arrived, marked incomplete, or an error.
     #[arg(long, default_value_t = query_net::Options::DEFAULT_MAX_REPLY_BYTES, value_name = "BYTES")]
     pub max_reply_bytes: usize,
+
+    /// Minecraft Java: read the status without the ping that follows it (one round trip
+    /// instead of two); ping_ms is then the status request's round trip.
+    #[arg(long)]
+    pub no_ping: bool,
 
     /// What to fetch besides the server info, comma-separated: players, rules, teams,
     /// metrics, all, none.
@@ -445,6 +465,7 @@ impl ClientArgs {
                 .voice_port
                 .map_or(defaults.virtual_server, VirtualServer::Port),
             query_login: self.query_login()?,
+            minecraft_ping: !self.no_ping,
         })
     }
 

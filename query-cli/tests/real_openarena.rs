@@ -1,7 +1,8 @@
 //! `gsq query quake3` against a real Quake 3 engine: Debian's `openarena-server` (OpenArena on
 //! ioquake3), started by the test on loopback with a configuration it writes (host name with a
-//! colour code, map, slots, game type, one bot), queried until the bot has joined, compared
-//! with that configuration, and stopped.
+//! colour code, map, slots, game type, one bot, an rcon password), queried until the bot has
+//! joined, compared with that configuration, asked for `status` over `gsq rcon quake3` (and
+//! with a wrong password), and stopped.
 //!
 //! Without the server (`apt-get install openarena-server`, which `.ci/run` does) the test
 //! prints that it skips; under `CI=true` it fails instead. It takes a few seconds: the server
@@ -25,6 +26,7 @@ const MAP: &str = "oa_dm4";
 const MAX_CLIENTS: u32 = 7;
 const GAME_TYPE: &str = "3";
 const BOT: &str = "Sarge";
+const RCON_PASSWORD: &str = "gsq-rcon-secret";
 
 /// The server binary, or `None` after saying the test skips (a failure under `CI=true`).
 fn server_binary() -> Option<PathBuf> {
@@ -84,7 +86,8 @@ fn start(binary: &Path, dir: &Path, port: u16) -> Server {
         format!(
             "set sv_hostname \"{HOSTNAME}\"\nset sv_maxclients {MAX_CLIENTS}\n\
              set g_gametype {GAME_TYPE}\nset bot_enable 1\nset bot_minplayers 0\n\
-             set sv_pure 0\nset g_needpass 0\nmap {MAP}\n"
+             set sv_pure 0\nset g_needpass 0\nset rconpassword \"{RCON_PASSWORD}\"\n\
+             map {MAP}\n"
         ),
     )
     .unwrap();
@@ -190,5 +193,23 @@ fn gsq_reads_a_real_openarena_server_as_configured() {
         "{}",
         status["version"]
     );
+
+    // The remote console: `status` lists the bot; a wrong password is the auth exit code.
+    let rcon = |password: &str| {
+        Command::cargo_bin("gsq")
+            .unwrap()
+            .args(["rcon", "quake3", &format!("127.0.0.1:{port}"), "status"])
+            .env("GSQ_RCON_PASSWORD", password)
+            .output()
+            .unwrap()
+    };
+    let output = rcon(RCON_PASSWORD);
+    assert!(output.status.success(), "{output:?}");
+    let console = String::from_utf8(output.stdout).unwrap();
+    assert!(console.contains(&format!("map: {MAP}")), "{console}");
+    assert!(console.contains(BOT), "{console}");
+    let output = rcon("wrong");
+    assert_eq!(output.status.code(), Some(11), "{output:?}");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("Bad rconpassword"));
     drop(server);
 }

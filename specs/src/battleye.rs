@@ -64,3 +64,35 @@ pub enum Payload<'a> {
         message: Text<'a>,
     },
 }
+
+/// The port Arma 2 and 3 and DayZ servers listen for RCon on unless `RConPort` says
+/// otherwise: the game port, 2302 by default.
+pub const DEFAULT_PORT: u16 = 2302;
+
+/// How long a server keeps a logged-in client that sends nothing: clients send an empty
+/// command before it passes.
+pub const SERVER_IDLE_CUTOFF_SECS: u64 = 45;
+
+/// The first byte of a command answer that the server split into parts.
+pub const PART_MARKER: u8 = 0x00;
+
+/// One part of a split command answer (the text of a [`Payload::Command`] from the server):
+/// `0x00`, how many parts the answer has, this part's index from 0, then its share of the
+/// output. An answer whose text does not start with `0x00` came whole.
+///
+/// The client refuses a count of 0 or an index past the count (no answer can be completed
+/// from such a part).
+#[derive(Debug, Clone, PartialEq, Eq, Wire)]
+#[wire(magic = b"\x00")]
+pub struct Part<'a> {
+    /// How many parts the answer has, 1 to 255.
+    pub count: u8,
+    /// This part's index, below `count`.
+    pub index: u8,
+    /// This part's share of the output.
+    #[wire(bytes(rest))]
+    pub body: &'a [u8],
+}
+
+/// The bytes a [`Part`] header takes.
+pub const PART_HEADER_LEN: usize = 3;

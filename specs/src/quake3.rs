@@ -52,6 +52,38 @@ pub const INFO_HEADER: &[u8] = b"\xff\xff\xff\xffinfoResponse\n";
 /// The largest datagram a responder writes; replies above it are split between player lines.
 pub const MAX_DATAGRAM: usize = 1400;
 
+/// The header of the datagrams a server prints a remote console command's output in.
+pub const PRINT_HEADER: &[u8] = b"\xff\xff\xff\xffprint\n";
+/// What ioquake3 and its forks print for a wrong `rcon` password.
+pub const BAD_RCON_PASSWORD: &str = "Bad rconpassword.";
+/// What they print when `rconpassword` is not set (remote console off).
+pub const NO_RCON_PASSWORD: &str = "No rconpassword set on the server.";
+
+/// `FF FF FF FF rcon PASSWORD COMMAND`: a remote console command. The server takes the
+/// password up to the first space and the rest of the line as the command, so a password
+/// cannot hold a space.
+#[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
+#[wire(magic = b"\xff\xff\xff\xffrcon ")]
+pub struct Rcon<'a> {
+    /// The password (`rconpassword`), ended by a space.
+    #[wire(bytes(until = b' '))]
+    pub password: &'a [u8],
+    /// The console command, as typed at the server's console.
+    #[wire(bytes(rest))]
+    pub command: &'a [u8],
+}
+
+/// One datagram of a console command's output: `FF FF FF FF print\n` and text. A long
+/// output comes in several, each with the header (ioquake3 flushes about 1 kB at a time);
+/// nothing numbers them or marks the last.
+#[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
+#[wire(magic = PRINT_HEADER)]
+pub struct Print<'a> {
+    /// The console's text, in the server's encoding ([`ENCODING`] as a rule).
+    #[wire(bytes(rest))]
+    pub text: &'a [u8],
+}
+
 /// The longest challenge a request may carry.
 pub const MAX_CHALLENGE: usize = 64;
 

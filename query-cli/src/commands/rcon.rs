@@ -4,8 +4,10 @@ use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::Path;
 
-use query_net::rcon::{Client, Flavour};
-use query_net::{Options, QueryError, RconCommand};
+use query_net::engine::Bounded;
+use query_net::engines::quake3;
+use query_net::rcon::{battleye, Client, Flavour};
+use query_net::{driver, Options, Protocol, QueryError, RconCommand};
 use serde_json::json;
 
 use crate::cli::{RconArgs, RconProtocol};
@@ -26,7 +28,9 @@ pub async fn run(args: RconArgs) -> Outcome {
     let default_port = match args.console {
         RconProtocol::Source => Flavour::Source.default_port(),
         RconProtocol::Minecraft => Flavour::Minecraft.default_port(),
-        RconProtocol::Samp => query_net::Protocol::Samp.default_port(),
+        RconProtocol::Samp => Protocol::Samp.default_port(),
+        RconProtocol::Battleye => battleye::DEFAULT_PORT,
+        RconProtocol::Quake3 => Protocol::Quake3.default_port(),
     };
     let target = resolve(&args.address, default_port).await?;
     let options = Options {
@@ -88,11 +92,15 @@ pub fn password_from_file(path: &Path) -> Outcome<String> {
 enum Console {
     /// A TCP connection, authenticated.
     Stream(Box<Client>, Flavour),
-    /// SA:MP: each command is a datagram exchange of its own, the password in each.
-    Samp {
+    /// BattlEye: a UDP session, logged in, kept by a task (acknowledgements, keep-alives).
+    BattlEye(Box<battleye::Client>),
+    /// SA:MP and Quake 3: each command is a datagram exchange of its own, the password in
+    /// each.
+    Datagram {
+        protocol: RconProtocol,
         target: SocketAddr,
         password: String,
-        options: Options,
+        options: Box<Options>,
     },
 }
 
@@ -106,11 +114,18 @@ impl Console {
         let flavour = match protocol {
             RconProtocol::Source => Flavour::Source,
             RconProtocol::Minecraft => Flavour::Minecraft,
-            RconProtocol::Samp => {
-                return Ok(Console::Samp {
+            RconProtocol::Battleye => {
+                let client = battleye::Client::connect(target, &password, &options)
+                    .await
+                    .map_err(|e| failure("battleye", target, &e))?;
+                return Ok(Console::BattlEye(Box::new(client)));
+            }
+            RconProtocol::Samp | RconProtocol::Quake3 => {
+                return Ok(Console::Datagram {
+                    protocol,
                     target,
                     password,
-                    options,
+                    options: Box::new(options),
                 })
             }
         };
@@ -123,14 +138,20 @@ impl Console {
     fn protocol(&self) -> &'static str {
         match self {
             Console::Stream(_, flavour) => flavour.name(),
-            Console::Samp { .. } => "samp",
+            Console::BattlEye(_) => "battleye",
+            Console::Datagram {
+                protocol: RconProtocol::Quake3,
+                ..
+            } => "quake3",
+            Console::Datagram { .. } => "samp",
         }
     }
 
     fn target(&self) -> SocketAddr {
         match self {
             Console::Stream(client, _) => client.target(),
-            Console::Samp { target, .. } => *target,
+            Console::BattlEye(client) => client.target(),
+            Console::Datagram { target, .. } => *target,
         }
     }
 
@@ -140,7 +161,12 @@ impl Console {
                 .command(command)
                 .await
                 .map_err(|e| failure(flavour.name(), client.target(), &e)),
-            Console::Samp {
+            Console::BattlEye(client) => client
+                .command(command)
+                .await
+                .map_err(|e| failure("battleye", client.target(), &e)),
+            Console::Datagram {
+                protocol,
                 target,
                 password,
                 options,
@@ -149,16 +175,30 @@ impl Console {
                     password: password.clone(),
                     command: command.to_owned(),
                 };
+                if *protocol == RconProtocol::Quake3 {
+                    return quake3_rcon(*target, &rcon, options).await;
+                }
                 Ok(samp_rcon_lines(*target, &rcon, options).await?.join("\n"))
             }
         }
+    }
+
+    /// The next server message (BattlEye), as it arrives; never, for the other consoles.
+    async fn next_message(&mut self) -> String {
+        if let Console::BattlEye(client) = self {
+            if let Some(message) = client.messages().recv().await {
+                return String::from_utf8_lossy(&message).into_owned();
+            }
+        }
+        std::future::pending().await
     }
 
     /// Whether a failed command left the connection closed (it was lost, or broken).
     fn lost(&self) -> bool {
         match self {
             Console::Stream(client, _) => !client.is_connected(),
-            Console::Samp { .. } => false,
+            Console::BattlEye(client) => !client.is_connected(),
+            Console::Datagram { .. } => false,
         }
     }
 
@@ -168,9 +208,22 @@ impl Console {
                 .reconnect()
                 .await
                 .map_err(|e| failure(flavour.name(), client.target(), &e)),
-            Console::Samp { .. } => Ok(()),
+            Console::BattlEye(client) => client
+                .reconnect()
+                .await
+                .map_err(|e| failure("battleye", client.target(), &e)),
+            Console::Datagram { .. } => Ok(()),
         }
     }
+}
+
+/// The output of a Quake 3 `rcon` command: its `print` datagrams joined.
+async fn quake3_rcon(target: SocketAddr, rcon: &RconCommand, options: &Options) -> Outcome<String> {
+    let session = quake3::RconSession::new(target, rcon, options)
+        .map_err(|e| failure("quake3", target, &e))?;
+    driver::query_session(Bounded::from_options(session, options))
+        .await
+        .map_err(|e| failure("quake3", target, &e))
 }
 
 /// A failed RCON exchange, with the advice that fits RCON.
@@ -182,7 +235,7 @@ fn failure(protocol: &str, target: SocketAddr, error: &QueryError) -> Failure {
              servers lock the address out for a while",
         ),
         QueryError::Io(_) => failure.hint("the connection was lost; run the command again"),
-        QueryError::ConnectionRefused { .. } => {
+        QueryError::ConnectionRefused { .. } | QueryError::NothingListens { .. } => {
             failure.hint("nothing listens there: check the RCON port and that RCON is enabled")
         }
         _ => failure,
@@ -206,6 +259,21 @@ fn render(console: &Console, command: &str, output: &str, json: bool) -> Outcome
     Ok(console_text(output))
 }
 
+/// A server message as printed: its text escaped and marked, or one JSON object.
+fn render_message(console: &Console, message: &str, json: bool) -> Outcome<String> {
+    if json {
+        return to_json(
+            &json!({
+                "protocol": console.protocol(),
+                "address": console.target(),
+                "message": message,
+            }),
+            false,
+        );
+    }
+    Ok(format!("[server] {}", console_text(message)))
+}
+
 /// `output` line by line, each line's control characters escaped, without the final newline
 /// most consoles end with.
 fn console_text(output: &str) -> String {
@@ -225,14 +293,32 @@ async fn shell(console: &mut Console, json: bool) -> Outcome {
     let mut editor = rustyline::DefaultEditor::new()
         .map_err(|e| Failure::internal(format!("cannot open the line editor: {e}")))?;
     let prompt = format!("{} {}> ", console.protocol(), console.target());
+    // Server messages are printed above the line being typed where the terminal allows it.
+    let mut printer = editor.create_external_printer().ok();
     loop {
         let prompt_now = prompt.clone();
-        let (back, line) = tokio::task::spawn_blocking(move || {
+        let mut reading = tokio::task::spawn_blocking(move || {
             let line = editor.readline(&prompt_now);
             (editor, line)
-        })
-        .await
-        .map_err(|e| Failure::internal(format!("the line editor stopped: {e}")))?;
+        });
+        let read = loop {
+            tokio::select! {
+                // Messages that arrived while a command ran are printed before its prompt.
+                biased;
+                message = console.next_message() => {
+                    let text = render_message(console, &message, json)?;
+                    match printer.as_mut() {
+                        Some(printer) => {
+                            let _ = rustyline::ExternalPrinter::print(printer, format!("{text}\n"));
+                        }
+                        None => print_line(&text)?,
+                    }
+                }
+                read = &mut reading => break read,
+            }
+        };
+        let (back, line) =
+            read.map_err(|e| Failure::internal(format!("the line editor stopped: {e}")))?;
         editor = back;
         let line = match line {
             Ok(line) => line,

@@ -106,10 +106,7 @@ impl Client {
     /// sequences replaced).
     pub async fn command(&mut self, command: &str) -> Result<String, QueryError> {
         let output = self.command_bytes(command.as_bytes()).await?;
-        Ok(match String::from_utf8(output) {
-            Ok(text) => text,
-            Err(error) => String::from_utf8_lossy(error.as_bytes()).into_owned(),
-        })
+        Ok(super::lossy_text(output))
     }
 
     /// Runs `command` and returns its output as the bytes the server sent.

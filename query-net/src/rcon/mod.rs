@@ -13,12 +13,15 @@
 //!   lockout of [`server::AuthGate`], and [`server::serve`], which runs a
 //!   [`server::CommandHandler`] the game supplies under [`ListenerLimits`](crate::tcp::ListenerLimits).
 //!
+//! - [`battleye`] is BattlEye RCon (UDP; Arma, DayZ), client and server.
+//!
 //! The packets are declared in [`query_specs::rcon`]. [`Flavour`] picks the rules that
 //! differ between Source and Minecraft servers.
 
 mod client;
 mod session;
 
+pub mod battleye;
 pub mod server;
 
 use std::fmt;
@@ -110,6 +113,15 @@ impl FromStr for Flavour {
             "minecraft" | "mc" => Ok(Flavour::Minecraft),
             _ => Err(UnknownFlavour(name.to_owned())),
         }
+    }
+}
+
+/// A console's output as text: UTF-8, invalid sequences replaced (without a copy when it is
+/// valid).
+pub(crate) fn lossy_text(output: Vec<u8>) -> String {
+    match String::from_utf8(output) {
+        Ok(text) => text,
+        Err(error) => String::from_utf8_lossy(error.as_bytes()).into_owned(),
     }
 }
 

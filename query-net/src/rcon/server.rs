@@ -485,6 +485,18 @@ pub fn split_answer(output: &str) -> Vec<String> {
     parts
 }
 
+/// Runs `command` with `handler` for at most `timeout`; past it, the output says so.
+pub(crate) async fn run_command<H: CommandHandler>(
+    handler: &H,
+    command: String,
+    peer: SocketAddr,
+    timeout: Duration,
+) -> String {
+    tokio::time::timeout(timeout, handler.execute(command, peer))
+        .await
+        .unwrap_or_else(|_| format!("the command did not finish within {timeout:?}"))
+}
+
 /// Serves RCON on `listener` until `shutdown` is cancelled: each connection is a
 /// [`Connection`] whose commands `handler` runs, under `config`'s caps.
 pub async fn serve<H: CommandHandler>(
@@ -527,15 +539,8 @@ async fn serve_connection<H: CommandHandler>(
                 }
             }
             if let Some(command) = connection.poll_command() {
-                let run = handler.execute(command.text, peer);
-                let output = tokio::time::timeout(config.command_timeout, run)
-                    .await
-                    .unwrap_or_else(|_| {
-                        format!(
-                            "the command did not finish within {:?}",
-                            config.command_timeout
-                        )
-                    });
+                let output =
+                    run_command(handler.as_ref(), command.text, peer, config.command_timeout).await;
                 connection.answer(&output, Instant::now());
                 continue;
             }

@@ -34,14 +34,20 @@
 //!   follows the name in the player's `extra.fields`). Every pair is a rule, in order, as sent.
 //!   Text is decoded with [`Options::encoding`], Windows-1252 by default.
 //!
+//! # Remote console ([`RconSession`])
+//!
+//! `rcon PASSWORD COMMAND` and the `print` datagrams it is answered with; see [`rcon`].
+//!
 //! # Responder ([`Quake3Responder`])
 //!
 //! Answers `getstatus` and `getinfo` (with or without a challenge, which it echoes) from the
 //! server state; see [`responder`].
 
+pub mod rcon;
 pub mod responder;
 mod status;
 
+pub use rcon::RconSession;
 pub use responder::{Quake3Config, Quake3Responder};
 
 use std::collections::HashSet;
