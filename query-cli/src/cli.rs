@@ -727,8 +727,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub bedrock: Option<SocketAddr>,
 
-    /// Answer Teeworlds 0.6 and DDNet server info requests (`gie3`, DDNet's extended form
-    /// too) on this address.
+    /// Answer Teeworlds 0.6, 0.7 and DDNet server info requests (`gie3`, DDNet's extended
+    /// form and 0.7's token exchange too) on this address.
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub teeworlds: Option<SocketAddr>,
 

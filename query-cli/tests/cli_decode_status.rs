@@ -148,6 +148,52 @@ fn replies_of_another_protocol_are_the_clients_error() {
     ran.assert_error(TIMEOUT, &["samp replies"]);
 }
 
+#[test]
+fn a_teeworlds_07_token_exchange_makes_the_status_and_decodes_packet_by_packet() {
+    use query_specs::teeworlds::seven;
+    use query_wire::{Decode, Encode};
+
+    let server = Server::start(
+        StateDir::new("toml", SAMPLE_STATE),
+        &["--teeworlds", "127.0.0.1:0"],
+        &["teeworlds"],
+    );
+    let address = server.addr("teeworlds");
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let token_request = seven::Request::token(0x0102_0304).to_vec().unwrap();
+    let token_reply = exchange(&socket, &address, &token_request).remove(0);
+    let Ok(seven::Reply::Token(token)) = seven::Reply::from_bytes(&token_reply) else {
+        panic!("not a token reply: {token_reply:02x?}");
+    };
+    let info_request = seven::Request::info(token.server_token, 0x0102_0304, 9)
+        .to_vec()
+        .unwrap();
+    let info_reply = exchange(&socket, &address, &info_request).remove(0);
+    // A made-up token gets nothing.
+    let guessed = seven::Request::info(token.server_token ^ 1, 0x0102_0304, 9)
+        .to_vec()
+        .unwrap();
+    assert!(exchange(&socket, &address, &guessed).is_empty());
+    let dir = tempfile::tempdir().unwrap();
+    let files = write_all(dir.path(), &[info_reply, token_reply]);
+
+    let status = decode_status("teeworlds", &files);
+    assert_eq!(status.code, Some(0), "{}", status.stderr);
+    let status = status.json();
+    assert_eq!(status["protocol"], "teeworlds");
+    assert_eq!(status["raw"]["reply"], "inf3 0.7");
+    assert_eq!(status["name"], "Café Zoë");
+    assert_eq!(status["complete"], true, "{status}");
+
+    // Each packet on its own: the header's tokens and the packed numbers, named.
+    let ran = run(&["decode", "teeworlds", files[1].to_str().unwrap()]);
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert!(ran.stdout.contains("server_token"), "{}", ran.stdout);
+    let ran = run(&["decode", "teeworlds", files[0].to_str().unwrap()]);
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert!(ran.stdout.contains("skill_level"), "{}", ran.stdout);
+}
+
 // --- Captures ---
 
 #[test]

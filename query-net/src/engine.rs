@@ -478,6 +478,12 @@ impl Retry {
         self.active
     }
 
+    /// Whether [`poll_transmit`](Retry::poll_transmit) would return the request now: a
+    /// session that runs several steps at once asks each in turn.
+    pub fn is_send_due(&self) -> bool {
+        self.active && self.send_due
+    }
+
     /// How many times the current step's request has been sent.
     pub fn attempts(&self) -> u32 {
         self.attempts

@@ -58,7 +58,8 @@ pub enum Protocol {
     MinecraftQuery,
     /// Minecraft Bedrock Edition (and Geyser, Nukkit, PocketMine): RakNet's unconnected ping.
     Bedrock,
-    /// Teeworlds 0.6 and DDNet: the server info (`gie3`), DDNet's extended form included.
+    /// Teeworlds 0.6 and 0.7, and DDNet: the server info (`gie3`), DDNet's extended form and
+    /// 0.7's token exchange included.
     Teeworlds,
     /// Mumble (Murmur): the binary ping.
     Mumble,

@@ -33,6 +33,7 @@ use query_specs::onequery::{self, ReplyBody};
 use query_specs::samp;
 use query_specs::sqp;
 use query_specs::teeworlds;
+use query_specs::teeworlds::seven;
 use query_wire::{Decode, Encode};
 
 use crate::engine::ClientSession;
@@ -265,11 +266,15 @@ impl<'a> Answering<'a> {
             .collect()
     }
 
-    /// Teeworlds / DDNet: every datagram, with the request's token written in through the
-    /// declaration (it is decimal text, of any width): the whole token in DDNet's extended
-    /// replies, its low byte in `inf3`, as the servers echo it. A datagram that does not
-    /// decode is delivered as it is, for the session to report.
+    /// Teeworlds / DDNet: every datagram but 0.7's, with the request's token written in
+    /// through the declaration (it is decimal text, of any width): the whole token in DDNet's
+    /// extended replies, its low byte in `inf3`, as the servers echo it. A datagram that does
+    /// not decode is delivered as it is, for the session to report. 0.7's requests are
+    /// answered by [`teeworlds_seven`](Self::teeworlds_seven).
     fn teeworlds(&self, request: &[u8]) -> Vec<Vec<u8>> {
+        if let Ok(request) = seven::Request::from_bytes(request) {
+            return self.teeworlds_seven(request);
+        }
         let Ok(request) = teeworlds::Request::from_bytes(request) else {
             return Vec::new();
         };
@@ -285,8 +290,69 @@ impl<'a> Answering<'a> {
         };
         self.replies
             .iter()
+            .filter(|r| !is_seven(r))
             .map(|r| retokened(r).unwrap_or_else(|| r.clone()))
             .collect()
+    }
+
+    /// Teeworlds 0.7: the token request gets the token replies given, with its token written
+    /// in, or, when only info replies were given, the token reply the server sent before them
+    /// (its token is in their headers); the info request gets the info replies, with the
+    /// request's two tokens written in. A 0.7 datagram that does not decode answers the info
+    /// request as it is, for the session to report.
+    fn teeworlds_seven(&self, request: seven::Request) -> Vec<Vec<u8>> {
+        let decoded = || {
+            self.replies
+                .iter()
+                .filter_map(|r| seven::Reply::from_bytes(r).ok())
+        };
+        match request {
+            seven::Request::Token(request) => {
+                let token_reply = |server_token| {
+                    seven::Reply::Token(seven::TokenReply {
+                        client_token: request.client_token,
+                        server_token,
+                        ..seven::TokenReply::default()
+                    })
+                };
+                let given: Vec<u32> = decoded()
+                    .filter_map(|r| match r {
+                        seven::Reply::Token(t) => Some(t.server_token),
+                        seven::Reply::Info(_) => None,
+                    })
+                    .collect();
+                let server_tokens = if given.is_empty() {
+                    decoded()
+                        .find_map(|r| match r {
+                            seven::Reply::Info(info) => Some(info.server_token),
+                            seven::Reply::Token(_) => None,
+                        })
+                        .into_iter()
+                        .collect()
+                } else {
+                    given
+                };
+                server_tokens
+                    .into_iter()
+                    .filter_map(|token| token_reply(token).to_vec().ok())
+                    .collect()
+            }
+            seven::Request::Info(request) => self
+                .replies
+                .iter()
+                .filter(|r| r.first() == Some(&seven::CONNLESS))
+                .map(|r| match seven::Reply::from_bytes(r) {
+                    Ok(seven::Reply::Info(mut info)) => {
+                        info.client_token = request.client_token;
+                        info.token = request.token;
+                        seven::Reply::Info(info)
+                            .to_vec()
+                            .unwrap_or_else(|_| r.clone())
+                    }
+                    _ => r.clone(),
+                })
+                .collect(),
+        }
     }
 
     /// Mumble: every pong, with the ping's ident written in.
@@ -507,4 +573,9 @@ fn with_echo(reply: &[u8], range: std::ops::Range<usize>, echo: &[u8]) -> Vec<u8
         reply[range].copy_from_slice(echo);
     }
     reply
+}
+
+/// Whether `datagram` is a Teeworlds 0.7 packet (its first byte says so), not a 0.6 one.
+fn is_seven(datagram: &[u8]) -> bool {
+    matches!(datagram.first(), Some(&seven::CONTROL | &seven::CONNLESS))
 }

@@ -4,6 +4,7 @@ use std::borrow::Cow;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::int::{Endian, Number};
+use crate::packed_int::PackedIntValue;
 use crate::terminator::Terminator;
 use crate::text::TextEncoding;
 use crate::varint::{LengthPrefix, VarIntValue};
@@ -212,6 +213,12 @@ impl<'a> Reader<'a> {
     #[inline]
     pub fn varint<T: VarIntValue>(&mut self) -> Result<T> {
         T::read_varint(self)
+    }
+
+    /// Reads a Teeworlds packed integer (`i32`, or a `u32` that must not be negative).
+    #[inline]
+    pub fn packed_int<T: PackedIntValue>(&mut self) -> Result<T> {
+        T::read_packed(self)
     }
 
     /// Reads a length prefix of type `P`, then that many bytes.

@@ -4,6 +4,7 @@ use std::marker::PhantomData;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::int::{Endian, Integer, Number};
+use crate::packed_int::PackedIntValue;
 use crate::terminator::{early_end, Terminator};
 use crate::text::TextEncoding;
 use crate::varint::{LengthPrefix, VarIntValue};
@@ -144,6 +145,19 @@ impl<'b> Writer<'b> {
     #[inline]
     pub fn put_varint<T: VarIntValue>(&mut self, value: T) -> Result<()> {
         self.put_bytes(value.varint_bytes().as_ref())
+    }
+
+    /// Writes a Teeworlds packed integer; a `u32` above `i32::MAX` is
+    /// [`ErrorKind::OutOfRange`], since Teeworlds carries signed 32-bit numbers.
+    #[inline]
+    pub fn put_packed_int<T: PackedIntValue>(&mut self, value: T) -> Result<()> {
+        match value.to_packed() {
+            Ok(number) => self.put_bytes(crate::packed_int::encode(number).as_ref()),
+            Err(value) => Err(self.error(ErrorKind::OutOfRange {
+                value,
+                reason: "a packed integer carries at most 2147483647",
+            })),
+        }
     }
 
     /// Overwrites the number at `at`, which was written before (a checksum reserved as zeros

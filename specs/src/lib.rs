@@ -21,7 +21,7 @@
 //! | [`minecraft_legacy`] | Minecraft Java's legacy ping (before 1.7) | big | UTF-16BE units |
 //! | [`bedrock`] | Minecraft Bedrock (RakNet unconnected ping) | big | u16-length UTF-8 |
 //! | [`rcon`] | Source RCON and Minecraft RCON | little | NUL-terminated, raw bytes |
-//! | [`teeworlds`] | Teeworlds 0.6 and DDNet server info | decimal text | NUL-terminated UTF-8 |
+//! | [`teeworlds`] | Teeworlds 0.6, 0.7 and DDNet server info | decimal text; 0.7 packed integers | NUL-terminated UTF-8 |
 //! | [`mumble`] | Mumble's ping | big | none |
 //! | [`ase`] | All-Seeing Eye (Multi Theft Auto, Far Cry) | text | self-counting u8 length, raw bytes |
 //! | [`teamspeak3`] | TeamSpeak 3 ServerQuery | text | escaped UTF-8 |

@@ -1,4 +1,4 @@
-//! Teeworlds 0.6 and DDNet (DDraceNetwork): the server info query over UDP, port 8303 by
+//! Teeworlds 0.6 and 0.7, and DDNet (DDraceNetwork): the server info query over UDP, port 8303 by
 //! default, on the game port. Text in NUL-terminated strings, numbers in decimal.
 //!
 //! - Requests ([`Request`]): a connectionless packet, `FF FF FF FF FF FF` (0.6), then
@@ -27,9 +27,10 @@
 //! `-1` for no country). Text is UTF-8 on every known server; it is kept as the raw bytes
 //! ([`Text`]) and decoded by the caller.
 //!
-//! Not declared yet: Teeworlds 0.7 (Debian's `teeworlds-server` 0.7.5, and DDNet's answer to a
-//! 0.7 client), whose connectionless packets need a token exchange first and whose info
-//! packs its numbers in Teeworlds' own variable-length integers.
+//! Teeworlds 0.7, whose packets carry tokens exchanged first and whose info packs its numbers
+//! in Teeworlds' own variable-length integers, is declared in [`seven`].
+
+pub mod seven;
 
 use query_wire::{Text, TextEncoding, Wire};
 use serde::Serialize;

@@ -12,8 +12,8 @@ use syn::spanned::Spanned as _;
 use syn::{DeriveInput, Expr, Generics, Ident, Index, Lifetime, Member, Pat, Type};
 
 use super::attr::{
-    self, ChecksumSpan, ContainerAttrs, CtxBinding, Encoding, Endian, FieldAttrs, Prefix,
-    RepeatAttr, Surplus, TagType, TextAttr, VariantAttrs,
+    self, ChecksumSpan, ContainerAttrs, CtxBinding, Encoding, Endian, FieldAttrs, IntFraming,
+    Prefix, RepeatAttr, Spanned, Surplus, TagType, TextAttr, VariantAttrs,
 };
 use super::names;
 use super::scope::{self, Reach, Scoped};
@@ -177,9 +177,11 @@ pub enum Body {
     },
     Bool,
     ByteArray,
-    /// `varint`: LEB128 groups of a `u32`/`u64`, or a VarInt/VarLong `i32`/`i64`.
+    /// `varint`: LEB128 groups of a `u32`/`u64`, or a VarInt/VarLong `i32`/`i64`;
+    /// `packed_int`: Teeworlds' packed `i32` (or never-negative `u32`).
     VarInt {
         ty: Type,
+        framing: IntFraming,
     },
     Uuid {
         endian: Endian,
@@ -1014,6 +1016,25 @@ fn single_body(
             }),
         };
     }
+    if let Some(Spanned {
+        value: IntFraming::Packed,
+        span,
+    }) = &attrs.varint
+    {
+        if !types::is_packed_int_type(ty) {
+            errors.at(
+                *span,
+                format!(
+                    "`packed_int` applies to `i32` and to `u32` (never negative), not `{shown}`"
+                ),
+            );
+            return Body::Bool;
+        }
+        return Body::VarInt {
+            ty: ty.clone(),
+            framing: IntFraming::Packed,
+        };
+    }
     if let Some(varint) = &attrs.varint {
         if !types::is_varint_type(ty) {
             errors.at(
@@ -1025,7 +1046,10 @@ fn single_body(
             );
             return Body::Bool;
         }
-        return Body::VarInt { ty: ty.clone() };
+        return Body::VarInt {
+            ty: ty.clone(),
+            framing: IntFraming::Leb128,
+        };
     }
     if attrs.bits.is_some() {
         return Body::Bits {

@@ -98,7 +98,7 @@ choice! {
         EachCtx = "each_ctx", Cycle = "cycle",
         When = "when", Trailing = "trailing", Bits = "bits", BitWidth = "bit_width", Flags = "flags",
         Flag = "flag", Range = "range", Default = "default", Computed = "computed", View = "view",
-        Varint = "varint", Crc32 = "crc32",
+        Varint = "varint", PackedInt = "packed_int", Crc32 = "crc32",
     }
     |found| format!(
         "unknown wire attribute `{found}` on a field, expected one of: {}",
@@ -341,8 +341,9 @@ pub struct FieldAttrs {
     pub computed: Option<Spanned<Expr>>,
     /// `view`: in the container's view, any type (or elements) that encodes like this one.
     pub view: Option<Spanned<()>>,
-    /// `varint`: the integer as LEB128 groups (VarInt / VarLong for signed types).
-    pub varint: Option<Spanned<()>>,
+    /// `varint` (LEB128 groups; VarInt / VarLong for signed types) or `packed_int`
+    /// (Teeworlds' sign-and-magnitude groups): the integer's variable-length framing.
+    pub varint: Option<Spanned<IntFraming>>,
     /// `crc32(after)` / `crc32(before)`: a CRC32 of the bytes after or before the field.
     pub crc32: Option<Spanned<ChecksumSpan>>,
 }
@@ -592,7 +593,11 @@ pub fn field(attrs: &[Attribute], errors: &mut Errors) -> FieldAttrs {
             }
             FieldKey::Varint => {
                 flag(input, key)?;
-                set(&mut out.varint, key, (), errors);
+                set_framing(&mut out.varint, key, IntFraming::Leb128, errors);
+            }
+            FieldKey::PackedInt => {
+                flag(input, key)?;
+                set_framing(&mut out.varint, key, IntFraming::Packed, errors);
             }
             FieldKey::Crc32 => {
                 let value = checksum_span(input, key, errors)?;
@@ -637,6 +642,44 @@ fn for_each_directive(
 fn lookup<K: Choice>(key: &Ident) -> syn::Result<K> {
     let word = key.unraw().to_string();
     K::lookup(&word).ok_or_else(|| syn::Error::new(key.span(), K::unknown(&word)))
+}
+
+/// The variable-length framing of an integer field: `varint` or `packed_int`, not both.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum IntFraming {
+    /// `varint`: LEB128 groups (VarInt / VarLong for signed types).
+    Leb128,
+    /// `packed_int`: Teeworlds' packed integer, a sign bit and 6 bits, then 7-bit groups.
+    Packed,
+}
+
+impl IntFraming {
+    /// The attribute that asks for it.
+    pub fn word(self) -> &'static str {
+        match self {
+            IntFraming::Leb128 => "varint",
+            IntFraming::Packed => "packed_int",
+        }
+    }
+}
+
+fn set_framing(
+    slot: &mut Option<Spanned<IntFraming>>,
+    key: &Ident,
+    value: IntFraming,
+    errors: &mut Errors,
+) {
+    match slot {
+        Some(given) if given.value != value => errors.at(
+            key.span(),
+            format!(
+                "`{}` and `{}` are two framings of one integer: keep one",
+                given.value.word(),
+                value.word()
+            ),
+        ),
+        _ => set(slot, key, value, errors),
+    }
 }
 
 fn set<T>(slot: &mut Option<Spanned<T>>, key: &Ident, value: T, errors: &mut Errors) {

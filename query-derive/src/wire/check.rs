@@ -6,7 +6,7 @@ use proc_macro2::Span;
 use syn::{Expr, Member};
 
 use super::ast::{self, Body, Container, Data, Field, FieldKind, Variant, VariantTag};
-use super::attr::{ContainerAttrs, Encoding, FieldAttrs};
+use super::attr::{ContainerAttrs, Encoding, FieldAttrs, IntFraming};
 use super::types::{self, Shape, StrKind};
 use crate::errors::Errors;
 
@@ -500,6 +500,11 @@ fn check_repeat_keys(attrs: &FieldAttrs, errors: &mut Errors) {
 fn check_new_words(field: &Field, errors: &mut Errors) {
     let attrs = &field.attrs;
     if let Some(varint) = &attrs.varint {
+        let word = varint.value.word();
+        let groups = match varint.value {
+            IntFraming::Leb128 => "7-bit groups, low first",
+            IntFraming::Packed => "a sign bit and 6 bits, then 7-bit groups",
+        };
         for (other, present) in [
             ("str", attrs.str_.is_some()),
             ("bytes", attrs.bytes.is_some()),
@@ -511,8 +516,8 @@ fn check_new_words(field: &Field, errors: &mut Errors) {
                 errors.at(
                     varint.span,
                     format!(
-                        "`varint` is the integer's whole framing (7-bit groups, low first): \
-                         it cannot be combined with `{other}`"
+                        "`{word}` is the integer's whole framing ({groups}): it cannot be \
+                         combined with `{other}`"
                     ),
                 );
             }
@@ -539,7 +544,10 @@ fn check_new_words(field: &Field, errors: &mut Errors) {
         ("when", attrs.when.is_some()),
         ("trailing", attrs.trailing.is_some()),
         ("len", attrs.len.is_some()),
-        ("varint", attrs.varint.is_some()),
+        (
+            attrs.varint.as_ref().map_or("varint", |v| v.value.word()),
+            attrs.varint.is_some(),
+        ),
     ] {
         if present {
             errors.at(

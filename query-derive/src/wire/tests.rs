@@ -95,6 +95,26 @@ fn varint_values_tag_and_prefixes_a_length_that_includes_itself_and_checksums() 
 }
 
 #[test]
+fn teeworlds_packed_integers_signed_unsigned_and_in_a_list() {
+    insta::assert_snapshot!(expand(
+        r#"
+        #[wire(endian = "big", magic = b"\x21")]
+        pub struct Info<'a> {
+            pub client_token: u32,
+            #[wire(packed_int)]
+            pub token: i32,
+            #[wire(str(nul))]
+            pub name: Text<'a>,
+            #[wire(packed_int, computed = scores.count())]
+            pub count: u32,
+            #[wire(count = *count, packed_int)]
+            pub scores: Vec<i32>,
+        }
+        "#
+    ));
+}
+
+#[test]
 fn tlv_enum_with_a_catch_all() {
     insta::assert_snapshot!(expand(
         r#"
@@ -288,7 +308,7 @@ fn every_error_of_a_declaration_is_reported() {
             "prefix must be one of u8, u16, u32, u64, varint, leb128, found `u9`",
             "unknown wire attribute `colour` on a field, expected one of: endian, str, bytes, dec, \
              len, count, until_end, until_nul, until, before, min_count, max_count, ctx, each_ctx, cycle, \
-             when, trailing, bits, bit_width, flags, flag, range, default, computed, view, varint, crc32",
+             when, trailing, bits, bit_width, flags, flag, range, default, computed, view, varint, packed_int, crc32",
             "`str` applies to `&'a str`, `String`, `Cow<'a, str>` and `Text<'a>`, not `u32`",
             "`tag` applies to enums only",
             "`count` applies to `Vec` fields, and `u8` is not one",

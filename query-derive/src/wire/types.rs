@@ -64,6 +64,11 @@ pub fn is_varint_type(ty: &Type) -> bool {
         .any(|name| is_named(ty, name))
 }
 
+/// Whether `ty` is one of the types `packed_int` applies to: `i32`, `u32`.
+pub fn is_packed_int_type(ty: &Type) -> bool {
+    is_named(ty, "i32") || is_named(ty, "u32")
+}
+
 /// Whether `ty` is `f32` or `f64`.
 pub fn is_float(ty: &Type) -> bool {
     matches!(peel(ty), Type::Path(path) if path.path.is_ident("f32") || path.path.is_ident("f64"))

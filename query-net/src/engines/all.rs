@@ -1,9 +1,9 @@
 //! One responder for every protocol on one port, dispatching on the first bytes.
 //!
 //! The request formats cannot be mistaken for one another: each is told by its first
-//! byte (`O` or `H`, `S`, `\`, `00` or `01`, `FF`, `FE`), those that start with `FF FF FF FF`
-//! by the byte after it (`T`, `U`, `V` for A2S, `g` for Quake 3, `s` for Quake 2), Doom 3's by
-//! its `FF FF` followed by `getInfo` (Quake 3's `getinfo` has four `FF`), the GameSpy 2 and 3
+//! byte (`O` or `H`, `S`, `\`, `00` or `01`, `FF`, `FE`, `04` or `21`), those that start with
+//! `FF FF FF FF` by the byte after it (`T`, `U`, `V` for A2S, `g` for Quake 3, `s` for Quake 2),
+//! Doom 3's by its `FF FF` followed by `getInfo` (Quake 3's `getinfo` has four `FF`), the GameSpy 2 and 3
 //! requests that start with `FE FD` by their exact lengths (GameSpy 2's is 10 bytes), and
 //! the two that start with `01` by theirs and RakNet's 16-byte offline magic (SQP's query is
 //! 8 bytes, Bedrock's ping 33 with the magic at byte 9).
@@ -24,6 +24,7 @@
 //! | `FE FD 09` | 7 or 11 | GameSpy 3/4 challenge request (11 with gamedig's empty challenge) |
 //! | `FE FD 00` ... `FF FF FF 01` | 11 or 15 | GameSpy 3/4 query (15 with the challenge) |
 //! | `FF` × 10 `gie3`, or `xe` ... `FF FF FF FF gie3` | 15 | Teeworlds / DDNet |
+//! | `04 00 00 FF FF FF FF 05`, or `21` ... `FF FF FF FF gie3` | 520, or 18 to 22 | Teeworlds 0.7 |
 //!
 //! Anything else is dropped as malformed without reaching any protocol's responder; each
 //! responder then checks the rest (A2S its exact sizes).
@@ -149,9 +150,18 @@ fn is_gamespy2_request(datagram: &[u8]) -> bool {
 }
 
 /// Whether `datagram` is a Teeworlds / DDNet `gie3` request as declared (either form, 15
-/// bytes). Decoded only when the length matches, so other datagrams build no error.
+/// bytes), or a Teeworlds 0.7 token or info request. Decoded only when the length or the
+/// first byte matches, so other datagrams build no error.
 fn is_teeworlds_request(datagram: &[u8]) -> bool {
-    datagram.len() == teeworlds::REQUEST_LEN && teeworlds::Request::from_bytes(datagram).is_ok()
+    match datagram.first() {
+        Some(&teeworlds::seven::CONTROL | &teeworlds::seven::CONNLESS) => {
+            teeworlds::seven::Request::from_bytes(datagram).is_ok()
+        }
+        _ => {
+            datagram.len() == teeworlds::REQUEST_LEN
+                && teeworlds::Request::from_bytes(datagram).is_ok()
+        }
+    }
 }
 
 /// Whether `datagram` is a Bedrock unconnected ping as declared: `01`, the time, RakNet's
@@ -420,6 +430,13 @@ mod tests {
         let extended = b"xe\x12\x34\x00\x00\xff\xff\xff\xffgie3\x07";
         assert_eq!(route(extended), Some(Protocol::Teeworlds));
         assert_eq!(route(&[0; 12]), None);
+        // Teeworlds 0.7's token request (520 bytes, no shorter) and info request.
+        let token = teeworlds::seven::Request::token(9).to_vec().unwrap();
+        assert_eq!(route(&token), Some(Protocol::Teeworlds));
+        assert_eq!(route(&token[..519]), None);
+        let info = teeworlds::seven::Request::info(1, 2, 3).to_vec().unwrap();
+        assert_eq!(route(&info), Some(Protocol::Teeworlds));
+        assert_eq!(route(&info[..info.len() - 1]), None);
         // Bedrock's ping starts with SQP's `01`: told apart by its length and the magic.
         let mut ping = vec![0x01];
         ping.extend_from_slice(&0x1234u64.to_be_bytes());

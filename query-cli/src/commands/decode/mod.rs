@@ -900,9 +900,23 @@ fn decode_bedrock(datagram: &Datagram, forced: Option<PacketKind>) -> Outcome<De
 }
 
 /// A Teeworlds / DDNet `gie3` request (either form) or one datagram of a reply (`inf3`,
-/// `iext`, `iex+`).
+/// `iext`, `iex+`); a Teeworlds 0.7 packet (first byte `04` or `21`): the token request or
+/// reply, the info request or reply.
 fn decode_teeworlds(datagram: &Datagram, forced: Option<PacketKind>) -> Outcome<Decoded> {
     let bytes = &datagram.bytes;
+    if matches!(
+        bytes.first(),
+        Some(&teeworlds::seven::CONTROL | &teeworlds::seven::CONNLESS)
+    ) {
+        return choose(
+            datagram,
+            Protocol::Teeworlds,
+            forced,
+            || teeworlds::seven::Request::from_bytes(bytes).map(|r| serialize(&r)),
+            || teeworlds::seven::Reply::from_bytes(bytes).map(|r| serialize(&r)),
+            PacketKind::Reply,
+        );
+    }
     choose(
         datagram,
         Protocol::Teeworlds,

@@ -9,7 +9,7 @@ use crate::wire::ast::{
     Body, Container, Count, Data, Enum, Field, FieldKind, Framing, Len, NestedCtx, Presence,
     Repeat, VariantTag,
 };
-use crate::wire::attr::{ChecksumSpan, Endian, Surplus};
+use crate::wire::attr::{ChecksumSpan, Endian, IntFraming, Surplus};
 use crate::wire::names;
 use crate::wire::types::{BytesKind, StrKind};
 
@@ -662,7 +662,14 @@ fn value(
             };
             quote!({ #read #value })
         }
-        Body::VarInt { ty } => path.try_(quote!(#r.varint::<#ty>())),
+        Body::VarInt {
+            ty,
+            framing: IntFraming::Leb128,
+        } => path.try_(quote!(#r.varint::<#ty>())),
+        Body::VarInt {
+            ty,
+            framing: IntFraming::Packed,
+        } => path.try_(quote!(#r.packed_int::<#ty>())),
         Body::ByteArray => path.try_(quote!(#r.array())),
         Body::Uuid { endian } => {
             let endian = names::endian(*endian);

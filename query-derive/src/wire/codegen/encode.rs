@@ -12,7 +12,7 @@ use crate::wire::ast::{
     BitGroup, Body, Container, Count, Data, Enum, Field, FieldKind, Framing, Len, NestedCtx,
     Presence, Repeat, VariantTag,
 };
-use crate::wire::attr::{ChecksumSpan, Encoding};
+use crate::wire::attr::{ChecksumSpan, Encoding, IntFraming};
 use crate::wire::names;
 use crate::wire::types::StrKind;
 
@@ -481,7 +481,14 @@ fn write(
             position,
             group,
         } => return bit_field(ty, *is_bool, *width, *position, group, v, w, path),
-        Body::VarInt { ty } => quote!(#w.put_varint::<#ty>(*#v)),
+        Body::VarInt {
+            ty,
+            framing: IntFraming::Leb128,
+        } => quote!(#w.put_varint::<#ty>(*#v)),
+        Body::VarInt {
+            ty,
+            framing: IntFraming::Packed,
+        } => quote!(#w.put_packed_int::<#ty>(*#v)),
         Body::ByteArray => quote!(#w.put_bytes(#v)),
         Body::Uuid { endian } => {
             let endian = names::endian(*endian);

@@ -8,7 +8,7 @@ use super::{bind, computed_locals, encoded_pattern, prefix_width, size, Mode};
 use crate::wire::ast::{
     Body, Container, Count, Data, Field, FieldKind, Framing, NestedCtx, Repeat, VariantTag,
 };
-use crate::wire::attr::Encoding;
+use crate::wire::attr::{Encoding, IntFraming};
 use crate::wire::names;
 use crate::wire::types::StrKind;
 
@@ -180,7 +180,14 @@ pub(super) fn value(body: &Body, v: &TokenStream, fields: &[Field]) -> TokenStre
             quote!(#encode::encoded_len(#v, #ctx))
         }
         Body::Repeat(repeat) => self::repeat(repeat, v, fields),
-        Body::VarInt { .. } => quote!(::query_wire::VarIntValue::varint_len(*#v)),
+        Body::VarInt {
+            framing: IntFraming::Leb128,
+            ..
+        } => quote!(::query_wire::VarIntValue::varint_len(*#v)),
+        Body::VarInt {
+            framing: IntFraming::Packed,
+            ..
+        } => quote!(::query_wire::PackedIntValue::packed_len(*#v)),
         Body::Number { .. }
         | Body::Bool
         | Body::Uuid { .. }

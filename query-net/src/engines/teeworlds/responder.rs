@@ -1,4 +1,5 @@
-//! The Teeworlds / DDNet responder: `gie3` answered from the server state.
+//! The Teeworlds / DDNet responder: 0.6's `gie3` and 0.7's token exchange answered from the
+//! server state.
 //!
 //! - The 0.6 request (`FF` × 10, `gie3`, a token byte) gets one `inf3` datagram: the state's
 //!   version (`0.6.4` when empty), name, map and game type, flag 1 when a password is set,
@@ -10,25 +11,39 @@
 //!   filled up to [`TeeworldsConfig::max_datagram`] bytes, listing up to [`MAX_LISTED`]
 //!   players (DDNet's most clients); the counts are the state's, so that a client sees a list
 //!   cut short as such. The map's CRC and size are sent as 0 (the state has no map file).
+//! - 0.7's token request (`04 00 00 FF FF FF FF 05`, the client's token, 508 zeros) gets the
+//!   token reply (12 bytes for 520): the client's token and a token for its address, a keyed
+//!   MAC of the address and the time ([`KeyedChallenge`], valid for one to two
+//!   [`TeeworldsConfig::token_window`]s), so nothing is kept per client. 0.7's info request
+//!   is answered only when it carries such a token for its source address; any other token
+//!   is dropped ([`DropReason::BadChallenge`]), so the reply, which is larger than the
+//!   request, only ever goes to an address that proved it receives. The reply (`inf3`) has
+//!   the 0.6 reply's values, an empty host name, skill level 1 (normal, the real server's
+//!   default), the counts unclamped, and the players that fit in one datagram (at most
+//!   [`MAX_LISTED_SEVEN`]), each with country `-1` and flags `0` (playing); real 0.7 servers
+//!   send one datagram too.
 //! - Text is UTF-8, NUL bytes (which would end a string) removed; names are cut to 15 bytes,
 //!   clans to 11, maps and versions to 31, game types to 15 and server names to 255 (the
 //!   lengths Teeworlds and DDNet use).
 //!
-//! The request has no challenge and the reply echoes a token the client chose: every reply
-//! goes to an address nobody verified, so it is charged to the byte budget of unproven
+//! 0.6's request has no challenge and its reply echoes a token the client chose: every such
+//! reply goes to an address nobody verified, so it is charged to the byte budget of unproven
 //! sources by the [`Service`](crate::service::Service) that runs the responder. The replies
 //! are built as the specs' declared values once per state snapshot; each request encodes them
 //! with its token through the declarations' views, and allocates nothing.
 
 use std::net::SocketAddr;
 use std::ops::Range;
+use std::time::{Duration, SystemTime};
 
+use query_specs::teeworlds::seven as spec7;
 use query_specs::teeworlds::{
     Client, ExtendedInfoView, ExtendedMoreView, InfoView, ReplyView, Request, MAX_DATAGRAM,
     VANILLA_MAX_CLIENTS,
 };
 use query_wire::{Decode, Encode, Text};
 
+use crate::challenge::KeyedChallenge;
 use crate::clock::Now;
 use crate::engine::{DropReason, ReplySink, Responder, Verdict};
 use crate::engines::fit::cut_utf8;
@@ -37,6 +52,12 @@ use crate::state::{ServerState, SharedState};
 
 /// The most players an extended reply lists (DDNet's `MAX_CLIENTS`).
 pub const MAX_LISTED: usize = 128;
+/// The most players a 0.7 reply lists (Teeworlds 0.7's `MAX_CLIENTS`).
+pub const MAX_LISTED_SEVEN: usize = spec7::MAX_CLIENTS;
+/// The widest browser token a 0.7 request carries (five bytes packed).
+const WIDEST_BROWSER_TOKEN: i32 = i32::MIN;
+/// The skill level sent: normal, as the real server's default.
+const SKILL_LEVEL: u32 = 1;
 /// The largest token a request carries (24 bits): the widest one a datagram must hold.
 const MAX_TOKEN: u32 = 0x00ff_ffff;
 /// The version sent when the state has none.
@@ -47,14 +68,27 @@ const DEFAULT_VERSION: &str = "0.6.4";
 pub struct TeeworldsConfig {
     /// The largest reply datagram (the service's own cap applies too).
     pub max_datagram: usize,
+    /// How long a 0.7 token stays valid: between this and twice this.
+    pub token_window: Duration,
 }
 
 impl Default for TeeworldsConfig {
-    /// 1400-byte datagrams, as Teeworlds sends.
+    /// 1400-byte datagrams, as Teeworlds sends; 0.7 tokens valid for 30 to 60 seconds.
     fn default() -> Self {
         TeeworldsConfig {
             max_datagram: MAX_DATAGRAM,
+            token_window: Duration::from_secs(30),
         }
+    }
+}
+
+/// A 0.7 token of a MAC's 32 bits: the MAC, except the one value that means "no token"
+/// ([`spec7::TOKEN_NONE`], all bits set: `-1` read signed).
+fn seven_token(mac: i32) -> i32 {
+    if mac == -1 {
+        0
+    } else {
+        mac
     }
 }
 
@@ -79,17 +113,77 @@ impl Default for TeeworldsConfig {
 #[derive(Debug)]
 pub struct TeeworldsResponder {
     state: SharedState,
+    tokens: KeyedChallenge,
     config: TeeworldsConfig,
     built: SnapshotCache<Built, usize>,
 }
 
 impl TeeworldsResponder {
-    /// Answers from `state` as `config` says.
+    /// Answers from `state` as `config` says, with a random key for 0.7 tokens.
     pub fn new(state: SharedState, config: TeeworldsConfig) -> Self {
         TeeworldsResponder {
             state,
+            tokens: KeyedChallenge::new(config.token_window).shaped(seven_token),
             config,
             built: SnapshotCache::new(),
+        }
+    }
+
+    /// Derives 0.7 tokens from `secret` instead of a random key, so that several responders
+    /// behind one address accept each other's.
+    #[must_use]
+    pub fn with_secret(mut self, secret: &[u8; 32]) -> Self {
+        self.tokens = self.tokens.rekeyed(secret);
+        self
+    }
+
+    /// The 0.7 token `client` is given at `wall`.
+    pub fn token(&self, client: SocketAddr, wall: SystemTime) -> u32 {
+        self.tokens.issue(client, wall).cast_unsigned()
+    }
+
+    /// A 0.7 request from `from`: the token reply, or the info reply for a valid token.
+    fn handle_seven(
+        &mut self,
+        from: SocketAddr,
+        request: spec7::Request,
+        wall: SystemTime,
+        replies: &mut ReplySink,
+    ) -> Verdict {
+        let info = match request {
+            spec7::Request::Token(request) => {
+                let reply = SevenReply::Token(spec7::TokenReply {
+                    client_token: request.client_token,
+                    server_token: self.token(from, wall),
+                    ..spec7::TokenReply::default()
+                });
+                return match replies.push_encoded(&reply, ()) {
+                    Ok(()) => Verdict::Answered,
+                    Err(_) => Verdict::Dropped(DropReason::Unsupported),
+                };
+            }
+            spec7::Request::Info(info) => info,
+        };
+        if !self
+            .tokens
+            .accepts(from, info.server_token.cast_signed(), wall)
+        {
+            return Verdict::Dropped(DropReason::BadChallenge);
+        }
+        // Only `from` was given this token: the source is not spoofed.
+        replies.mark_proven();
+        let server_token = self.token(from, wall);
+        let max = self.config.max_datagram.min(replies.max_datagram());
+        let Ok((_, built)) = self
+            .built
+            .get(&self.state, max, |state, _| Built::build(state, max))
+        else {
+            return Verdict::Dropped(DropReason::Unsupported);
+        };
+        let reply = built.seven_reply(info.client_token, server_token, info.token);
+        match replies.push_encoded(&reply, ()) {
+            Ok(()) => Verdict::Answered,
+            Err(_) => Verdict::Dropped(DropReason::Unsupported),
         }
     }
 }
@@ -109,6 +203,8 @@ struct Built {
     /// The players of the extended reply, and which of them each datagram lists.
     extended: Vec<Client<'static>>,
     datagrams: Vec<Range<usize>>,
+    /// The players of the 0.7 reply: those that fit in one datagram.
+    seven: Vec<spec7::Client<'static>>,
 }
 
 /// `text` as a Teeworlds string: NUL bytes removed, cut to `max` bytes between characters.
@@ -157,7 +253,9 @@ impl Built {
                 .map(|p| client(&p.name, p.score, true))
                 .collect(),
             datagrams: Vec::new(),
+            seven: Vec::new(),
         };
+        built.fit_seven(state, max_datagram);
         // Fill each datagram with the players that fit beside its head, sized for the
         // widest token.
         let mut start = 0;
@@ -190,6 +288,50 @@ impl Built {
                 return Ok(built);
             }
         }
+    }
+
+    /// The 0.7 players that fit in one datagram beside the reply's head, sized for the
+    /// widest browser token. A head that does not fit lists nobody, and encoding its reply
+    /// fails then (the 0.6 replies may still fit).
+    fn fit_seven(&mut self, state: &ServerState, max_datagram: usize) {
+        let mut len = self.seven_reply(0, 0, WIDEST_BROWSER_TOKEN).encoded_len(());
+        for player in state.players.iter().take(MAX_LISTED_SEVEN) {
+            let client = spec7::Client {
+                name: wire_text(&player.name, 15),
+                clan: Text::from(""),
+                country: -1,
+                score: crate::engines::fit::saturate_i32(player.score),
+                flags: 0,
+            };
+            let more = client.encoded_len(());
+            if len + more > max_datagram {
+                break;
+            }
+            len += more;
+            self.seven.push(client);
+        }
+    }
+
+    /// The 0.7 info reply to the client whose token is `client_token`.
+    fn seven_reply(&self, client_token: u32, server_token: u32, token: i32) -> SevenReply<'_> {
+        spec7::ReplyView::Info(spec7::InfoReplyView {
+            client_token,
+            server_token,
+            tag: spec7::InfoTag {},
+            token,
+            version: borrowed(&self.version),
+            name: borrowed(&self.name),
+            hostname: Text::from(""),
+            map: borrowed(&self.map),
+            game_type: borrowed(&self.game_type),
+            flags: self.flags,
+            skill_level: SKILL_LEVEL,
+            num_players: self.num_players,
+            max_players: self.max_players,
+            num_clients: self.num_players,
+            max_clients: self.max_players.max(self.num_players),
+            clients: &self.seven[..],
+        })
     }
 
     /// `inf3` for `token`.
@@ -257,16 +399,22 @@ type Reply<'b> = ReplyView<
     ExtendedMoreView<'b, &'b [Client<'static>]>,
 >;
 
+/// A 0.7 reply as the responder encodes it, its clients borrowed from the snapshot's.
+type SevenReply<'b> = spec7::ReplyView<spec7::InfoReplyView<'b, &'b [spec7::Client<'static>]>>;
+
 impl Responder for TeeworldsResponder {
     fn handle(
         &mut self,
-        _from: SocketAddr,
+        from: SocketAddr,
         datagram: &[u8],
-        _now: Now,
+        now: Now,
         replies: &mut ReplySink,
     ) -> Verdict {
         let Ok(request) = Request::from_bytes(datagram) else {
-            return Verdict::Dropped(DropReason::Malformed);
+            return match spec7::Request::from_bytes(datagram) {
+                Ok(request) => self.handle_seven(from, request, now.wall, replies),
+                Err(_) => Verdict::Dropped(DropReason::Malformed),
+            };
         };
         let max = self.config.max_datagram.min(replies.max_datagram());
         let Ok((_, built)) = self

@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use indexmap::IndexMap;
+use query_specs::teeworlds::seven::{InfoReply, CLIENT_BOT, CLIENT_SPECTATOR};
 use query_specs::teeworlds::{Client, Info, Reply, FLAG_PASSWORD};
 use query_wire::{Decode, Text, TextEncoding};
 use serde_json::json;
@@ -43,8 +44,59 @@ pub(crate) fn from_info(
         num_clients: info.num_clients,
         max_clients: info.max_clients,
     };
-    let mut status = build(target, &header, &info.clients, encoding, rtt, Vec::new());
+    let players = players(&info.clients, encoding);
+    let mut status = build(target, &header, players, encoding, rtt, Vec::new());
     status.raw["reply"] = json!("inf3");
+    status
+}
+
+/// The status of a 0.7 info reply, which came back `rtt` after the info request.
+pub(crate) fn from_seven(
+    target: SocketAddr,
+    info: &InfoReply<'_>,
+    encoding: TextEncoding,
+    rtt: Duration,
+) -> ServerStatus {
+    let header = Header {
+        version: &info.version,
+        name: &info.name,
+        map: &info.map,
+        game_type: &info.game_type,
+        flags: info.flags,
+        num_players: info.num_players,
+        max_players: info.max_players,
+        num_clients: info.num_clients,
+        max_clients: info.max_clients,
+    };
+    let players = info
+        .clients
+        .iter()
+        .map(|client| {
+            let mut player = player(
+                &client.name,
+                &client.clan,
+                client.country,
+                client.score,
+                client.flags & CLIENT_SPECTATOR == 0,
+                encoding,
+            );
+            if client.flags & CLIENT_BOT != 0 {
+                player.extra.insert("bot".to_owned(), "1".to_owned());
+            }
+            player
+        })
+        .collect();
+    let mut status = build(target, &header, players, encoding, rtt, Vec::new());
+    status
+        .rules
+        .insert("skill_level".to_owned(), info.skill_level.to_string());
+    let hostname = info.hostname.decode(encoding);
+    if !hostname.is_empty() {
+        status
+            .rules
+            .insert("hostname".to_owned(), hostname.into_owned());
+    }
+    status.raw["reply"] = json!("inf3 0.7");
     status
 }
 
@@ -83,7 +135,14 @@ pub(crate) fn from_extended(
         num_clients: first.num_clients,
         max_clients: first.max_clients,
     };
-    let mut status = build(target, &header, &clients, encoding, rtt, dropped);
+    let mut status = build(
+        target,
+        &header,
+        players(&clients, encoding),
+        encoding,
+        rtt,
+        dropped,
+    );
     status
         .rules
         .insert("map_crc".to_owned(), first.map_crc.to_string());
@@ -95,34 +154,58 @@ pub(crate) fn from_extended(
     Ok(status)
 }
 
+/// The players of a 0.6 or DDNet reply.
+fn players(clients: &[Client<'_>], encoding: TextEncoding) -> Vec<Player> {
+    clients
+        .iter()
+        .map(|client| {
+            player(
+                &client.name,
+                &client.clan,
+                client.country,
+                client.score,
+                client.is_player != 0,
+                encoding,
+            )
+        })
+        .collect()
+}
+
+/// One client as a player: the score, and clan (when set), country and `is_player` in
+/// `extra`.
+fn player(
+    name: &Text<'_>,
+    clan: &Text<'_>,
+    country: i32,
+    score: i32,
+    is_player: bool,
+    encoding: TextEncoding,
+) -> Player {
+    let mut extra = IndexMap::new();
+    let clan = clan.decode(encoding);
+    if !clan.is_empty() {
+        extra.insert("clan".to_owned(), clan.into_owned());
+    }
+    extra.insert("country".to_owned(), country.to_string());
+    extra.insert("is_player".to_owned(), u8::from(is_player).to_string());
+    Player {
+        name: name.decode(encoding).into_owned(),
+        score: Some(i64::from(score)),
+        extra,
+        ..Player::default()
+    }
+}
+
 fn build(
     target: SocketAddr,
     header: &Header<'_>,
-    clients: &[Client<'_>],
+    players: Vec<Player>,
     encoding: TextEncoding,
     rtt: Duration,
     mut dropped: Vec<String>,
 ) -> ServerStatus {
     let text = |t: &Text<'_>| t.decode(encoding).into_owned();
     let non_empty = |t: &Text<'_>| Some(text(t)).filter(|s| !s.is_empty());
-    let players: Vec<Player> = clients
-        .iter()
-        .map(|client| {
-            let mut extra = IndexMap::new();
-            let clan = text(&client.clan);
-            if !clan.is_empty() {
-                extra.insert("clan".to_owned(), clan);
-            }
-            extra.insert("country".to_owned(), client.country.to_string());
-            extra.insert("is_player".to_owned(), client.is_player.to_string());
-            Player {
-                name: text(&client.name),
-                score: Some(i64::from(client.score)),
-                extra,
-                ..Player::default()
-            }
-        })
-        .collect();
     let mut rules = IndexMap::new();
     rules.insert("num_clients".to_owned(), header.num_clients.to_string());
     rules.insert("max_clients".to_owned(), header.max_clients.to_string());
