@@ -160,6 +160,10 @@ if split:
     open(f"{sys.argv[2]}_split", "wb").write(b"\x08" + b"\x08".join(split))
 PY
   done
+  mkdir -p corpus/doom3
+  for f in "$vectors"/captures/gameq/doom3/*_response.txt; do
+    cp "$f" "corpus/doom3/$(basename "$f" _response.txt)"
+  done
   mkdir -p corpus/ase
   for f in "$vectors"/captures/gameq/ase/*_response.txt; do
     cp "$f" "corpus/ase/$(basename "$f" _response.txt)"

@@ -86,6 +86,11 @@ pub fn attacks() -> Vec<Attack> {
             b"\xff\xff\xff\xffgetinfo x",
         ),
         attack(
+            Protocol::Doom3,
+            "Doom 3 `getInfo`",
+            b"\xff\xffgetInfo\0PiNG",
+        ),
+        attack(
             Protocol::GameSpy2,
             "GameSpy 2 everything",
             b"\xfe\xfd\x00CORY\xff\xff\xff",
@@ -157,6 +162,10 @@ fn responder(protocol: Protocol, state: SharedState) -> Box<dyn Responder + Send
         Protocol::GameSpy1 => Box::new(GameSpy1Responder::new(state, GameSpy1Config::default())),
         Protocol::A2s => Box::new(A2sResponder::new(state, A2sConfig::default())),
         Protocol::Quake3 => Box::new(Quake3Responder::new(state, Quake3Config::default())),
+        Protocol::Doom3 => Box::new(query_net::engines::doom3::Doom3Responder::new(
+            state,
+            query_net::engines::doom3::Doom3Config::default(),
+        )),
         Protocol::Fivem => Box::new(query_net::engines::fivem::FivemResponder::new(
             state,
             query_net::engines::fivem::FivemConfig::default(),

@@ -123,6 +123,10 @@ pub fn responder(protocol: Protocol, state: &SharedState, sqp_challenges: usize)
         Protocol::GameSpy1 => Box::new(gamespy1(state)),
         Protocol::A2s => Box::new(a2s(state)),
         Protocol::Quake3 => Box::new(quake3(state)),
+        Protocol::Doom3 => Box::new(query_net::engines::doom3::Doom3Responder::new(
+            state.clone(),
+            query_net::engines::doom3::Doom3Config::default(),
+        )),
         Protocol::Fivem => Box::new(query_net::engines::fivem::FivemResponder::new(
             state.clone(),
             query_net::engines::fivem::FivemConfig::default(),

@@ -164,6 +164,7 @@ Examples:
   gsq query quake3 203.0.113.5:28960          Call of Duty (Quake 3 engine)
   gsq query quake2 203.0.113.5:27500          QuakeWorld (Quake 2's status)
   gsq query fivem 203.0.113.5                 FiveM/RedM: getinfo, then /players.json
+  gsq query doom3 203.0.113.5:28004           Quake 4 (Doom 3 engine; ETQW: 27733)
   gsq query gamespy2 203.0.113.5:2302         Halo, ArmA (GameSpy 2)
   gsq query minecraft 203.0.113.5             Minecraft Java status over TCP (port 25565)
   gsq query minecraft-query 203.0.113.5       Minecraft's Query (enable-query, GameSpy 4)
@@ -183,8 +184,8 @@ Examples:
 ))]
 pub struct QueryArgs {
     /// A game (`rust`, `csgo`; 'gsq games' lists them), a protocol (sqp, onequery, samp,
-    /// gamespy1, a2s, quake3, quake2, fivem, gamespy2, gamespy3, minecraft, minecraft-query,
-    /// bedrock, teeworlds, mumble, eye, frostbite, teamspeak3), or auto (find out).
+    /// gamespy1, a2s, quake3, quake2, fivem, doom3, gamespy2, gamespy3, minecraft,
+    /// minecraft-query, bedrock, teeworlds, mumble, eye, frostbite, teamspeak3), or auto (find out).
     #[arg(value_name = "GAME|PROTOCOL", value_parser = crate::target::parse_choice)]
     pub protocol: query_games::plan::Choice,
 
@@ -546,8 +547,8 @@ every protocol), or `<host[:port]>` with --protocol. Blank lines and lines start
 are skipped; a line that does not parse becomes an error object in the output and the run goes
 on. Hosts without a port use the game's or the protocol's default port (sqp 7779, onequery
 5520, samp 7777, gamespy1 23000, a2s 27015, quake3 27960, gamespy2 2302, gamespy3 29900,
-minecraft and minecraft-query 25565, bedrock 19132, quake2 27910, fivem 30120, teeworlds 8303,
-mumble 64738, eye 22126). A line's attempts (a game's ports, auto's protocols) run at once; the
+minecraft and minecraft-query 25565, bedrock 19132, quake2 27910, fivem 30120, doom3 27666,
+teeworlds 8303, mumble 64738, eye 22126). A line's attempts (a game's ports, auto's protocols) run at once; the
 first answer is its result. Datagram attempts share a few sockets (--sockets); Minecraft Java
 attempts are TCP, a connection each, at most --connections open at once.
 
@@ -624,16 +625,16 @@ A2S answers PLAYER and RULES only to a client that proved its address with a cha
 INFO too unless --a2s-no-info-challenge: a forged request gets 9 bytes back, never more than
 it sent. game_type is sent as the game's name unless --a2s-game gives one.
 
-Amplification: SA:MP, GameSpy v1, GameSpy 2, Quake 3, Quake 2 and FiveM have no handshake,
+Amplification: SA:MP, GameSpy v1, GameSpy 2, Quake 3, Quake 2, FiveM and Doom 3 have no handshake,
 so any datagram, forged or not, gets the full reply. Measured (query-bench reflection; 100
 players and 300 rules of 255-byte strings) for the first request from an unknown address:
 GameSpy v1 `\\status\\` 41,963 B for 8 (5,245x), Quake 3 `getstatus` 8,234 B for 14 (588x),
 Quake 2 `status` 1,367 B for 11 (124x), SA:MP `d` 1,338 B for 11 (122x), GameSpy 2 1,225 B
-for 10 (122x), FiveM `getinfo` 149 B for 13 (11.5x); SQP, OneQuery, A2S and GameSpy 3
+for 10 (122x), Doom 3 `getInfo` 1,396 B for 14 (99.7x), FiveM `getinfo` 149 B for 13 (11.5x); SQP, OneQuery, A2S and GameSpy 3
 answer it with a challenge (at most 5x). Sustained, from one netblock at the request limit,
 the defaults hold every protocol to 8.6-16.4x (about 40 KB/s). Besides the requests per
 address (--rate-limit, --burst), the bytes sent to sources that have not proved their address
-(every SA:MP, GameSpy v1, GameSpy 2, Quake 3, Quake 2 and FiveM client; SQP, OneQuery, A2S and GameSpy 3
+(every SA:MP, GameSpy v1, GameSpy 2, Quake 3, Quake 2, FiveM and Doom 3 client; SQP, OneQuery, A2S and GameSpy 3
 clients until they echo a challenge) are counted per netblock (--ipv4-prefix,
 --ipv6-prefix): a netblock gets --netblock-bytes per second plus --netblock-burst, and all of
 them together --total-bytes plus --total-burst. With the defaults, no netblock receives more
@@ -694,10 +695,15 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub quake2: Option<SocketAddr>,
 
-    /// Answer FiveM getinfo queries on this address (the player list, which FiveM serves
-    /// over HTTP, is not served).
+    /// Answer FiveM getinfo queries on this address, and /players.json, /dynamic.json and
+    /// /info.json over TCP on the same port, as FiveM serves them.
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub fivem: Option<SocketAddr>,
+
+    /// Answer Doom 3 engine getInfo queries on this address (Doom 3's reply; --game quake4
+    /// or etqw sends that game's).
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
+    pub doom3: Option<SocketAddr>,
 
     /// Answer GameSpy 2 queries (details, players, teams) on this address.
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
@@ -747,8 +753,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub teamspeak3: Option<SocketAddr>,
 
-    /// Answer SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3, Quake 2, GameSpy 2 and GameSpy 3/4 on
-    /// this one address (--minecraft-query answers as a Minecraft server, on a port of its own).
+    /// Answer SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3, Quake 2, Doom 3, GameSpy 2 and
+    /// GameSpy 3/4 on this one address (--minecraft-query answers as a Minecraft server, on a port of its own).
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub all: Option<SocketAddr>,
 
@@ -934,7 +940,7 @@ Examples:
 #[command(after_help = DECODE_HELP)]
 pub struct DecodeArgs {
     /// Protocol: sqp, onequery, samp, gamespy1, a2s, quake3, gamespy2, gamespy3, minecraft
-    /// (the server's or the client's TCP bytes), minecraft-query, bedrock, quake2, fivem, teeworlds,
+    /// (the server's or the client's TCP bytes), minecraft-query, bedrock, quake2, fivem, doom3, teeworlds,
     /// mumble, eye, frostbite (packets of either side), teamspeak3 (lines of either side).
     #[arg(value_parser = parse_protocol)]
     pub protocol: Protocol,

@@ -16,6 +16,7 @@ pub fn title(protocol: Protocol) -> &'static str {
         Protocol::Quake3 => "Quake 3",
         Protocol::Quake2 => "Quake 2",
         Protocol::Fivem => "FiveM",
+        Protocol::Doom3 => "Doom 3",
         Protocol::GameSpy2 => "GameSpy 2",
         Protocol::GameSpy3 => "GameSpy 3/4",
         Protocol::Minecraft => "Minecraft Java",
@@ -41,6 +42,7 @@ pub fn reports_teams(protocol: Protocol) -> bool {
         | Protocol::Quake3
         | Protocol::Quake2
         | Protocol::Fivem
+        | Protocol::Doom3
         | Protocol::Minecraft
         | Protocol::MinecraftQuery
         | Protocol::Bedrock

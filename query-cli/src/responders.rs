@@ -9,6 +9,7 @@ use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::all::AllProtocols;
 use query_net::engines::ase::{AseConfig, AseResponder};
 use query_net::engines::bedrock::{BedrockConfig, BedrockResponder};
+use query_net::engines::doom3::{Doom3Config, Doom3Responder, Layout};
 use query_net::engines::fivem::{FivemConfig, FivemResponder};
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use query_net::engines::gamespy2::{GameSpy2Config, GameSpy2Responder};
@@ -132,6 +133,7 @@ pub fn build(role: Role, state: &SharedState, settings: &Settings) -> Outcome<An
         Role::One(Protocol::Fivem) => {
             Box::new(FivemResponder::new(state.clone(), FivemConfig::default()))
         }
+        Role::One(Protocol::Doom3) => Box::new(doom3(state, settings)),
         Role::One(Protocol::GameSpy2) => Box::new(gamespy2(state, settings)),
         Role::One(Protocol::GameSpy3) => Box::new(gamespy3(state, settings, false)),
         Role::One(Protocol::MinecraftQuery) => Box::new(gamespy3(state, settings, true)),
@@ -170,10 +172,29 @@ pub fn build(role: Role, state: &SharedState, settings: &Settings) -> Outcome<An
                 .with_a2s(a2s(state, settings))
                 .with_quake3(quake3(state, settings))
                 .with_quake2(quake2(state, settings))
+                .with_doom3(doom3(state, settings))
                 .with_gamespy2(gamespy2(state, settings))
                 .with_gamespy3(gamespy3(state, settings, false)),
         ),
     })
+}
+
+/// Doom 3's reply unless `--game` names a game of another layout (`gamename` `Q4MP`: Quake
+/// 4; `baseETQW-1`: ETQW), with the game's `gamename`.
+fn doom3(state: &SharedState, settings: &Settings) -> Doom3Responder {
+    let game_name = settings.game_name.to_ascii_lowercase();
+    let layout = if game_name.starts_with("q4") {
+        Layout::Quake4
+    } else if game_name.contains("etqw") {
+        Layout::Etqw
+    } else {
+        Layout::Doom3
+    };
+    let mut config = Doom3Config::of(layout);
+    if !settings.game_name.is_empty() {
+        config.game_name.clone_from(&settings.game_name);
+    }
+    Doom3Responder::new(state.clone(), config)
 }
 
 /// ASE text is UTF-8 (as MTA sends it) unless `--encoding` chose another; `--game`'s

@@ -7,7 +7,8 @@
 //! and the test compares what it prints, listing every difference at once. With `-nnx` qstat
 //! prints text as the bytes the server sent (its JSON and XML output drop every byte over
 //! 0x7F, and its name transformations clear their top bit), so the test decodes them in the
-//! family's encoding: Windows-1252 for Quake 3 and GameSpy, UTF-8 for A2S and ASE. The names
+//! family's encoding: Windows-1252 for Quake 3 and GameSpy, UTF-8 for A2S and ASE, Latin-1 for
+//! the Doom 3 engine. The names
 //! hold Latin-1 letters, which each family must carry as its encoding says.
 //!
 //! Without qstat the test prints that it skips; under `CI=true` it fails, so CI never passes
@@ -101,6 +102,9 @@ struct Family {
     encoding: TextEncoding,
     /// Whether qstat's third player column is the ping (A2S has none: it prints the time).
     ping_column: bool,
+    /// Whether the family carries scores (the Doom 3 engine's players have none: qstat
+    /// prints 0).
+    scores: bool,
 }
 
 /// What qstat read from a server: the name, map, slots, player count, and the players (name,
@@ -172,7 +176,8 @@ fn differences(family: &Family, read: &Read) -> Vec<String> {
         .iter()
         .map(|(name, score, ping)| {
             let ping = family.ping_column.then_some(*ping);
-            ((*name).to_owned(), *score, ping)
+            let score = if family.scores { *score } else { 0 };
+            ((*name).to_owned(), score, ping)
         })
         .collect();
     want.sort();
@@ -191,6 +196,7 @@ fn qstat_reads_every_family_it_speaks_as_served() {
         port_offset,
         encoding,
         ping_column,
+        scores: true,
     };
     let cp1252 = TextEncoding::Windows1252;
     let utf8 = TextEncoding::Utf8;
@@ -217,6 +223,44 @@ fn qstat_reads_every_family_it_speaks_as_served() {
     for family in &families {
         let read = query(qstat, family, server.addresses[family.serve]);
         found.extend(differences(family, &read));
+    }
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+/// The Doom 3 engine in the layouts qstat reads from `getInfo`: Doom 3's (`-dm3s`, and Prey's
+/// `-preys`, the same layout) and Quake 4's (`-q4s`, `gsq serve --game quake4`). ETQW is not
+/// here: qstat reads ETQW's answer to `getInfo` in a form of its own (`infoResponse`, then
+/// `FF FF FF FF` and a size), which the responder does not send yet.
+#[test]
+fn qstat_reads_the_doom3_engine_layouts_as_served() {
+    let Some(qstat) = qstat() else { return };
+    let latin1 = TextEncoding::Latin1;
+    let doom3 = Server::start(
+        StateDir::new("toml", STATE),
+        &["--doom3", "127.0.0.1:0"],
+        &["doom3"],
+    );
+    let quake4 = Server::start(
+        StateDir::new("toml", STATE),
+        &["--game", "quake4", "127.0.0.1:0"],
+        &["doom3"],
+    );
+    let mut found = Vec::new();
+    for (server, qstat_type) in [(&doom3, "dm3s"), (&doom3, "preys"), (&quake4, "q4s")] {
+        let family = Family {
+            serve: "doom3",
+            qstat: qstat_type,
+            port_offset: 0,
+            encoding: latin1,
+            ping_column: true,
+            scores: false,
+        };
+        let read = query(qstat, &family, server.addresses["doom3"]);
+        found.extend(
+            differences(&family, &read)
+                .into_iter()
+                .map(|d| format!("-{qstat_type}: {d}")),
+        );
     }
     assert!(found.is_empty(), "{found:#?}");
 }

@@ -3,7 +3,7 @@
 //! - [`query`] resolves a host, picks the protocol's engine and runs it; [`query_blocking`] does
 //!   the same for code without an async runtime. [`query_sqp`], [`query_onequery`],
 //!   [`query_samp`], [`query_gamespy1`], [`query_a2s`], [`query_quake3`], [`query_gamespy2`],
-//!   [`query_gamespy3`], [`query_quake2`], [`query_fivem`], [`query_minecraft`],
+//!   [`query_gamespy3`], [`query_quake2`], [`query_fivem`], [`query_doom3`], [`query_minecraft`],
 //!   [`query_minecraft_query`], [`query_bedrock`], [`query_teeworlds`], [`query_mumble`],
 //!   [`query_eye`], [`query_frostbite`] and [`query_teamspeak3`] do it for one protocol each,
 //!   one for every [`Protocol`].
@@ -526,6 +526,25 @@ pub async fn query_fivem(
     options: &Options,
 ) -> Result<ServerStatus, QueryError> {
     query(Protocol::Fivem, target, options).await
+}
+
+/// Queries a Doom 3 engine server (Doom 3, Quake 4, Prey, ETQW; port 27666 unless `target`
+/// names one) with `getInfo`: the settings and the players in one reply.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_doom3("203.0.113.5:28004", &Options::default()).await?;
+/// println!("{} on {:?}", status.name, status.map);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_doom3(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    query(Protocol::Doom3, target, options).await
 }
 
 /// Queries a GameSpy 2 server (port 2302 unless `target` names one): the details, players
@@ -1094,6 +1113,7 @@ mod tests {
             Protocol::Quake3 => query_quake3(target, options).await,
             Protocol::Quake2 => query_quake2(target, options).await,
             Protocol::Fivem => query_fivem(target, options).await,
+            Protocol::Doom3 => query_doom3(target, options).await,
             Protocol::GameSpy2 => query_gamespy2(target, options).await,
             Protocol::GameSpy3 => query_gamespy3(target, options).await,
             Protocol::Minecraft => query_minecraft(target, options).await,

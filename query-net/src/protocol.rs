@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 /// A game-query protocol.
 ///
 /// The names (`sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`, `gamespy2`, `gamespy3`,
-/// `minecraft`, `minecraft-query`, `bedrock`, `quake2`, `fivem`, `teeworlds`, `mumble`, `eye`,
-/// `frostbite`, `teamspeak3`) are the same in `Display`, `FromStr`, JSON and the command line.
+/// `minecraft`, `minecraft-query`, `bedrock`, `quake2`, `fivem`, `doom3`, `teeworlds`, `mumble`,
+/// `eye`, `frostbite`, `teamspeak3`) are the same in `Display`, `FromStr`, JSON and the command line.
 ///
 /// ```
 /// use query_net::Protocol;
@@ -41,6 +41,8 @@ pub enum Protocol {
     Quake2,
     /// FiveM and RedM (CitizenFX): `getinfo`, and the player list over HTTP.
     Fivem,
+    /// The Doom 3 engine: Doom 3, Quake 4, Prey, Enemy Territory: Quake Wars (`getInfo`).
+    Doom3,
     /// GameSpy 2: Halo, SWAT 4, Hidden & Dangerous 2, ArmA, Battlefield Vietnam.
     GameSpy2,
     /// GameSpy 3 (Battlefield 2 and 2142, Crysis, Unreal Tournament 3), with the challenge of
@@ -76,7 +78,7 @@ pub enum Protocol {
 
 impl Protocol {
     /// Every protocol, in a stable order.
-    pub const ALL: [Protocol; 18] = [
+    pub const ALL: [Protocol; 19] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
@@ -85,6 +87,7 @@ impl Protocol {
         Protocol::Quake3,
         Protocol::Quake2,
         Protocol::Fivem,
+        Protocol::Doom3,
         Protocol::GameSpy2,
         Protocol::GameSpy3,
         Protocol::Minecraft,
@@ -99,7 +102,7 @@ impl Protocol {
 
     /// Every protocol queried with datagrams: [`ALL`](Protocol::ALL) without the TCP ones
     /// ([`is_stream`](Protocol::is_stream)).
-    pub const DATAGRAM: [Protocol; 15] = [
+    pub const DATAGRAM: [Protocol; 16] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
@@ -108,6 +111,7 @@ impl Protocol {
         Protocol::Quake3,
         Protocol::Quake2,
         Protocol::Fivem,
+        Protocol::Doom3,
         Protocol::GameSpy2,
         Protocol::GameSpy3,
         Protocol::MinecraftQuery,
@@ -139,6 +143,8 @@ impl Protocol {
     ///   Daikatana: game port + 10, which must then be given).
     /// - FiveM: 30120, the game port, which answers `getinfo` over UDP and serves
     ///   `/players.json` over TCP.
+    /// - Doom 3: 27666, the game port, which also answers queries (Quake 4: 28004, ETQW:
+    ///   27733, Prey: 27719, which must then be given).
     /// - Teeworlds / DDNet: 8303, the game port, which also answers queries.
     /// - Mumble: 64738, the voice port, which also answers the ping.
     /// - ASE: 22126, Multi Theft Auto's query port: its game port 22003 + 123, the offset
@@ -161,6 +167,7 @@ impl Protocol {
             Protocol::Bedrock => 19132,
             Protocol::Quake2 => 27910,
             Protocol::Fivem => 30120,
+            Protocol::Doom3 => 27666,
             Protocol::Teeworlds => 8303,
             Protocol::Mumble => 64738,
             Protocol::Ase => 22126,
@@ -171,7 +178,7 @@ impl Protocol {
 
     /// The protocol's short name: `sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`,
     /// `gamespy2`, `gamespy3`, `minecraft`, `minecraft-query`, `bedrock`, `quake2`, `fivem`,
-    /// `teeworlds`, `mumble`, `eye`, `frostbite`, `teamspeak3`.
+    /// `doom3`, `teeworlds`, `mumble`, `eye`, `frostbite`, `teamspeak3`.
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Sqp => "sqp",
@@ -187,6 +194,7 @@ impl Protocol {
             Protocol::Bedrock => "bedrock",
             Protocol::Quake2 => "quake2",
             Protocol::Fivem => "fivem",
+            Protocol::Doom3 => "doom3",
             Protocol::Teeworlds => "teeworlds",
             Protocol::Mumble => "mumble",
             Protocol::Ase => "eye",
@@ -263,8 +271,8 @@ mod tests {
         assert_eq!("GameSpy1".parse(), Ok(Protocol::GameSpy1));
         assert_eq!("A2S".parse(), Ok(Protocol::A2s));
         assert_eq!("Quake3".parse(), Ok(Protocol::Quake3));
-        let err = "quake4".parse::<Protocol>().unwrap_err();
-        assert!(err.to_string().contains("quake4"), "{err}");
+        let err = "quake5".parse::<Protocol>().unwrap_err();
+        assert!(err.to_string().contains("quake5"), "{err}");
         assert!(serde_json::from_str::<Protocol>("\"one_query\"").is_err());
     }
 }

@@ -194,6 +194,7 @@ impl<'a> Answering<'a> {
             Protocol::Quake3 | Protocol::Quake2 => self.replies.to_vec(),
             // The challenge is random: each reply is given the request's (see `fivem`).
             Protocol::Fivem => self.fivem(request),
+            Protocol::Doom3 => self.doom3(request),
             Protocol::GameSpy2 => self.gamespy2(request),
             Protocol::GameSpy3 | Protocol::MinecraftQuery => self.gamespy3(request),
             Protocol::Bedrock => self.bedrock(request),
@@ -226,6 +227,29 @@ impl<'a> Answering<'a> {
                     .position(|&b| b == b'\\' || b == b'\n')
                     .map_or(reply.len(), |n| start + n);
                 [&reply[..start], challenge, &reply[end..]].concat()
+            })
+            .collect()
+    }
+
+    /// Doom 3 engine: every reply with the request's challenge written where its header says
+    /// the echo goes (after ETQW's task id).
+    fn doom3(&self, request: &[u8]) -> Vec<Vec<u8>> {
+        use query_specs::doom3::{GetInfo, INFO_EX_HEADER, INFO_HEADER};
+        let Ok(request) = GetInfo::from_bytes(request) else {
+            return Vec::new();
+        };
+        let Some(challenge) = request.challenge.first_chunk::<4>() else {
+            return Vec::new();
+        };
+        self.replies
+            .iter()
+            .map(|r| {
+                let at = if r.starts_with(INFO_EX_HEADER) {
+                    INFO_EX_HEADER.len() + 4
+                } else {
+                    INFO_HEADER.len()
+                };
+                with_echo(r, at..at + 4, challenge)
             })
             .collect()
     }

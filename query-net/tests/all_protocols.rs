@@ -13,6 +13,7 @@ use query_net::engine::{DropReason, ReplySink, Responder, Verdict};
 use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::all::{route, AllProtocols};
 use query_net::engines::bedrock::{BedrockConfig, BedrockResponder};
+use query_net::engines::doom3::{Doom3Config, Doom3Responder};
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use query_net::engines::gamespy2::{GameSpy2Config, GameSpy2Responder};
 use query_net::engines::gamespy3::{GameSpy3Config, GameSpy3Responder};
@@ -99,6 +100,8 @@ fn requests_of_every_protocol() -> Vec<(Protocol, Vec<u8>)> {
         (Protocol::Quake3, b"\xff\xff\xff\xffgetinfo xyz\n".to_vec()),
         (Protocol::Quake2, b"\xff\xff\xff\xffstatus\n".to_vec()),
         (Protocol::Quake2, b"\xff\xff\xff\xffstatus 23\n".to_vec()),
+        (Protocol::Doom3, b"\xff\xffgetInfo\0PiNGPoNg\0".to_vec()),
+        (Protocol::Doom3, b"\xff\xffgetInfo\0\0\0\0\0".to_vec()),
         (Protocol::GameSpy2, b"\xfe\xfd\x00CORY\xff\xff\xff".to_vec()),
         (Protocol::GameSpy2, b"\xfe\xfd\x00CORY\xff\x00\x00".to_vec()),
         (Protocol::GameSpy2, b"\xfe\xfd\x00CORX\x00\xff\xff".to_vec()),
@@ -187,6 +190,10 @@ fn every_request_is_claimed_by_its_own_protocol_and_refused_by_the_others() {
                 shared.clone(),
                 TeeworldsConfig::default(),
             )),
+        ),
+        (
+            Protocol::Doom3,
+            Box::new(Doom3Responder::new(shared.clone(), Doom3Config::default())),
         ),
         (
             Protocol::Bedrock,

@@ -1,18 +1,24 @@
 //! FiveM: the `getinfo` session without sockets (the challenge echo, garbage), the player list
-//! merged from `/players.json`, the responder alone, and the whole query over loopback against
-//! the responder and a small HTTP server on the same port.
+//! merged from `/players.json`, the responder alone, the whole query over loopback against
+//! the responder and a small HTTP server on the same port, and against the responder with
+//! the HTTP responder under the listener's caps, hostile clients included.
 
 use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use query_net::driver;
 use query_net::engine::ClientSession;
-use query_net::engines::fivem::{self, with_players, FivemConfig, FivemResponder};
+use query_net::engines::fivem::{
+    self, with_players, FivemConfig, FivemHttpResponder, FivemResponder,
+};
 use query_net::service::Service;
 use query_net::state::{PlayerState, ServerState, SharedState};
+use query_net::tcp::{serve_stream, ListenerLimits, ListenerStats};
 use query_net::{Options, Protocol, QueryError};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, UdpSocket};
+use tokio::net::{TcpListener, TcpStream, UdpSocket};
 use tokio_util::sync::CancellationToken;
 
 fn target() -> SocketAddr {
@@ -246,5 +252,140 @@ async fn a_broken_player_list_leaves_an_honest_incomplete_status() {
         "{}",
         status.raw
     );
+    shutdown.cancel();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The HTTP responder under the listener's caps
+
+/// Both responders on one port, the TCP listener under `limits`.
+async fn serve_both(limits: ListenerLimits) -> (SocketAddr, Arc<ListenerStats>, CancellationToken) {
+    let (udp, tcp) = loop {
+        let udp = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        if let Ok(tcp) = TcpListener::bind(udp.local_addr().unwrap()).await {
+            break (udp, tcp);
+        }
+    };
+    let addr = udp.local_addr().unwrap();
+    let shared = SharedState::new(state());
+    let shutdown = CancellationToken::new();
+    let stats = Arc::new(ListenerStats::default());
+    let token = shutdown.clone();
+    let udp_state = shared.clone();
+    tokio::spawn(async move {
+        let responder = FivemResponder::new(udp_state, FivemConfig::default());
+        let mut service = Service::new(responder).rate_limit(None);
+        driver::serve(&udp, &mut service, &token).await.unwrap();
+    });
+    tokio::spawn(serve_stream(
+        tcp,
+        move || FivemHttpResponder::new(shared.clone()),
+        limits,
+        Arc::clone(&stats),
+        shutdown.clone(),
+    ));
+    (addr, stats, shutdown)
+}
+
+#[tokio::test]
+async fn the_query_reads_the_players_the_http_responder_lists() {
+    let (addr, _, shutdown) = serve_both(ListenerLimits::default()).await;
+    let status = driver::query_fivem(addr.to_string(), &options())
+        .await
+        .unwrap();
+    assert!(status.complete, "{}", status.raw);
+    assert_eq!(status.raw["players_source"], "/players.json");
+    let players: Vec<_> = status
+        .players
+        .iter()
+        .map(|p| (p.name.as_str(), p.ping, p.id))
+        .collect();
+    assert_eq!(
+        players,
+        [
+            ("p0", Some(20), Some(1)),
+            ("p1", Some(21), Some(2)),
+            ("p2", Some(22), Some(3))
+        ]
+    );
+    shutdown.cancel();
+}
+
+#[tokio::test]
+async fn hostile_http_clients_are_cut_and_the_listener_keeps_serving() {
+    let limits = ListenerLimits {
+        max_per_source: 2,
+        idle_timeout: Duration::from_millis(200),
+        session_timeout: Duration::from_millis(600),
+        ..ListenerLimits::default()
+    };
+    let (addr, stats, shutdown) = serve_both(limits).await;
+    let read_all = |mut stream: TcpStream| async move {
+        let mut answer = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(3), stream.read_to_end(&mut answer));
+        read.await.expect("the server closes").ok();
+        answer
+    };
+
+    // Slow headers: a byte every 100 ms keeps the connection busy but never finishes the
+    // head; the session timeout cuts it.
+    let t0 = Instant::now();
+    let (mut reader, mut writer) = TcpStream::connect(addr).await.unwrap().into_split();
+    let drip = async move {
+        for byte in b"GET /players.json HTTP/1.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" {
+            if writer.write_all(&[*byte]).await.is_err() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        std::future::pending::<()>().await;
+    };
+    let mut answer = Vec::new();
+    tokio::select! {
+        () = drip => unreachable!(),
+        read = tokio::time::timeout(Duration::from_secs(3), reader.read_to_end(&mut answer)) => {
+            read.expect("the server cuts a slow client").ok();
+        }
+    }
+    assert!(answer.is_empty(), "{}", String::from_utf8_lossy(&answer));
+    assert!(t0.elapsed() < Duration::from_secs(2));
+
+    // A silent client is cut at the idle timeout.
+    let silent = TcpStream::connect(addr).await.unwrap();
+    let t1 = Instant::now();
+    assert!(read_all(silent).await.is_empty());
+    assert!(t1.elapsed() < Duration::from_secs(2));
+    assert!(stats.timed_out.load(Ordering::Relaxed) >= 2);
+
+    // An oversized head is refused at the cap, without waiting for the rest.
+    let mut big = TcpStream::connect(addr).await.unwrap();
+    let mut request = b"GET /players.json HTTP/1.1\r\n".to_vec();
+    request.extend(std::iter::repeat_n(b'x', 64 * 1024));
+    let _ = big.write_all(&request).await;
+    let answer = read_all(big).await;
+    assert!(
+        answer.starts_with(b"HTTP/1.1 431 "),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+
+    // Past the per-address cap, connections are closed at once.
+    let held: Vec<TcpStream> = vec![
+        TcpStream::connect(addr).await.unwrap(),
+        TcpStream::connect(addr).await.unwrap(),
+    ];
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let refused = TcpStream::connect(addr).await.unwrap();
+    assert!(read_all(refused).await.is_empty());
+    assert!(stats.refused.load(Ordering::Relaxed) >= 1);
+    drop(held);
+
+    // Everyone else is still served.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let status = driver::query_fivem(addr.to_string(), &options())
+        .await
+        .unwrap();
+    assert!(status.complete, "{}", status.raw);
+    assert_eq!(status.players.len(), 3);
     shutdown.cancel();
 }

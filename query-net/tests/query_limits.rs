@@ -341,8 +341,8 @@ fn every_protocol_stops_at_the_byte_cap_of_a_flood() {
         };
         let (result, took) = drive(&mut session, t0, flood);
         let error = result.unwrap_err();
-        // GameSpy v1, Quake 3, GameSpy 2 and 3, Bedrock, Quake 2, FiveM, Teeworlds, Mumble and
-        // ASE name the datagram that made no sense, as after a timeout.
+        // GameSpy v1, Quake 3, GameSpy 2 and 3, Bedrock, Quake 2, FiveM, Doom 3, Teeworlds,
+        // Mumble and ASE name the datagram that made no sense, as after a timeout.
         let named = match protocol {
             Protocol::GameSpy1
             | Protocol::Quake3
@@ -352,6 +352,7 @@ fn every_protocol_stops_at_the_byte_cap_of_a_flood() {
             | Protocol::Bedrock
             | Protocol::Quake2
             | Protocol::Fivem
+            | Protocol::Doom3
             | Protocol::Teeworlds
             | Protocol::Mumble
             | Protocol::Ase => {

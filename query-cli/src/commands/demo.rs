@@ -95,6 +95,23 @@ pub async fn run(args: &DemoArgs) -> Outcome {
         let address = socket
             .local_addr()
             .map_err(|e| Failure::internal(format!("cannot read a bound address: {e}")))?;
+        if protocol == Protocol::Fivem {
+            // FiveM's player list is HTTP on the same port.
+            let listener = tokio::net::TcpListener::bind(address).await.map_err(|e| {
+                Failure::new(
+                    crate::exit::Category::Network,
+                    format!("cannot listen on {address} for FiveM's /players.json: {e}"),
+                )
+            })?;
+            let state = shared.clone();
+            tokio::spawn(query_net::tcp::serve_stream(
+                listener,
+                move || query_net::engines::fivem::FivemHttpResponder::new(state.clone()),
+                query_net::tcp::ListenerLimits::default(),
+                std::sync::Arc::default(),
+                shutdown.clone(),
+            ));
+        }
         let stop = shutdown.clone();
         tokio::spawn(async move {
             let mut service = Service::new(Boxed(responder)).rate_limit(None);

@@ -94,6 +94,7 @@ pub async fn run(args: ServeArgs) -> Outcome {
         bound.push((role, local, socket, responder));
     }
     let mut streams = Vec::new();
+    let mut http_streams = Vec::new();
     for (protocol, address) in [
         (Protocol::Minecraft, args.minecraft_java),
         (Protocol::Frostbite, args.frostbite),
@@ -101,6 +102,13 @@ pub async fn run(args: ServeArgs) -> Outcome {
     ] {
         if let Some(address) = address {
             streams.push((protocol, bind_tcp(address, protocol.name()).await?));
+        }
+    }
+    // FiveM serves its player list over HTTP on the port of `getinfo`.
+    for (role, local, _, _) in &bound {
+        if *role == Role::One(Protocol::Fivem) {
+            let (listener, _) = bind_tcp(*local, "fivem's /players.json").await?;
+            http_streams.push((Protocol::Fivem, listener));
         }
     }
     let rcon = match args.rcon {
@@ -115,6 +123,9 @@ pub async fn run(args: ServeArgs) -> Outcome {
     announce(&bound)?;
     for (protocol, (listener, local)) in streams {
         announce_line(&format!("{protocol} {local}\n"))?;
+        serve_stream(protocol, listener, &shared, &shutdown);
+    }
+    for (protocol, listener) in http_streams {
         serve_stream(protocol, listener, &shared, &shutdown);
     }
     if let Some((listener, local, password)) = rcon {
@@ -322,6 +333,7 @@ fn roles(
         (Role::One(Protocol::Quake3), args.quake3),
         (Role::One(Protocol::Quake2), args.quake2),
         (Role::One(Protocol::Fivem), args.fivem),
+        (Role::One(Protocol::Doom3), args.doom3),
         (Role::One(Protocol::GameSpy2), args.gamespy2),
         (Role::One(Protocol::GameSpy3), args.gamespy3),
         (Role::One(Protocol::MinecraftQuery), args.minecraft_query),
@@ -344,7 +356,7 @@ fn roles(
     .all(Option::is_none);
     if roles.is_empty() && no_stream {
         return Err(Failure::usage("nothing to serve").hint(
-            "give at least one of --game ID, --sqp, --onequery, --samp, --gamespy1, --a2s, --quake3, --quake2, --fivem, --gamespy2, --gamespy3, --minecraft-query, --bedrock, --teeworlds, --mumble, --eye, --minecraft-java, --frostbite, --teamspeak3, --rcon or --all with an address",
+            "give at least one of --game ID, --sqp, --onequery, --samp, --gamespy1, --a2s, --quake3, --quake2, --fivem, --doom3, --gamespy2, --gamespy3, --minecraft-query, --bedrock, --teeworlds, --mumble, --eye, --minecraft-java, --frostbite, --teamspeak3, --rcon or --all with an address",
         ));
     }
     // Two sockets on one fixed port would fail to bind; say which options clash instead.
@@ -396,7 +408,7 @@ fn serve_stream(
     shared: &SharedState,
     shutdown: &CancellationToken,
 ) {
-    use query_net::engines::{frostbite, minecraft, teamspeak3};
+    use query_net::engines::{fivem, frostbite, minecraft, teamspeak3};
     use query_net::tcp::{serve_stream, ListenerLimits, ListenerStats};
     let state = shared.clone();
     let (limits, stats) = (
@@ -405,6 +417,13 @@ fn serve_stream(
     );
     let stop = shutdown.clone();
     match protocol {
+        Protocol::Fivem => tokio::spawn(serve_stream(
+            listener,
+            move || fivem::FivemHttpResponder::new(state.clone()),
+            limits,
+            stats,
+            stop,
+        )),
         Protocol::Frostbite => tokio::spawn(serve_stream(
             listener,
             move || frostbite::FrostbiteResponder::new(state.clone()),

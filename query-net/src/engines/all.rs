@@ -1,8 +1,9 @@
 //! One responder for every protocol on one port, dispatching on the first bytes.
 //!
 //! The request formats cannot be mistaken for one another: each is told by its first
-//! byte (`O` or `H`, `S`, `\`, `00` or `01`, `FF`, `FE`, `04` or `21`), the two that start with `FF FF FF FF`
-//! by the byte after it (`T`, `U`, `V` for A2S, `g` for Quake 3, `s` for Quake 2), the GameSpy 2 and 3
+//! byte (`O` or `H`, `S`, `\`, `00` or `01`, `FF`, `FE`, `04` or `21`), those that start with
+//! `FF FF FF FF` by the byte after it (`T`, `U`, `V` for A2S, `g` for Quake 3, `s` for Quake 2),
+//! Doom 3's by its `FF FF` followed by `getInfo` (Quake 3's `getinfo` has four `FF`), the GameSpy 2 and 3
 //! requests that start with `FE FD` by their exact lengths (GameSpy 2's is 10 bytes), and
 //! the two that start with `01` by theirs and RakNet's 16-byte offline magic (SQP's query is
 //! 8 bytes, Bedrock's ping 33 with the magic at byte 9).
@@ -18,6 +19,7 @@
 //! | `FF FF FF FF` then `T`, `U` or `V` | any | A2S INFO, PLAYER or RULES |
 //! | `FF FF FF FF` then `getstatus` or `getinfo` | any | Quake 3 |
 //! | `FF FF FF FF` then `status` | any | Quake 2 and QuakeWorld |
+//! | `FF FF getInfo 00` | any | Doom 3 engine |
 //! | `FE FD 00` | 10 | GameSpy 2 (GameSpy 3 queries, also `FE FD 00`, are 11 or 15 bytes) |
 //! | `FE FD 09` | 7 or 11 | GameSpy 3/4 challenge request (11 with gamedig's empty challenge) |
 //! | `FE FD 00` ... `FF FF FF 01` | 11 or 15 | GameSpy 3/4 query (15 with the challenge) |
@@ -30,12 +32,13 @@
 use std::net::SocketAddr;
 
 use query_specs::{
-    a2s, bedrock, gamespy2, gamespy3, onequery, quake2, quake3, samp, sqp, teeworlds,
+    a2s, bedrock, doom3, gamespy2, gamespy3, onequery, quake2, quake3, samp, sqp, teeworlds,
 };
 use query_wire::{kv, Decode, Encode};
 
 use super::a2s::{A2sConfig, A2sResponder};
 use super::bedrock::{BedrockConfig, BedrockResponder};
+use super::doom3::{Doom3Config, Doom3Responder};
 use super::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use super::gamespy2::{GameSpy2Config, GameSpy2Responder};
 use super::gamespy3::{GameSpy3Config, GameSpy3Responder};
@@ -54,7 +57,7 @@ use crate::state::SharedState;
 /// All-Seeing Eye, whose servers answer on a port of their own (Mumble's ping shares the voice
 /// port, and carries no server name; ASE's is the game port + 123), and FiveM, whose `getinfo`
 /// is Quake 3's.
-pub const ROUTED: [Protocol; 12] = [
+pub const ROUTED: [Protocol; 13] = [
     Protocol::Sqp,
     Protocol::OneQuery,
     Protocol::Samp,
@@ -66,6 +69,7 @@ pub const ROUTED: [Protocol; 12] = [
     Protocol::MinecraftQuery,
     Protocol::Quake2,
     Protocol::Teeworlds,
+    Protocol::Doom3,
     Protocol::Bedrock,
 ];
 
@@ -99,6 +103,8 @@ pub fn route(datagram: &[u8]) -> Option<Protocol> {
         Some(Protocol::Quake3)
     } else if datagram.starts_with(quake2::STATUS_MAGIC) {
         Some(Protocol::Quake2)
+    } else if datagram.starts_with(doom3::GETINFO_MAGIC) {
+        Some(Protocol::Doom3)
     } else if is_gamespy2_request(datagram) {
         Some(Protocol::GameSpy2)
     } else if is_gamespy3_request(datagram) {
@@ -215,6 +221,7 @@ pub struct AllProtocols {
     gamespy3: GameSpy3Responder,
     quake2: Quake2Responder,
     teeworlds: TeeworldsResponder,
+    doom3: Doom3Responder,
     bedrock: BedrockResponder,
 }
 
@@ -232,6 +239,7 @@ impl AllProtocols {
             gamespy3: GameSpy3Responder::new(state.clone(), GameSpy3Config::default()),
             quake2: Quake2Responder::new(state.clone(), Quake2Config::default()),
             teeworlds: TeeworldsResponder::new(state.clone(), TeeworldsConfig::default()),
+            doom3: Doom3Responder::new(state.clone(), Doom3Config::default()),
             bedrock: BedrockResponder::new(state, BedrockConfig::default()),
         }
     }
@@ -292,6 +300,13 @@ impl AllProtocols {
         self
     }
 
+    /// Replaces the Doom 3 engine responder (to set its game and configuration).
+    #[must_use]
+    pub fn with_doom3(mut self, doom3: Doom3Responder) -> Self {
+        self.doom3 = doom3;
+        self
+    }
+
     /// Replaces the GameSpy 3/4 responder (to set its configuration or challenge secret).
     #[must_use]
     pub fn with_gamespy3(mut self, gamespy3: GameSpy3Responder) -> Self {
@@ -330,6 +345,7 @@ impl Responder for AllProtocols {
                 self.gamespy3.handle(from, datagram, now, replies)
             }
             Some(Protocol::Teeworlds) => self.teeworlds.handle(from, datagram, now, replies),
+            Some(Protocol::Doom3) => self.doom3.handle(from, datagram, now, replies),
             // RakNet has no challenge: the service charges every pong to the byte budget of
             // unproven sources, as on a Bedrock port of its own.
             Some(Protocol::Bedrock) => self.bedrock.handle(from, datagram, now, replies),
@@ -382,6 +398,9 @@ mod tests {
         );
         assert_eq!(route(b"\xff\xff\xff\xffgetchallenge\n"), None);
         assert_eq!(route(b"\xff\xff\xff\xffstatus\n"), Some(Protocol::Quake2));
+        assert_eq!(route(b"\xff\xffgetInfo\0PiNGPoNg\0"), Some(Protocol::Doom3));
+        assert_eq!(route(b"\xff\xffgetinfo\0PiNG"), None);
+        assert_eq!(route(b"\xff\xffgetInfo"), None);
         assert_eq!(route(b"\xff\xff\xff\xffstatu"), None);
         assert_eq!(
             route(b"\xfe\xfd\x00CORY\xff\x00\x00"),

@@ -14,6 +14,7 @@ pub mod a2s;
 pub mod all;
 pub mod ase;
 pub mod bedrock;
+pub mod doom3;
 mod fit;
 pub mod fivem;
 pub mod frostbite;
@@ -70,6 +71,7 @@ pub fn new_session_learning(
         Protocol::Bedrock => bedrock::client(target, options),
         Protocol::Quake2 => quake2::client(target, options),
         Protocol::Fivem => fivem::client(target, options),
+        Protocol::Doom3 => doom3::client(target, options),
         Protocol::Teeworlds => teeworlds::client(target, options),
         Protocol::Mumble => mumble::client(target, options),
         Protocol::Ase => ase::client(target, options),

@@ -15,8 +15,8 @@ use query_games::plan::Choice;
 use query_net::engines::sqp::{chunk_names, find_chunks, ChunkSearchError};
 use query_net::{replay, Options, Protocol, ServerStatus};
 use query_specs::{
-    a2s, ase, bedrock, fivem, gamespy1, gamespy2, gamespy3, minecraft_java, minecraft_legacy,
-    mumble, onequery, quake2, quake3, samp, sqp, teeworlds,
+    a2s, ase, bedrock, doom3, fivem, gamespy1, gamespy2, gamespy3, minecraft_java,
+    minecraft_legacy, mumble, onequery, quake2, quake3, samp, sqp, teeworlds,
 };
 use query_wire::{Decode, Reader, TextEncoding};
 use serde::Serialize;
@@ -84,6 +84,12 @@ fn decode_datagrams(args: &DecodeArgs, datagrams: &[Datagram]) -> Outcome<(Body,
             each_datagram(datagrams, |d| decode_quake2(d, args.as_kind, encoding))
         }
         Protocol::Fivem => each_datagram(datagrams, |d| decode_fivem(d, args.as_kind)),
+        Protocol::Doom3 => {
+            let encoding = args
+                .encoding
+                .unwrap_or(query_net::engines::doom3::DEFAULT_ENCODING);
+            each_datagram(datagrams, |d| decode_doom3(d, args.as_kind, encoding))
+        }
         Protocol::GameSpy2 => {
             each_datagram(datagrams, |d| decode_gamespy2(d, args.as_kind, encoding))
         }
@@ -787,6 +793,33 @@ fn decode_fivem(datagram: &Datagram, forced: Option<PacketKind>) -> Outcome<Deco
         || fivem::InfoResponse::decode(bytes, fivem::ENCODING).map(|r| serialize(&r)),
         PacketKind::Request,
     )
+}
+
+/// A Doom 3 engine `getInfo` request or reply (`infoResponse`, ETQW's `infoExResponse`), its
+/// text read in `encoding`: decoded as Latin-1 and every string read again.
+fn decode_doom3(
+    datagram: &Datagram,
+    forced: Option<PacketKind>,
+    encoding: TextEncoding,
+) -> Outcome<Decoded> {
+    let bytes = &datagram.bytes;
+    let (mut reading, notes) = choose(
+        datagram,
+        Protocol::Doom3,
+        forced,
+        || doom3::GetInfo::from_bytes(bytes).map(|r| serialize(&r)),
+        || doom3::Reply::decode(bytes).map(|r| serialize(&r)),
+        PacketKind::Request,
+    )?;
+    if encoding != doom3::ENCODING {
+        reading
+            .packet
+            .map_strings(&|text| match doom3::ENCODING.encode(text) {
+                Some(bytes) => encoding.decode_lossy(&bytes).into_owned(),
+                None => text.to_owned(),
+            });
+    }
+    Ok((reading, notes))
 }
 
 /// Minecraft Java bytes of one direction, each file a run of frames: the client's (the

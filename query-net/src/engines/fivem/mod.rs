@@ -19,11 +19,15 @@
 //!   `raw.getinfo_clients`); every pair is a rule, in order, as sent. Players: name, ping, the
 //!   server's id; their identifiers and address in `extra`.
 //!
-//! # Responder ([`FivemResponder`])
+//! # Responders ([`FivemResponder`], [`FivemHttpResponder`])
 //!
-//! Answers `getinfo` from the server state; see [`responder`].
+//! Answer `getinfo` over UDP from the server state (see [`responder`]), and `/players.json`,
+//! `/dynamic.json` and `/info.json` over TCP on the same port (see [`http`]).
 
+pub mod http;
 pub mod responder;
+
+pub use http::FivemHttpResponder;
 
 pub use responder::{FivemConfig, FivemResponder};
 

@@ -9,8 +9,8 @@
 //! - Text goes out as UTF-8; the backslash and the newline become `?` and every value is cut
 //!   to 255 bytes, so a reply stays under 1 KiB whatever the state.
 //!
-//! The player list lives in the server's HTTP `/players.json`, which this responder does not
-//! serve: a client of it reads the counts only.
+//! The player list lives in the server's HTTP `/players.json` on the same port, which
+//! [`FivemHttpResponder`](super::FivemHttpResponder) serves over TCP.
 
 use std::borrow::Cow;
 use std::net::SocketAddr;
