@@ -177,6 +177,21 @@ fn nul_terminated_text_and_bytes_then_a_trailing_field() {
 }
 
 #[test]
+fn an_option_present_when_its_marker_comes_next() {
+    insta::assert_snapshot!(expand(
+        r#"
+        #[wire(endian = "little", ctx(len: u8))]
+        pub struct Wide {
+            #[wire(if_next = b"\x01")]
+            pub stray: Option<Stray>,
+            #[wire(count = len)]
+            pub units: Vec<u16>,
+        }
+        "#
+    ));
+}
+
+#[test]
 fn text_ended_by_a_byte_quoted_text_and_decimal_numbers() {
     insta::assert_snapshot!(expand(
         r#"
