@@ -277,7 +277,7 @@ impl<'a> Answering<'a> {
             .iter()
             .filter(|r| {
                 unreal2::Header::from_bytes_with(r.get(..5).unwrap_or_default(), ())
-                    .is_ok_and(|h| h.kind == request.kind)
+                    .is_ok_and(|h| request.query.answered_by(h.kind))
             })
             .cloned()
             .collect()

@@ -4,8 +4,8 @@
 //!
 //! Little endian. A [`Request`] is a version number (`0x78` from UT2003 and qstat, `0x79`
 //! from UT2004 and most libraries), three zero bytes padding it to a `u32`, and the query
-//! [`Kind`]: 0 the server's details ([`Info`]), 1 its rules ([`Rule`]), 2 its players
-//! ([`Player`]). Every reply datagram starts with a version `u32` (`0x80` on every server
+//! [`Query`]: 0 the server's details ([`Info`]), 1 its rules ([`Rule`]), 2 its players
+//! ([`Player`]), 3 all three (qstat asks for rules and players so, after the details). Every reply datagram starts with a version `u32` (`0x80` on every server
 //! seen) and the kind it answers ([`Header`]). Rules and players come in as many datagrams as
 //! they fill, each holding whole entries after its header, and no datagram says how many
 //! there are or which is last.
@@ -65,22 +65,59 @@ pub enum Kind {
     Players = 2,
 }
 
-/// A request: the version number and the kind asked for.
+/// What a request asks for: one kind, or all three.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Wire, Serialize)]
+#[wire(tag = u8)]
+pub enum Query {
+    /// The server's details.
+    Info = 0,
+    /// The rules.
+    Rules = 1,
+    /// The players.
+    Players = 2,
+    /// The details, the rules and the players, each in its own datagrams.
+    Everything = 3,
+}
+
+impl Query {
+    /// Whether a reply of `kind` answers this query.
+    pub fn answered_by(self, kind: Kind) -> bool {
+        matches!(
+            (self, kind),
+            (Query::Everything, _)
+                | (Query::Info, Kind::Info)
+                | (Query::Rules, Kind::Rules)
+                | (Query::Players, Kind::Players)
+        )
+    }
+}
+
+impl From<Kind> for Query {
+    fn from(kind: Kind) -> Self {
+        match kind {
+            Kind::Info => Query::Info,
+            Kind::Rules => Query::Rules,
+            Kind::Players => Query::Players,
+        }
+    }
+}
+
+/// A request: the version number and what is asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Wire, Serialize)]
 #[wire(endian = "little")]
 pub struct Request {
     /// [`REQUEST_UT2004`] or [`REQUEST_UT2003`].
     pub version: u32,
     /// What is asked for.
-    pub kind: Kind,
+    pub query: Query,
 }
 
 impl Request {
-    /// A request of `kind` as UT2004 sends it.
-    pub const fn ut2004(kind: Kind) -> Self {
+    /// A request for `kind` as UT2004 sends it.
+    pub fn ut2004(kind: Kind) -> Self {
         Request {
             version: REQUEST_UT2004,
-            kind,
+            query: kind.into(),
         }
     }
 }
@@ -484,8 +521,11 @@ mod tests {
             b"\x79\x00\x00\x00\x02"
         );
         let qstat = Request::from_bytes(b"\x78\x00\x00\x00\x00").unwrap();
-        assert_eq!((qstat.version, qstat.kind), (REQUEST_UT2003, Kind::Info));
-        let error = Request::from_bytes(b"\x79\x00\x00\x00\x03").unwrap_err();
+        assert_eq!((qstat.version, qstat.query), (REQUEST_UT2003, Query::Info));
+        let all = Request::from_bytes(b"\x78\x00\x00\x00\x03").unwrap();
+        assert!(all.query.answered_by(Kind::Players) && all.query.answered_by(Kind::Info));
+        assert!(!Query::Rules.answered_by(Kind::Players));
+        let error = Request::from_bytes(b"\x79\x00\x00\x00\x04").unwrap_err();
         assert!(
             matches!(error.kind(), ErrorKind::UnknownTag { .. }),
             "{error}"

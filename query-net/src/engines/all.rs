@@ -21,7 +21,7 @@
 //! | `FE FD 09` | 7 or 11 | GameSpy 3/4 challenge request (11 with gamedig's empty challenge) |
 //! | `FE FD 00` ... `FF FF FF 01` | 11 or 15 | GameSpy 3/4 query (15 with the challenge) |
 //! | `FF` × 10 `gie3`, or `xe` ... `FF FF FF FF gie3` | 15 | Teeworlds / DDNet |
-//! | `78` or `79`, `00 00 00`, then `00`, `01` or `02` | 5 | Unreal 2 |
+//! | `78` or `79`, `00 00 00`, then `00` to `03` | 5 | Unreal 2 |
 //!
 //! Anything else is dropped as malformed without reaching any protocol's responder; each
 //! responder then checks the rest (A2S its exact sizes).
@@ -396,11 +396,11 @@ mod tests {
         assert_eq!(route(&[0; 12]), None);
         // Unreal 2: both versions, the three kinds, exactly 5 bytes.
         for version in [0x78, 0x79] {
-            for kind in 0..3 {
+            for kind in 0..4 {
                 assert_eq!(route(&[version, 0, 0, 0, kind]), Some(Protocol::Unreal2));
             }
         }
-        assert_eq!(route(b"\x79\x00\x00\x00\x03"), None);
+        assert_eq!(route(b"\x79\x00\x00\x00\x04"), None);
         assert_eq!(route(b"\x7a\x00\x00\x00\x00"), None);
         assert_eq!(route(b"\x79\x00\x00\x00\x00\x00"), None);
     }

@@ -2,7 +2,9 @@
 //! state, as UT2004 answers them.
 //!
 //! - Requests are the 5 bytes of a [`Request`] with version `0x78` (UT2003, qstat) or `0x79`
-//!   (UT2004, gamedig, GameQ, opengsq); anything else is dropped as malformed.
+//!   (UT2004, gamedig, GameQ, opengsq); anything else is dropped as malformed. A request for
+//!   everything (`03`, as qstat asks) gets the details', the rules' and the players' datagrams,
+//!   in that order.
 //! - Details: server id 0, no address, the state's port as the game port, query port 0 (as
 //!   servers send them), name, map, game type, player count and slots, ping 0, flags (bit 0
 //!   set when a password is needed), an empty skill and the two closing zero bytes.
@@ -26,7 +28,8 @@
 use std::net::SocketAddr;
 
 use query_specs::unreal2::{
-    Header, Info, InfoMore, Kind, Layout, Player, PlayersPart, Request, Rule, RulesPart, UText,
+    Header, Info, InfoMore, Kind, Layout, Player, PlayersPart, Query, Request, Rule, RulesPart,
+    UText,
     MAX_DATAGRAM, REPLY_VERSION, REQUEST_UT2003, REQUEST_UT2004,
 };
 use query_wire::{Decode, Encode};
@@ -131,12 +134,14 @@ impl Responder for Unreal2Responder {
         else {
             return Verdict::Dropped(DropReason::Unsupported);
         };
-        let datagrams: &[Vec<u8>] = match request.kind {
-            Kind::Info => std::slice::from_ref(&encoded.info),
-            Kind::Rules => &encoded.rules,
-            Kind::Players => &encoded.players,
+        let info = std::slice::from_ref(&encoded.info);
+        let datagrams: &[&[Vec<u8>]] = match request.query {
+            Query::Info => &[info],
+            Query::Rules => &[&encoded.rules],
+            Query::Players => &[&encoded.players],
+            Query::Everything => &[info, &encoded.rules, &encoded.players],
         };
-        for datagram in datagrams {
+        for datagram in datagrams.iter().copied().flatten() {
             if replies.push(datagram).is_err() {
                 return Verdict::Dropped(DropReason::Unsupported);
             }
@@ -323,6 +328,27 @@ mod tests {
         assert_eq!(players.players[1].name.decode(TextEncoding::Latin1), "Жук");
         assert_eq!(players.players[2].score, -2);
         assert_eq!(players.players[2].id, 3);
+    }
+
+    #[test]
+    fn everything_is_the_details_then_the_rules_then_the_players() {
+        let mut responder =
+            Unreal2Responder::new(SharedState::new(state(2, 1)), Unreal2Config::default());
+        let from = "192.0.2.1:5000".parse().unwrap();
+        let mut sink = ReplySink::new(1400);
+        let verdict = responder.handle(from, b"\x78\x00\x00\x00\x03", Now::system(), &mut sink);
+        assert_eq!(verdict, Verdict::Answered);
+        let kinds: Vec<Kind> = sink
+            .datagrams()
+            .map(|d| Reply::decode(d).unwrap().kind())
+            .collect();
+        assert_eq!(kinds, [Kind::Info, Kind::Rules, Kind::Players]);
+        for garbage in [&b"\x7a\x00\x00\x00\x00"[..], b"\x79\x00\x00\x00\x04", b"\x79"] {
+            let mut sink = ReplySink::new(1400);
+            let verdict = responder.handle(from, garbage, Now::system(), &mut sink);
+            assert_eq!(verdict, Verdict::Dropped(DropReason::Malformed));
+            assert!(sink.is_empty());
+        }
     }
 
     #[test]
