@@ -111,6 +111,7 @@ pub fn attacks() -> Vec<Attack> {
         attack(Protocol::Unreal2, "Unreal 2 details", b"\x79\x00\x00\x00\x00"),
         attack(Protocol::Unreal2, "Unreal 2 rules", b"\x79\x00\x00\x00\x01"),
         attack(Protocol::Unreal2, "Unreal 2 players", b"\x79\x00\x00\x00\x02"),
+        attack(Protocol::Unreal2, "Unreal 2 everything", b"\x78\x00\x00\x00\x03"),
     ]
 }
 
