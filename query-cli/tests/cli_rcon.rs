@@ -1,12 +1,13 @@
 //! `gsq rcon` against `gsq serve --rcon`, and third-party RCON clients against the server:
-//! `rcon` (PyPI) and `rcon-client` (npm), installed by `.ci/run` into `tests/interop/`.
+//! `rcon` and `mcrcon` (PyPI) and `rcon-client` (npm), installed by `.ci/run` into
+//! `tests/interop/`.
 //!
 //! The served state has enough players that `status` answers with more than two packets of
 //! srcds's 4,096 bytes, so every client must join a split answer (or, for rcon-client, which
 //! takes the first packet as the whole answer, is given short answers only). Each test starts
 //! its own server with its own password, from the environment or a file.
 //!
-//! Without node and rcon-client, or without the Python venv and rcon, the third-party tests
+//! Without node and rcon-client, or without the Python venv with rcon and mcrcon, the third-party tests
 //! print that they skip; under `CI=true` they fail instead.
 
 use std::io::{BufRead, BufReader};
@@ -41,11 +42,11 @@ fn state_toml() -> String {
     text
 }
 
-/// A running `gsq serve --rcon`, killed when dropped.
+/// A running RCON server (`gsq serve --rcon`, or a third-party one), killed when dropped.
 struct Server {
     child: Child,
     address: SocketAddr,
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl Server {
@@ -53,16 +54,49 @@ impl Server {
         let dir = tempfile::tempdir().unwrap();
         let state = dir.path().join("state.toml");
         std::fs::write(&state, state_toml()).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_gsq"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_gsq"));
+        command
             .arg("serve")
             .arg(&state)
-            .args(["--rcon", "127.0.0.1:0"])
+            .args(["--rcon", "127.0.0.1:0"]);
+        Server::spawn(
+            command,
+            |line| line.strip_prefix("rcon ")?.parse().ok(),
+            Some(dir),
+        )
+    }
+
+    /// The Source RCON server of `tests/interop/source_rcon_server.py`, on the `rcon_server`
+    /// package (PyPI), with [`PASSWORD`].
+    fn third_party(python: &Path) -> Server {
+        let mut command = Command::new(python);
+        command
+            .current_dir(interop_dir())
+            .arg("source_rcon_server.py");
+        Server::spawn(
+            command,
+            |line| {
+                let port: u16 = line.strip_prefix("port ")?.parse().ok()?;
+                Some(SocketAddr::from(([127, 0, 0, 1], port)))
+            },
+            None,
+        )
+    }
+
+    /// Starts `command` with [`PASSWORD`] and waits for the line `address` reads the
+    /// listening address from.
+    fn spawn(
+        mut command: Command,
+        address: impl Fn(&str) -> Option<SocketAddr>,
+        dir: Option<tempfile::TempDir>,
+    ) -> Server {
+        let mut child = command
             .env("GSQ_RCON_PASSWORD", PASSWORD)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .expect("start gsq serve");
+            .expect("start the RCON server");
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
@@ -74,12 +108,8 @@ impl Server {
         });
         let line = rx
             .recv_timeout(STARTUP)
-            .expect("gsq serve printed its address");
-        let address = line
-            .strip_prefix("rcon ")
-            .unwrap_or_else(|| panic!("not the rcon line: {line:?}"))
-            .parse()
-            .unwrap();
+            .expect("the RCON server printed its address");
+        let address = address(&line).unwrap_or_else(|| panic!("no address in {line:?}"));
         Server {
             child,
             address,
@@ -97,10 +127,22 @@ impl Drop for Server {
 
 /// `gsq rcon source ADDRESS COMMAND...` with the password in the environment.
 fn gsq_rcon(server: &Server, args: &[&str]) -> std::process::Output {
+    gsq_rcon_as(server, "source", PASSWORD, args, "")
+}
+
+/// `gsq rcon FLAVOUR ADDRESS ARGS...` with `password` in the environment and `stdin`.
+fn gsq_rcon_as(
+    server: &Server,
+    flavour: &str,
+    password: &str,
+    args: &[&str],
+    stdin: &str,
+) -> std::process::Output {
     assert_cmd::Command::new(env!("CARGO_BIN_EXE_gsq"))
-        .args(["rcon", "source", &server.address.to_string()])
+        .args(["rcon", flavour, &server.address.to_string()])
         .args(args)
-        .env("GSQ_RCON_PASSWORD", PASSWORD)
+        .env("GSQ_RCON_PASSWORD", password)
+        .write_stdin(stdin)
         .timeout(CLIENT_DEADLINE)
         .output()
         .unwrap()
@@ -295,16 +337,17 @@ fn client_missing(what: &str) -> Option<PathBuf> {
     None
 }
 
-fn python_with_rcon() -> Option<PathBuf> {
+/// The interop venv's Python, if it can import `module` (a PyPI package installed there).
+fn python_with(module: &str) -> Option<PathBuf> {
     let python = interop_dir().join(".venv/bin/python");
     let ok = Command::new(&python)
-        .args(["-c", "import rcon.source"])
+        .args(["-c", &format!("import {module}")])
         .output()
         .is_ok_and(|o| o.status.success());
     if ok {
         Some(python)
     } else {
-        client_missing("rcon (tests/interop/.venv)")
+        client_missing(&format!("{module} (tests/interop/.venv)"))
     }
 }
 
@@ -363,7 +406,7 @@ fn outputs(json: &Value) -> Vec<String> {
 
 #[test]
 fn pypi_rcon_authenticates_runs_commands_and_joins_split_answers() {
-    let Some(python) = python_with_rcon() else {
+    let Some(python) = python_with("rcon.source") else {
         return;
     };
     let server = Server::start();
@@ -415,4 +458,75 @@ fn npm_rcon_client_runs_short_commands() {
     assert!(!ok, "{json}");
     assert_eq!(json["error"], "Authentication failed");
     assert!(stdout(&gsq_rcon(&server, &["hostname"])).contains("\"Node\""));
+}
+
+#[test]
+fn pypi_mcrcon_runs_short_commands_and_is_refused_a_wrong_password() {
+    let Some(python) = python_with("mcrcon") else {
+        return;
+    };
+    let server = Server::start();
+    let (ok, json) = run_client(
+        &python,
+        "mcrcon_client.py",
+        &server,
+        PASSWORD,
+        &["echo hello", "hostname Creeper", "hostname"],
+    );
+    assert!(ok, "{json}");
+    assert_eq!(
+        outputs(&json),
+        [
+            "hello\n",
+            "hostname = \"Creeper\"\n",
+            "hostname = \"Creeper\"\n"
+        ]
+    );
+    let (ok, json) = run_client(
+        &python,
+        "mcrcon_client.py",
+        &server,
+        "wrong",
+        &["hostname Evil"],
+    );
+    assert!(!ok, "{json}");
+    assert_eq!(json["error"], "Login failed");
+    assert!(stdout(&gsq_rcon(&server, &["hostname"])).contains("\"Creeper\""));
+}
+
+/// `gsq rcon` against a Source RCON server that is not ours: the `rcon_server` package (PyPI).
+/// It handles one packet per chunk of bytes its socket delivers, leaving the rest unread until
+/// more bytes come, so a client that wrote the command and its end marker at once would wait
+/// for the marker's echo until its deadline.
+#[test]
+fn gsq_rcon_talks_to_a_third_party_source_server() {
+    let Some(python) = python_with("rcon_server.rcon_server") else {
+        return;
+    };
+    let server = Server::third_party(&python);
+    assert_eq!(stdout(&gsq_rcon(&server, &["echo", "hello"])), "hello\n");
+    // 3,000 lines of 11 bytes: the answer comes in nine packets, joined.
+    let lines = stdout(&gsq_rcon(&server, &["lines", "3000"]));
+    let expected: String = (0..3000).map(|i| format!("line {i:05}\n")).collect();
+    assert_eq!(lines, expected);
+    // The shell: several commands on one connection.
+    let output = gsq_rcon_as(
+        &server,
+        "source",
+        PASSWORD,
+        &[],
+        "echo one\nlines 2\nbogus\n",
+    );
+    assert_eq!(
+        stdout(&output),
+        "one\nline 00000\nline 00001\nUnknown command \"bogus\"\n"
+    );
+    // The Minecraft flavour reads it too while the answers fit Minecraft's fragments.
+    let output = gsq_rcon_as(&server, "minecraft", PASSWORD, &["echo", "creeper"], "");
+    assert_eq!(stdout(&output), "creeper\n");
+    // A refused password: srcds's empty value, then the auth response with id -1.
+    let output = gsq_rcon_as(&server, "source", "wrong", &["echo", "x"], "");
+    assert_eq!(output.status.code(), Some(11));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("refused the RCON password"), "{stderr}");
 }

@@ -33,7 +33,7 @@ use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -154,89 +154,117 @@ impl Drop for Serve {
     }
 }
 
-/// A UDP relay between one client and `gsq serve` that counts the datagrams each way, so a
+/// A UDP relay between clients and `gsq serve` that counts the datagrams each way, so a
 /// test can tell how many datagrams the server answered each request with.
+///
+/// Like a NAT, it gives each client address a socket of its own towards the server, so a
+/// late datagram of one request's reply goes back to the socket that asked, never to the one
+/// a client opened for its next request.
 struct CountingRelay {
     address: SocketAddr,
-    /// `true` for a request (client to server), `false` for a reply datagram, in order.
-    log: Arc<Mutex<Vec<bool>>>,
+    /// How many reply datagrams each request got, by request in arrival order.
+    counts: Arc<Mutex<Vec<usize>>>,
     stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<()>>,
+    /// The thread that reads requests and starts a reply thread per client.
+    requests: Option<JoinHandle<()>>,
+    /// The reply threads.
+    threads: Arc<Mutex<Vec<JoinHandle<()>>>>,
 }
 
 impl CountingRelay {
     /// Relays 127.0.0.1:<free port> to `server`.
     fn start(server: SocketAddr) -> CountingRelay {
         let front = UdpSocket::bind("127.0.0.1:0").expect("bind the relay's front");
-        let back = UdpSocket::bind("127.0.0.1:0").expect("bind the relay's back");
-        back.connect(server)
-            .expect("connect the relay to gsq serve");
         let poll = Some(Duration::from_millis(50));
         front.set_read_timeout(poll).expect("read timeout");
-        back.set_read_timeout(poll).expect("read timeout");
         let address = front.local_addr().expect("relay address");
-        let log: Arc<Mutex<Vec<bool>>> = Arc::default();
+        let counts: Arc<Mutex<Vec<usize>>> = Arc::default();
         let stop = Arc::new(AtomicBool::new(false));
-        let client: Arc<Mutex<Option<SocketAddr>>> = Arc::default();
+        let threads: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
 
         let requests = {
-            let (front, back) = (
-                front.try_clone().expect("clone"),
-                back.try_clone().expect("clone"),
-            );
-            let (log, stop, client) = (Arc::clone(&log), Arc::clone(&stop), Arc::clone(&client));
+            let (counts, stop, threads) =
+                (Arc::clone(&counts), Arc::clone(&stop), Arc::clone(&threads));
             std::thread::spawn(move || {
+                // Per client: the socket towards the server, and the index of the client's
+                // latest request, which the replies on that socket count towards.
+                let mut backs: HashMap<SocketAddr, (UdpSocket, Arc<AtomicUsize>)> = HashMap::new();
                 let mut buf = [0u8; 65_536];
                 while !stop.load(Ordering::Relaxed) {
-                    if let Ok((len, from)) = front.recv_from(&mut buf) {
-                        *client.lock().unwrap() = Some(from);
-                        log.lock().unwrap().push(true);
-                        let _ = back.send(&buf[..len]);
+                    let Ok((len, from)) = front.recv_from(&mut buf) else {
+                        continue;
+                    };
+                    let (back, latest) = backs.entry(from).or_insert_with(|| {
+                        let back = UdpSocket::bind("127.0.0.1:0").expect("bind a relay socket");
+                        back.connect(server)
+                            .expect("connect the relay to gsq serve");
+                        back.set_read_timeout(poll).expect("read timeout");
+                        let latest = Arc::new(AtomicUsize::new(0));
+                        let replies = Self::replies(
+                            back.try_clone().expect("clone"),
+                            front.try_clone().expect("clone"),
+                            from,
+                            Arc::clone(&latest),
+                            Arc::clone(&counts),
+                            Arc::clone(&stop),
+                        );
+                        threads.lock().unwrap().push(replies);
+                        (back, latest)
+                    });
+                    {
+                        let mut counts = counts.lock().unwrap();
+                        latest.store(counts.len(), Ordering::Relaxed);
+                        counts.push(0);
                     }
-                }
-            })
-        };
-        let replies = {
-            let (log, stop) = (Arc::clone(&log), Arc::clone(&stop));
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 65_536];
-                while !stop.load(Ordering::Relaxed) {
-                    if let Ok(len) = back.recv(&mut buf) {
-                        let to = *client.lock().unwrap();
-                        if let Some(to) = to {
-                            log.lock().unwrap().push(false);
-                            let _ = front.send_to(&buf[..len], to);
-                        }
-                    }
+                    let _ = back.send(&buf[..len]);
                 }
             })
         };
         CountingRelay {
             address,
-            log,
+            counts,
             stop,
-            threads: vec![requests, replies],
+            requests: Some(requests),
+            threads,
         }
+    }
+
+    /// Forwards what the server sends on `back` to `client`, counting each datagram towards
+    /// the client's `latest` request.
+    fn replies(
+        back: UdpSocket,
+        front: UdpSocket,
+        client: SocketAddr,
+        latest: Arc<AtomicUsize>,
+        counts: Arc<Mutex<Vec<usize>>>,
+        stop: Arc<AtomicBool>,
+    ) -> JoinHandle<()> {
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 65_536];
+            while !stop.load(Ordering::Relaxed) {
+                if let Ok(len) = back.recv(&mut buf) {
+                    counts.lock().unwrap()[latest.load(Ordering::Relaxed)] += 1;
+                    let _ = front.send_to(&buf[..len], client);
+                }
+            }
+        })
     }
 
     /// How many reply datagrams followed each request, in order.
     fn replies_per_request(&self) -> Vec<usize> {
-        let mut counts = Vec::new();
-        for &is_request in self.log.lock().unwrap().iter() {
-            match (is_request, counts.last_mut()) {
-                (true, _) => counts.push(0),
-                (false, Some(count)) => *count += 1,
-                (false, None) => panic!("a reply before any request"),
-            }
-        }
-        counts
+        self.counts.lock().unwrap().clone()
     }
 }
 
 impl Drop for CountingRelay {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        for thread in self.threads.drain(..) {
+        // The request thread starts no reply thread once it saw `stop`: join it first.
+        if let Some(requests) = self.requests.take() {
+            let _ = requests.join();
+        }
+        let replies = std::mem::take(&mut *self.threads.lock().unwrap());
+        for thread in replies {
             let _ = thread.join();
         }
     }

@@ -368,11 +368,12 @@ fn resident_bytes() -> u64 {
     pages * 4096
 }
 
-/// At most this many flood datagrams are sent ahead of what the server has read. A default
-/// socket receive buffer holds only a few hundred small datagrams (the kernel charges each
-/// about a kilobyte); more in flight would just be dropped by the kernel, unseen by the
-/// responder, and a valid client's request with them.
-const IN_FLIGHT: u64 = 128;
+/// At most this many flood datagrams are sent ahead of what the server has read. The kernel
+/// charges a loopback datagram of up to 1,500 bytes at most about 2.3 KiB of a socket's
+/// receive buffer (212,992 bytes by default), so 64 fit even when all of them are that large.
+/// More in flight could be dropped by the kernel, unseen by the responder: the flood would then
+/// wait for a datagram the server never gets, and a valid client's request could go with them.
+const IN_FLIGHT: u64 = 64;
 
 /// The most datagrams one flood sends, whatever else happens.
 const FLOOD_CAP: usize = 1_000_000;

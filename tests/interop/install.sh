@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the third-party code the interop tests run against gsq: gamedig, rcon-client,
 # minecraft-server-util and minecraft-protocol (a Minecraft server gsq queries) from npm
-# (pinned in package-lock.json) into node_modules/, and opengsq, mcstatus, rcon and ts3 from PyPI
+# (pinned in package-lock.json) into node_modules/, and opengsq, mcstatus, rcon, mcrcon, rcon_server and ts3 from PyPI
 # (pinned in requirements.txt) into the venv .venv/. Installs Node.js or Python first if they
 # are missing. Any failure, a registry that does not answer included, exits non-zero: the
 # interop tests must fail, never skip, in CI.
@@ -51,10 +51,14 @@ fi
 .venv/bin/python -c "import opengsq.protocols, ts3.query; from opengsq.protocols import Battlefield, GameSpy1, Samp, Source, TeamSpeak3"
 .venv/bin/python -c 'from mcstatus import BedrockServer, JavaServer, LegacyServer'
 .venv/bin/python -c 'from rcon.source import Client'
+.venv/bin/python -c 'from mcrcon import MCRcon, MCRconException'
+.venv/bin/python -c 'from rcon_server.rcon_server import RCONServer'
 
 version() { node -p "require('./node_modules/$1/package.json').version"; }
 echo "gamedig $(version gamedig), minecraft-server-util $(version minecraft-server-util)," \
     "minecraft-protocol $(version minecraft-protocol), rcon-client $(version rcon-client)," \
     "opengsq $(.venv/bin/python -m pip show opengsq | sed -n 's/^Version: //p')," \
     "mcstatus $(.venv/bin/python -m pip show mcstatus | sed -n 's/^Version: //p')," \
-    "rcon $(.venv/bin/python -m pip show rcon | sed -n 's/^Version: //p')"
+    "rcon $(.venv/bin/python -m pip show rcon | sed -n 's/^Version: //p')," \
+    "mcrcon $(.venv/bin/python -m pip show mcrcon | sed -n 's/^Version: //p')," \
+    "rcon_server $(.venv/bin/python -m pip show rcon_server | sed -n 's/^Version: //p')"

@@ -29,10 +29,12 @@ enum State {
     Authenticating { id: i32 },
     /// Authenticated, no command running.
     Ready,
-    /// A command was sent with id `command`, then the end marker with id `marker`.
+    /// A command was sent with id `command`; the end marker, with id `marker`, follows once
+    /// the first packet of the answer arrived (`marker_sent`).
     Running {
         command: i32,
         marker: i32,
+        marker_sent: bool,
         output: Vec<u8>,
     },
     /// Refused, broken or closed: the connection is of no more use.
@@ -48,7 +50,11 @@ enum State {
 /// Answers are matched by id: the parts of a command's output carry its id, and the echo of
 /// the end marker sent after it (an empty [`SERVERDATA_RESPONSE_VALUE`] with an id of its
 /// own, which srcds mirrors and a Minecraft server answers with "Unknown request") ends the
-/// output. Packets with any other id (the extra packet srcds sends after the marker's echo,
+/// output. The marker goes out once the first packet of the answer arrived, never in the
+/// same write as the command: vanilla Minecraft handles one packet per read of its socket and
+/// drops the connection when a read holds two, and other servers leave the second packet of
+/// a read unhandled until more bytes come. Since the server answers a command's packets in
+/// order, the marker's echo still comes after the last part. Packets with any other id (the extra packet srcds sends after the marker's echo,
 /// a late part of an answer given up on, a broadcast some servers push) are dropped and
 /// counted ([`dropped`](Session::dropped)).
 ///
@@ -65,10 +71,16 @@ enum State {
 /// session.handle_bytes(&server);
 /// assert_eq!(session.poll_reply().unwrap()?, Reply::Authenticated);
 ///
-/// session.command(b"status")?; // id 2, end marker id 3
+/// session.command(b"status")?; // id 2
 /// # let _ = (login, session.poll_transmit());
 /// let mut server = Vec::new();
 /// write_packet(&mut server, 2, 0, b"hostname: ")?;
+/// session.handle_bytes(&server);
+/// // The first part arrived: now the end marker (id 3) is sent.
+/// let mut marker = Vec::new();
+/// write_packet(&mut marker, 3, 0, b"")?;
+/// assert_eq!(session.poll_transmit(), Some(marker));
+/// let mut server = Vec::new();
 /// write_packet(&mut server, 2, 0, b"Test")?;
 /// write_packet(&mut server, 3, 0, b"")?;
 /// session.handle_bytes(&server);
@@ -173,7 +185,8 @@ impl Session {
         Ok(())
     }
 
-    /// Sends `command`, then the end marker. Refused before anything is sent when the
+    /// Sends `command` (the end marker follows its first answer packet). Refused before
+    /// anything is sent when the
     /// session is not ready (not authenticated, or a command still running), when the
     /// command is longer than the flavour's [`max_command`](Flavour::max_command), or when it
     /// holds a NUL byte.
@@ -202,10 +215,10 @@ impl Session {
         let id = self.take_id();
         let marker = self.take_id();
         write_packet(&mut self.outgoing, id, SERVERDATA_EXECCOMMAND, command)?;
-        write_packet(&mut self.outgoing, marker, SERVERDATA_RESPONSE_VALUE, b"")?;
         self.state = State::Running {
             command: id,
             marker,
+            marker_sent: false,
             output: Vec::new(),
         };
         Ok(())
@@ -240,6 +253,11 @@ impl Session {
             };
             match event {
                 Step::Continue => {}
+                Step::SendMarker(marker) => {
+                    // An empty body always fits a packet.
+                    let _ =
+                        write_packet(&mut self.outgoing, marker, SERVERDATA_RESPONSE_VALUE, b"");
+                }
                 Step::Dropped => self.dropped += 1,
                 Step::Done(reply) => self.replies.push_back(Ok(reply)),
                 Step::Fail(error) => return self.fail(error),
@@ -289,9 +307,10 @@ impl Session {
             State::Running {
                 command,
                 marker,
+                marker_sent,
                 output,
             } => {
-                if packet.id == *marker {
+                if packet.id == *marker && *marker_sent {
                     let output = std::mem::take(output);
                     *state = State::Ready;
                     Step::Done(Reply::Output(output))
@@ -302,7 +321,12 @@ impl Session {
                         )));
                     }
                     output.extend_from_slice(packet.body);
-                    Step::Continue
+                    if *marker_sent {
+                        Step::Continue
+                    } else {
+                        *marker_sent = true;
+                        Step::SendMarker(*marker)
+                    }
                 } else if packet.kind == SERVERDATA_AUTH_RESPONSE && packet.id == AUTH_REFUSED_ID {
                     // Some servers answer a command on a connection they no longer trust so.
                     Step::Fail(QueryError::AuthRequired(
@@ -320,6 +344,8 @@ impl Session {
 
 enum Step {
     Continue,
+    /// The first packet of a command's answer arrived: the end marker with this id goes out.
+    SendMarker(i32),
     Dropped,
     Done(Reply),
     Fail(QueryError),
@@ -389,11 +415,22 @@ mod tests {
     fn split_answers_are_joined_up_to_the_marker_and_stale_packets_dropped() {
         let mut session = ready(Flavour::Source);
         session.command(b"cvarlist").unwrap();
-        let sent = session.poll_transmit().unwrap();
+        assert_eq!(session.poll_transmit().unwrap(), packet(2, 2, b"cvarlist"));
+        // The end marker waits for the first packet of the answer, so that no server reads
+        // it in one go with the command; an early packet with its id is not its echo.
+        session.handle_bytes(&packet(3, 0, b""));
+        assert_eq!(session.poll_transmit(), None);
+        assert_eq!(session.dropped(), 1);
+        session.handle_bytes(&packet(2, 0, b"first"));
+        assert_eq!(session.poll_transmit().unwrap(), packet(3, 0, b""));
+        session.handle_bytes(&packet(2, 0, b" second"));
+        assert_eq!(session.poll_transmit(), None);
+        session.handle_bytes(&packet(3, 0, b""));
         assert_eq!(
-            sent,
-            [packet(2, 2, b"cvarlist"), packet(3, 0, b"")].concat()
+            session.poll_reply().unwrap().unwrap(),
+            Reply::Output(b"first second".to_vec())
         );
+
         let part = vec![b'x'; 4086];
         let mut stream = packet(2, 0, &part);
         stream.extend(packet(99, 0, b"a broadcast"));
