@@ -108,10 +108,22 @@ pub fn attacks() -> Vec<Attack> {
         ),
         attack(Protocol::Mumble, "Mumble ping", &[0; 12]),
         attack(Protocol::Ase, "All-Seeing Eye `s`", b"s"),
-        attack(Protocol::Unreal2, "Unreal 2 details", b"\x79\x00\x00\x00\x00"),
+        attack(
+            Protocol::Unreal2,
+            "Unreal 2 details",
+            b"\x79\x00\x00\x00\x00",
+        ),
         attack(Protocol::Unreal2, "Unreal 2 rules", b"\x79\x00\x00\x00\x01"),
-        attack(Protocol::Unreal2, "Unreal 2 players", b"\x79\x00\x00\x00\x02"),
-        attack(Protocol::Unreal2, "Unreal 2 everything", b"\x78\x00\x00\x00\x03"),
+        attack(
+            Protocol::Unreal2,
+            "Unreal 2 players",
+            b"\x79\x00\x00\x00\x02",
+        ),
+        attack(
+            Protocol::Unreal2,
+            "Unreal 2 everything",
+            b"\x78\x00\x00\x00\x03",
+        ),
     ]
 }
 

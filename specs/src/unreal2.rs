@@ -471,8 +471,8 @@ pub struct InfoReply {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum Reply {
-    /// The details.
-    Info(InfoReply),
+    /// The details (boxed: they are far larger than a part's lists).
+    Info(Box<InfoReply>),
     /// Some rules.
     Rules(RulesPart),
     /// Some players.
@@ -488,11 +488,11 @@ impl Reply {
         match header.kind {
             Kind::Info => {
                 let (info, layout) = Info::decode_any(&mut r)?;
-                Ok(Reply::Info(InfoReply {
+                Ok(Reply::Info(Box::new(InfoReply {
                     header,
                     layout,
                     info,
-                }))
+                })))
             }
             Kind::Rules => RulesPart::decode_exact(&mut whole, ()).map(Reply::Rules),
             Kind::Players => PlayersPart::decode_exact(&mut whole, ()).map(Reply::Players),
@@ -596,8 +596,8 @@ mod tests {
     }
 
     fn info_bytes(name: &[u8], waves: bool, tail: &[u8]) -> Vec<u8> {
-        let mut bytes = b"\x80\x00\x00\x00\x00\x00\x00\x00\x00\x00\x61\x1e\x00\x00\x00\x00\x00\x00"
-            .to_vec();
+        let mut bytes =
+            b"\x80\x00\x00\x00\x00\x00\x00\x00\x00\x00\x61\x1e\x00\x00\x00\x00\x00\x00".to_vec();
         bytes.extend_from_slice(name);
         bytes.extend_from_slice(b"\x06DM-X1\x00\x03DM\x00\x02\x00\x00\x00\x10\x00\x00\x00");
         if waves {
@@ -610,7 +610,11 @@ mod tests {
 
     #[test]
     fn details_in_either_layout() {
-        let ut2004 = info_bytes(b"\x06Arena\x00", false, b"\x20\x00\x00\x00\x02\x33\x00\x00\x00");
+        let ut2004 = info_bytes(
+            b"\x06Arena\x00",
+            false,
+            b"\x20\x00\x00\x00\x02\x33\x00\x00\x00",
+        );
         let Reply::Info(reply) = Reply::decode(&ut2004).unwrap() else {
             panic!("details expected");
         };
@@ -663,7 +667,9 @@ mod tests {
     fn a_killing_floor_server_whose_name_length_matches_is_still_read_in_its_layout() {
         // A Killing Floor server's details: five colour codes in the name (whose length byte,
         // 0x36, is right this time), waves 1 of 10, then ping, flags, skill and padding.
-        let mut bytes = b"\x80\x00\x00\x00\x00\x00\x00\x00\x00\x00\x7f\x1e\x00\x00\x00\x00\x00\x00\x36".to_vec();
+        let mut bytes =
+            b"\x80\x00\x00\x00\x00\x00\x00\x00\x00\x00\x7f\x1e\x00\x00\x00\x00\x00\x00\x36"
+                .to_vec();
         bytes.extend_from_slice(b"\x1b\xfe@@WWW.CUZUS.ORG \x1booo- \x1b@\xfe\xfeBOSS RAGE ");
         bytes.extend_from_slice(b"\x1booo- \x1b\x88\x88\x88V1065\x00\x0fKF-No-Mercy_TA\x00");
         bytes.extend_from_slice(b"\x0bSRGameType\x00\x02\x00\x00\x00\x18\x00\x00\x00");

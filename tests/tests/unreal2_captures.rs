@@ -140,7 +140,11 @@ fn the_details_rules_and_players_agree_with_gameq() {
             }
         }
         for (i, mutator) in mutators.iter().enumerate() {
-            assert_eq!(*mutator, text(&format!("mutator{i}")), "{name}: mutator {i}");
+            assert_eq!(
+                *mutator,
+                text(&format!("mutator{i}")),
+                "{name}: mutator {i}"
+            );
         }
         assert_eq!(expected.get(format!("mutator{}", mutators.len())), None);
         for (key, value) in &rules {
@@ -213,6 +217,9 @@ fn the_client_maps_the_replayed_replies() {
     let mutators: Vec<&str> = status.rules["Mutator"].split(", ").collect();
     assert_eq!(mutators.len(), 17);
     assert_eq!(mutators[0], "MutAntiTCCFinal");
-    assert_eq!(status.rules["mutator"].rsplit(", ").next(), Some("ServerBots"));
+    assert_eq!(
+        status.rules["mutator"].rsplit(", ").next(),
+        Some("ServerBots")
+    );
     assert!(status.complete, "{}", status.raw);
 }

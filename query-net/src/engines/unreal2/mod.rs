@@ -141,9 +141,10 @@ impl Unreal2Session {
         let started = match next {
             Some(step) => self.start(step),
             None => {
-                let mut status = self.status.take().ok_or_else(|| {
-                    QueryError::protocol("the details never arrived")
-                });
+                let mut status = self
+                    .status
+                    .take()
+                    .ok_or_else(|| QueryError::protocol("the details never arrived"));
                 if let Ok(status) = &mut status {
                     status.ping_ms = self.outcome.best_rtt().as_secs_f64() * 1000.0;
                     if self.players {
@@ -260,9 +261,14 @@ impl ClientSession for Unreal2Session {
         let Some(mut status) = self.status.take() else {
             return Err(self.outcome.unanswered(why));
         };
-        let cut = format!("the query ended before the {} were all in: {why}", self.step_name());
+        let cut = format!(
+            "the query ended before the {} were all in: {why}",
+            self.step_name()
+        );
         match self.step {
-            Kind::Players => status::add_players(&mut status, &self.parts, self.encoding, Some(cut)),
+            Kind::Players => {
+                status::add_players(&mut status, &self.parts, self.encoding, Some(cut))
+            }
             Kind::Rules => status::add_rules(&mut status, &self.parts, self.encoding, Some(cut)),
             Kind::Info => {}
         }
@@ -284,7 +290,9 @@ impl Unreal2Session {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use query_specs::unreal2::{Header, Player, PlayersPart, Rule, RulesPart, UText, REPLY_VERSION};
+    use query_specs::unreal2::{
+        Header, Player, PlayersPart, Rule, RulesPart, UText, REPLY_VERSION,
+    };
     use query_wire::Encode;
 
     fn target() -> SocketAddr {
@@ -292,7 +300,8 @@ mod tests {
     }
 
     fn info(players: u8) -> Vec<u8> {
-        let mut bytes = b"\x80\x00\x00\x00\x00\x00\x00\x00\x00\x00\x61\x1e\x00\x00\x00\x00\x00\x00".to_vec();
+        let mut bytes =
+            b"\x80\x00\x00\x00\x00\x00\x00\x00\x00\x00\x61\x1e\x00\x00\x00\x00\x00\x00".to_vec();
         bytes.extend_from_slice(b"\x0a\x1b\xff\x01\x01Arena\x00\x06DM-X1\x00\x03DM\x00");
         bytes.extend_from_slice(&[players, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, 0]);
         bytes
@@ -349,10 +358,7 @@ mod tests {
         session.on_reply(b"\x80\x00\x00\x00\x00\x00", t0);
         session.on_reply(&players_part(&["early"]), t0);
         session.on_reply(&info(3), t0 + Duration::from_millis(10));
-        assert_eq!(
-            session.poll_transmit(t0).unwrap(),
-            b"\x79\x00\x00\x00\x02"
-        );
+        assert_eq!(session.poll_transmit(t0).unwrap(), b"\x79\x00\x00\x00\x02");
         let t1 = t0 + Duration::from_millis(20);
         session.on_reply(&players_part(&["Zoë", "Bob"]), t1);
         session.on_reply(&players_part(&["Zoë", "Bob"]), t1);

@@ -29,8 +29,7 @@ use std::net::SocketAddr;
 
 use query_specs::unreal2::{
     Header, Info, InfoMore, Kind, Layout, Player, PlayersPart, Query, Request, Rule, RulesPart,
-    UText,
-    MAX_DATAGRAM, REPLY_VERSION, REQUEST_UT2003, REQUEST_UT2004,
+    UText, MAX_DATAGRAM, REPLY_VERSION, REQUEST_UT2003, REQUEST_UT2004,
 };
 use query_wire::{Decode, Encode};
 
@@ -284,7 +283,11 @@ mod tests {
                 .collect(),
             players: (0..players)
                 .map(|i| PlayerState {
-                    name: if i == 1 { "Жук".into() } else { format!("player {i}") },
+                    name: if i == 1 {
+                        "Жук".into()
+                    } else {
+                        format!("player {i}")
+                    },
                     score: -(i as i64),
                     ping: 50,
                     ..PlayerState::default()
@@ -295,7 +298,10 @@ mod tests {
     }
 
     fn decode_all(datagrams: &[Vec<u8>]) -> Vec<Reply> {
-        datagrams.iter().map(|d| Reply::decode(d).unwrap()).collect()
+        datagrams
+            .iter()
+            .map(|d| Reply::decode(d).unwrap())
+            .collect()
     }
 
     #[test]
@@ -343,7 +349,11 @@ mod tests {
             .map(|d| Reply::decode(d).unwrap().kind())
             .collect();
         assert_eq!(kinds, [Kind::Info, Kind::Rules, Kind::Players]);
-        for garbage in [&b"\x7a\x00\x00\x00\x00"[..], b"\x79\x00\x00\x00\x04", b"\x79"] {
+        for garbage in [
+            &b"\x7a\x00\x00\x00\x00"[..],
+            b"\x79\x00\x00\x00\x04",
+            b"\x79",
+        ] {
             let mut sink = ReplySink::new(1400);
             let verdict = responder.handle(from, garbage, Now::system(), &mut sink);
             assert_eq!(verdict, Verdict::Dropped(DropReason::Malformed));

@@ -136,7 +136,9 @@ pub fn add_rules(
     let password = status
         .rules
         .iter()
-        .find(|(key, _)| key.eq_ignore_ascii_case("GamePassword") || key.eq_ignore_ascii_case("Game Password"))
+        .find(|(key, _)| {
+            key.eq_ignore_ascii_case("GamePassword") || key.eq_ignore_ascii_case("Game Password")
+        })
         .map(|(_, value)| value.trim().to_ascii_lowercase());
     status.password = match password.as_deref() {
         Some("true" | "1") => Some(true),
