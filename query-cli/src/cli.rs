@@ -716,7 +716,7 @@ pub struct ServeArgs {
     pub eye: Option<SocketAddr>,
 
     /// Answer Unreal 2 queries (UT2003, UT2004, Killing Floor) on this address: by convention
-    /// the game port + 1. --all answers them too.
+    /// the game port + 1.
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub unreal2: Option<SocketAddr>,
 
@@ -732,8 +732,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub teamspeak3: Option<SocketAddr>,
 
-    /// Answer SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3, Quake 2, GameSpy 2, GameSpy 3/4,
-    /// Teeworlds and Unreal 2 on this one address (--minecraft-query answers as a Minecraft server, on a port of its own).
+    /// Answer SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3, Quake 2, GameSpy 2, GameSpy 3/4
+    /// and Teeworlds on this one address (--minecraft-query answers as a Minecraft server, on a port of its own).
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub all: Option<SocketAddr>,
 

@@ -41,7 +41,7 @@ fn demo_queries_every_protocol_and_ends() {
 fn demo_json_is_one_status_per_protocol() {
     let ran = run(&["demo", "--json"]);
     let statuses = ran.json_lines();
-    assert_eq!(statuses.len(), 15, "{ran:#?}");
+    assert_eq!(statuses.len(), 16, "{ran:#?}");
     let mut protocols: Vec<&str> = statuses
         .iter()
         .map(|s| s["protocol"].as_str().unwrap())
@@ -64,7 +64,8 @@ fn demo_json_is_one_status_per_protocol() {
             "quake3",
             "samp",
             "sqp",
-            "teeworlds"
+            "teeworlds",
+            "unreal2"
         ]
     );
     for status in &statuses {

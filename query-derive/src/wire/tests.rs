@@ -303,7 +303,7 @@ fn every_error_of_a_declaration_is_reported() {
             "prefix must be one of u8, u16, u32, u64, varint, leb128, found `u9`",
             "unknown wire attribute `colour` on a field, expected one of: endian, str, bytes, dec, \
              len, count, until_end, until_nul, until, before, min_count, max_count, ctx, each_ctx, cycle, \
-             when, trailing, bits, bit_width, flags, flag, range, default, computed, view, varint, crc32",
+             when, trailing, if_next, bits, bit_width, flags, flag, range, default, computed, view, varint, crc32",
             "`str` applies to `&'a str`, `String`, `Cow<'a, str>` and `Text<'a>`, not `u32`",
             "`tag` applies to enums only",
             "`count` applies to `Vec` fields, and `u8` is not one",

@@ -3,9 +3,7 @@
 //! The request formats cannot be mistaken for one another: each is told by its first
 //! byte (`O` or `H`, `S`, `\`, `00` or `01`, `FF`, `FE`), the two that start with `FF FF FF FF`
 //! by the byte after it (`T`, `U`, `V` for A2S, `g` for Quake 3, `s` for Quake 2), and the GameSpy 2 and 3
-//! requests that start with `FE FD` by their exact lengths (GameSpy 2's is 10 bytes). Unreal 2's
-//! 5-byte request starts with `x` or `y` as no other 5-byte request does (Teeworlds' `xe` form
-//! is 15 bytes).
+//! requests that start with `FE FD` by their exact lengths (GameSpy 2's is 10 bytes).
 //!
 //! | first bytes | length | protocol |
 //! |---|---|---|
@@ -21,16 +19,13 @@
 //! | `FE FD 09` | 7 or 11 | GameSpy 3/4 challenge request (11 with gamedig's empty challenge) |
 //! | `FE FD 00` ... `FF FF FF 01` | 11 or 15 | GameSpy 3/4 query (15 with the challenge) |
 //! | `FF` × 10 `gie3`, or `xe` ... `FF FF FF FF gie3` | 15 | Teeworlds / DDNet |
-//! | `78` or `79`, `00 00 00`, then `00` to `03` | 5 | Unreal 2 |
 //!
 //! Anything else is dropped as malformed without reaching any protocol's responder; each
 //! responder then checks the rest (A2S its exact sizes).
 
 use std::net::SocketAddr;
 
-use query_specs::{
-    a2s, gamespy2, gamespy3, onequery, quake2, quake3, samp, sqp, teeworlds, unreal2,
-};
+use query_specs::{a2s, gamespy2, gamespy3, onequery, quake2, quake3, samp, sqp, teeworlds};
 use query_wire::{kv, Decode, Encode};
 
 use super::a2s::{A2sConfig, A2sResponder};
@@ -43,7 +38,6 @@ use super::quake3::{Quake3Config, Quake3Responder};
 use super::samp::{SampConfig, SampResponder};
 use super::sqp::SqpResponder;
 use super::teeworlds::{TeeworldsConfig, TeeworldsResponder};
-use super::unreal2::{Unreal2Config, Unreal2Responder};
 use crate::clock::Now;
 use crate::engine::{DropReason, ReplySink, Responder, Verdict};
 use crate::protocol::Protocol;
@@ -52,9 +46,8 @@ use crate::state::SharedState;
 /// The protocols [`AllProtocols`] answers: every datagram protocol but Bedrock, Mumble and the
 /// All-Seeing Eye, whose servers answer on a port of their own (Mumble's ping shares the voice
 /// port, and carries no server name; ASE's is the game port + 123), and FiveM, whose `getinfo`
-/// is Quake 3's. Unreal 2 servers answer on the game port + 1 too, but its request is told
-/// apart from every other, so one port can answer it as well.
-pub const ROUTED: [Protocol; 12] = [
+/// is Quake 3's.
+pub const ROUTED: [Protocol; 11] = [
     Protocol::Sqp,
     Protocol::OneQuery,
     Protocol::Samp,
@@ -66,7 +59,6 @@ pub const ROUTED: [Protocol; 12] = [
     Protocol::MinecraftQuery,
     Protocol::Quake2,
     Protocol::Teeworlds,
-    Protocol::Unreal2,
 ];
 
 /// Which protocol a request is in, from its first bytes and length (see the module table);
@@ -105,8 +97,6 @@ pub fn route(datagram: &[u8]) -> Option<Protocol> {
         Some(Protocol::GameSpy3)
     } else if is_teeworlds_request(datagram) {
         Some(Protocol::Teeworlds)
-    } else if is_unreal2_request(datagram) {
-        Some(Protocol::Unreal2)
     } else if sqp::Request::from_bytes(datagram).is_ok() {
         // Exactly a challenge request or a query request: the declaration checks the length.
         Some(Protocol::Sqp)
@@ -149,15 +139,6 @@ fn is_teeworlds_request(datagram: &[u8]) -> bool {
     datagram.len() == teeworlds::REQUEST_LEN && teeworlds::Request::from_bytes(datagram).is_ok()
 }
 
-/// Whether `datagram` is an Unreal 2 request as declared, with UT2003's or UT2004's version.
-/// Decoded only when the length matches.
-fn is_unreal2_request(datagram: &[u8]) -> bool {
-    Some(datagram.len()) == <unreal2::Request as Encode>::FIXED_LEN
-        && unreal2::Request::from_bytes(datagram).is_ok_and(|r| {
-            r.version == unreal2::REQUEST_UT2004 || r.version == unreal2::REQUEST_UT2003
-        })
-}
-
 /// Whether `datagram` is a GameSpy 3/4 request as declared: a challenge request (7 bytes, or
 /// 11 with gamedig's empty challenge), or a query (11 or 15 bytes with the challenge) for
 /// everything ([`gamespy3::FLAGS_SPLIT`]); never GameSpy 2's 10 bytes. Decoded only after the
@@ -174,7 +155,7 @@ fn is_gamespy3_request(datagram: &[u8]) -> bool {
 }
 
 /// Answers SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3, GameSpy 2, GameSpy 3/4
-/// (Minecraft), Quake 2, Teeworlds / DDNet and Unreal 2 on one socket, from one [`SharedState`].
+/// (Minecraft) and Teeworlds / DDNet on one socket, from one [`SharedState`].
 ///
 /// Each protocol keeps its own responder (SQP's challenge table, OneQuery's token key and
 /// A2S's challenge key, the SA:MP, GameSpy and A2S reply caches); this type only routes with [`route`], so a datagram costs
@@ -206,7 +187,6 @@ pub struct AllProtocols {
     gamespy3: GameSpy3Responder,
     quake2: Quake2Responder,
     teeworlds: TeeworldsResponder,
-    unreal2: Unreal2Responder,
 }
 
 impl AllProtocols {
@@ -222,8 +202,7 @@ impl AllProtocols {
             gamespy2: GameSpy2Responder::new(state.clone(), GameSpy2Config::default()),
             gamespy3: GameSpy3Responder::new(state.clone(), GameSpy3Config::default()),
             quake2: Quake2Responder::new(state.clone(), Quake2Config::default()),
-            teeworlds: TeeworldsResponder::new(state.clone(), TeeworldsConfig::default()),
-            unreal2: Unreal2Responder::new(state, Unreal2Config::default()),
+            teeworlds: TeeworldsResponder::new(state, TeeworldsConfig::default()),
         }
     }
 
@@ -314,7 +293,6 @@ impl Responder for AllProtocols {
                 self.gamespy3.handle(from, datagram, now, replies)
             }
             Some(Protocol::Teeworlds) => self.teeworlds.handle(from, datagram, now, replies),
-            Some(Protocol::Unreal2) => self.unreal2.handle(from, datagram, now, replies),
             // `route` names none of these: Bedrock, Mumble and ASE servers answer on a port of
             // their own, Minecraft's status ping, Frostbite and TeamSpeak 3 are TCP, and FiveM's
             // `getinfo` is Quake 3's request.
@@ -322,6 +300,7 @@ impl Responder for AllProtocols {
                 Protocol::Bedrock
                 | Protocol::Mumble
                 | Protocol::Ase
+                | Protocol::Unreal2
                 | Protocol::Minecraft
                 | Protocol::Fivem
                 | Protocol::Frostbite
@@ -394,14 +373,5 @@ mod tests {
         let extended = b"xe\x12\x34\x00\x00\xff\xff\xff\xffgie3\x07";
         assert_eq!(route(extended), Some(Protocol::Teeworlds));
         assert_eq!(route(&[0; 12]), None);
-        // Unreal 2: both versions, the three kinds, exactly 5 bytes.
-        for version in [0x78, 0x79] {
-            for kind in 0..4 {
-                assert_eq!(route(&[version, 0, 0, 0, kind]), Some(Protocol::Unreal2));
-            }
-        }
-        assert_eq!(route(b"\x79\x00\x00\x00\x04"), None);
-        assert_eq!(route(b"\x7a\x00\x00\x00\x00"), None);
-        assert_eq!(route(b"\x79\x00\x00\x00\x00\x00"), None);
     }
 }
