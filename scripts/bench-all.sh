@@ -19,7 +19,9 @@
 #   6. bulk clients: `query-bench bulk` (gsq bulk, gamedig, opengsq against a fleet of 10,000
 #      loopback targets, then gsq alone against 100,000, then the three against 5,000 SA:MP
 #      and GameSpy v1 targets that all answer); then the three again with 250 ms per attempt,
-#      and against 100,000 targets.
+#      and against 100,000 targets;
+#   7. Minecraft Java status over TCP: `scripts/bench-minecraft.sh` (gsq, mcstatus and gamedig
+#      against 1,000 loopback targets that all answer; `MC_TARGETS` for more).
 # Results are saved in target/bench-results/ (JSON, the clients' outputs, REPORT.md).
 #
 # Needs node and npm (gamedig), python3 with venv (opengsq), jq, and Linux. The peers are
@@ -109,6 +111,9 @@ if [[ $extra_bulk == 1 ]]; then
         --out-dir "$out/large-list"
 fi
 
+step "Minecraft Java status: gsq, mcstatus, gamedig (${MC_TARGETS:-1000} targets)"
+scripts/bench-minecraft.sh > "$out/minecraft.md"
+
 elapsed=$(( $(date +%s) - started ))
 {
     echo "## Benchmarks"
@@ -134,6 +139,10 @@ elapsed=$(( $(date +%s) - started ))
     echo "### Reflection: a flood from one /24 (bytes out ÷ bytes in)"
     echo
     cat "$out/reflection.md"
+    echo
+    echo "### Minecraft Java status"
+    echo
+    cat "$out/minecraft.md"
     if [[ $extra_bulk == 1 ]]; then
         echo
         echo "### Bulk clients, 250 ms per attempt"

@@ -7,6 +7,11 @@
 # system) and peak memory. Prints a markdown table: CPU per answered target, the ratios to
 # gsq, and the answers lost.
 #
+# The peers read the status alone (handshake, status request, status response: mcstatus's
+# `async_status()`, gamedig's `minecraftvanilla`), so `gsq` runs with `--no-ping`, the same
+# exchange, and the ratios are to that row; `gsq + ping` is gsq's default, which pings after
+# the status (a second round trip) for the pong's round trip.
+#
 #   scripts/bench-minecraft.sh                  # 1,000 targets
 #   MC_TARGETS=5000 scripts/bench-minecraft.sh   # more
 #
@@ -51,6 +56,8 @@ measure() { # name, then the command
 
 results=()
 results+=("$(measure gsq "$bin/gsq" bulk "$list" --quiet -t "${timeout_ms}ms" -r 0 \
+    --connections "$concurrency" --concurrency "$concurrency" --no-ping)")
+results+=("$(measure gsq+ping "$bin/gsq" bulk "$list" --quiet -t "${timeout_ms}ms" -r 0 \
     --connections "$concurrency" --concurrency "$concurrency")")
 if [ -x "$python" ] && "$python" -c 'import mcstatus' 2>/dev/null; then
     results+=("$(measure mcstatus "$python" benches/peers/mcstatus_bulk.py "$list" "$concurrency" "$timeout_ms" 0)")
@@ -84,6 +91,7 @@ print("|---|---|---|---|---|---|---|---|")
 for name, answered, cpu, usage in rows:
     per = cpu / max(answered, 1)
     wall, rss = usage["wall_secs"], usage["max_rss_kib"] / 1024
+    name = name.replace("+", " + ")
     print(f"| {name} | {answered} | {total - answered} | {wall:.2f} s | {cpu:.2f} s "
           f"| {per * 1e6:.0f} µs | {per / gsq_per:.2f}× | {rss:.1f} MiB |")
 ' "$targets"

@@ -344,6 +344,11 @@ pub struct ClientArgs {
     #[arg(long, default_value_t = query_net::Options::DEFAULT_MAX_REPLY_BYTES, value_name = "BYTES")]
     pub max_reply_bytes: usize,
 
+    /// Minecraft Java: read the status without the ping that follows it (one round trip
+    /// instead of two); ping_ms is then the status request's round trip.
+    #[arg(long)]
+    pub no_ping: bool,
+
     /// What to fetch besides the server info, comma-separated: players, rules, teams,
     /// metrics, all, none.
     #[arg(long, value_delimiter = ',', default_value = "all", value_enum)]
@@ -445,6 +450,7 @@ impl ClientArgs {
                 .voice_port
                 .map_or(defaults.virtual_server, VirtualServer::Port),
             query_login: self.query_login()?,
+            minecraft_ping: !self.no_ping,
         })
     }
 

@@ -18,7 +18,7 @@ use query_net::bulk::BulkConfig;
 use query_net::bulk_stream::bulk_mixed;
 use query_net::learned::ServerMemory;
 use query_net::srv::SrvResolver;
-use query_net::{driver, engines, Options, Protocol, QueryError, ServerStatus};
+use query_net::{driver, engines, tcp, Options, Protocol, QueryError, ServerStatus};
 use serde::Serialize;
 use tokio::task::JoinSet;
 
@@ -95,6 +95,11 @@ pub fn options_for(attempt: &Attempt, options: &Options) -> Options {
         options.encoding = attempt.game.and_then(|g| g.encoding);
     }
     options
+}
+
+/// Whether [`options_for`] would change `options` for `attempt`.
+fn needs_own_options(attempt: &Attempt, options: &Options) -> bool {
+    options.encoding.is_none() && attempt.game.is_some_and(|g| g.encoding.is_some())
 }
 
 /// Queries `ip` (found by the name `host`, which Minecraft Java's handshake carries) as
@@ -257,8 +262,9 @@ where
                 .map(move |index| (Arc::clone(&group), index)),
         )
     });
-    let stream_options = options.clone();
-    let stream_memory = memory.clone();
+    // Shared by every stream query rather than cloned into each; one of another encoding is
+    // made only for an attempt whose game has one.
+    let stream_options = Arc::new(options.clone());
     let results = bulk_mixed(
         items,
         |(group, index): &Item<T>| index.is_some_and(|i| group.attempts[i].0.protocol.is_stream()),
@@ -274,20 +280,24 @@ where
             }
             None => Err(QueryError::protocol("not a target")),
         },
+        // Stream protocols learn nothing a next query could use (no challenge to remember),
+        // so their targets take no place in `memory`, which stays bounded by the datagram
+        // side's targets.
         move |(group, index): &Item<T>| {
-            let (attempt, address) = index.map_or_else(
-                || (None, SocketAddr::from(([0, 0, 0, 0], 0))),
-                |i| (Some(group.attempts[i].0), group.attempts[i].1),
-            );
-            let options = attempt.map(|a| options_for(&a, &stream_options));
-            let learned = stream_memory.of(address);
-            let host = group.host.clone();
+            let attempt = index.map(|i| group.attempts[i]);
+            let options = match attempt {
+                Some((attempt, _)) if needs_own_options(&attempt, &stream_options) => {
+                    Arc::new(options_for(&attempt, &stream_options))
+                }
+                _ => Arc::clone(&stream_options),
+            };
+            let group = Arc::clone(group);
             async move {
-                match (attempt, options) {
-                    (Some(attempt), Some(options)) => {
-                        driver::query_at(attempt.protocol, address, &host, &options, &learned).await
+                match attempt {
+                    Some((attempt, address)) => {
+                        tcp::query_stream_at(attempt.protocol, address, &group.host, &options).await
                     }
-                    _ => Err(QueryError::protocol("not a target")),
+                    None => Err(QueryError::protocol("not a target")),
                 }
             }
         },

@@ -611,6 +611,10 @@ fn minecraft_java_and_bedrock_are_served_and_queried() {
         .map(|p| p["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["Zoë", "Jürgen"]);
+    // The status alone, without the ping after it.
+    let status = query_json("minecraft", &server.addr("minecraft"), &["--no-ping"]);
+    assert_eq!(status["name"], "Café Zoë");
+    assert_eq!(status["raw"]["pong"], false);
 
     let status = query_json("bedrock", &server.addr("bedrock"), &[]);
     assert_eq!(status["protocol"], "bedrock");

@@ -75,6 +75,11 @@ pub struct Options {
     pub virtual_server: crate::engines::teamspeak3::VirtualServer,
     /// TeamSpeak 3: a query account to log in with, for servers whose guests may not read.
     pub query_login: Option<crate::engines::teamspeak3::QueryLogin>,
+    /// Minecraft Java: ping after the status and take the pong's round trip as `ping_ms` (on
+    /// by default). Off, the query ends at the status, one round trip instead of two, and
+    /// `ping_ms` is the status request's round trip, as mcstatus's `status()` and gamedig
+    /// measure it.
+    pub minecraft_ping: bool,
 }
 
 impl Options {
@@ -109,6 +114,7 @@ impl Default for Options {
             max_reply_bytes: Self::DEFAULT_MAX_REPLY_BYTES,
             virtual_server: crate::engines::teamspeak3::VirtualServer::default(),
             query_login: None,
+            minecraft_ping: true,
         }
     }
 }
@@ -129,6 +135,7 @@ impl fmt::Debug for Options {
             .field("max_reply_bytes", &self.max_reply_bytes)
             .field("virtual_server", &self.virtual_server)
             .field("query_login", &self.query_login)
+            .field("minecraft_ping", &self.minecraft_ping)
             .finish()
     }
 }

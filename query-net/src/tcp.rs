@@ -57,7 +57,13 @@ impl StreamLimits {
 /// [`StreamLimits::deadline`] from the start ([`QueryError::Timeout`] waiting for
 /// [`CONNECTING`], or [`QueryError::Deadline`]); a server that sends more than
 /// [`StreamLimits::max_bytes`] ends it with an error. The connection is closed when the
-/// function returns.
+/// function returns: reset (an abortive close) once the session has its result, since nothing
+/// more is wanted from it, which spares both sides the FIN exchange and the closing side its
+/// `TIME_WAIT` socket.
+///
+/// Nagle's algorithm stays on (no `TCP_NODELAY`): it holds a small write back only while
+/// earlier bytes are unacknowledged, and every session writes its request whole, then writes
+/// again only after the peer's answer, which acknowledges it; so no write waits.
 ///
 /// ```no_run
 /// use query_net::engines::minecraft::LegacySession;
@@ -96,8 +102,6 @@ pub async fn run_stream<S: StreamSession>(
             })
         }
     };
-    // Requests are small and written whole: send them at once.
-    stream.set_nodelay(true)?;
     let deadline = QueryError::Deadline {
         waiting_for: "request",
         attempts: 1,
@@ -123,6 +127,9 @@ async fn exchange<S: StreamSession>(
             stream.write_all(bytes).await?;
         }
         if let Some(result) = session.poll_result() {
+            // Whatever else the peer would send is not wanted: reset on close. Best effort;
+            // a socket that refuses it closes as usual.
+            let _ = stream.set_zero_linger();
             return result;
         }
         let wake = session.poll_timeout();

@@ -12,6 +12,7 @@ use query_net::driver;
 use query_net::engine::{DropReason, ReplySink, Responder, Verdict};
 use query_net::engines::a2s::{A2sConfig, A2sResponder};
 use query_net::engines::all::{route, AllProtocols};
+use query_net::engines::bedrock::{BedrockConfig, BedrockResponder};
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use query_net::engines::gamespy2::{GameSpy2Config, GameSpy2Responder};
 use query_net::engines::gamespy3::{GameSpy3Config, GameSpy3Responder};
@@ -25,6 +26,7 @@ use query_net::limit::{Stats, StatsSnapshot};
 use query_net::service::Service;
 use query_net::state::{PlayerState, ServerState, SharedState};
 use query_net::{Options, Protocol};
+use query_wire::Decode;
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use tokio::net::UdpSocket;
@@ -69,6 +71,16 @@ fn a2s_request(kind: u8, challenge: Option<i32>) -> Vec<u8> {
     request
 }
 
+/// A Bedrock unconnected ping as mcstatus and the game send it: `01`, the time, the magic, a
+/// GUID.
+fn bedrock_ping(time: u64) -> Vec<u8> {
+    let mut ping = vec![0x01];
+    ping.extend_from_slice(&time.to_be_bytes());
+    ping.extend_from_slice(query_specs::bedrock::MAGIC);
+    ping.extend_from_slice(&0x0102_0304_0506_0708u64.to_be_bytes());
+    ping
+}
+
 /// Real requests of every protocol, each with the protocol that must answer it.
 fn requests_of_every_protocol() -> Vec<(Protocol, Vec<u8>)> {
     let mut requests = vec![
@@ -107,6 +119,8 @@ fn requests_of_every_protocol() -> Vec<(Protocol, Vec<u8>)> {
             Protocol::Teeworlds,
             b"xe\x12\x34\x00\x00\xff\xff\xff\xffgie3\x07".to_vec(),
         ),
+        (Protocol::Bedrock, bedrock_ping(0)),
+        (Protocol::Bedrock, bedrock_ping(0x0000_0193_5d2b_7c00)),
     ];
     requests.extend(b"ircd".iter().map(|&op| (Protocol::Samp, samp_request(op))));
     let mut ping = samp_request(b'p');
@@ -169,7 +183,14 @@ fn every_request_is_claimed_by_its_own_protocol_and_refused_by_the_others() {
         ),
         (
             Protocol::Teeworlds,
-            Box::new(TeeworldsResponder::new(shared, TeeworldsConfig::default())),
+            Box::new(TeeworldsResponder::new(
+                shared.clone(),
+                TeeworldsConfig::default(),
+            )),
+        ),
+        (
+            Protocol::Bedrock,
+            Box::new(BedrockResponder::new(shared, BedrockConfig::default())),
         ),
     ];
     // Minecraft is GameSpy 4, answered by the GameSpy 3 responder.
@@ -228,6 +249,12 @@ fn each_protocol_reaches_its_own_responder() {
     assert!(text.contains("\\hostname\\Flood Test Server"), "{text}");
     let a2s = ask(&a2s_request(b'T', None));
     assert_eq!((a2s[0].len(), &a2s[0][..5]), (9, &b"\xff\xff\xff\xffA"[..]));
+    // Bedrock's pong echoes the ping's time and carries the state's name as its MOTD.
+    let pong = ask(&bedrock_ping(42));
+    let pong = query_specs::bedrock::UnconnectedPong::from_bytes(&pong[0]).unwrap();
+    assert_eq!(pong.time, 42);
+    let server = pong.server_text();
+    assert!(server.starts_with("MCPE;Flood Test Server;"), "{server}");
 
     for garbage in [
         &b""[..],
@@ -245,7 +272,7 @@ fn each_protocol_reaches_its_own_responder() {
     // Routed to A2S by its first bytes, then refused there for its size.
     assert!(ask(b"\xff\xff\xff\xffU\xff").is_empty());
     let stats = service.stats().snapshot();
-    assert_eq!(stats.answered, 6);
+    assert_eq!(stats.answered, 7);
     assert_eq!(stats.dropped_malformed, 9);
 }
 

@@ -118,6 +118,12 @@ async fn clients_say_when_the_list_is_shorter_than_the_count() {
             assert_eq!(status.num_players as usize, status.players.len());
             continue;
         }
+        if protocol == Protocol::Bedrock {
+            // A pong carries the counts and no player list: nothing was left out.
+            assert_eq!(status.num_players, 5000);
+            assert!(status.players.is_empty() && status.complete);
+            continue;
+        }
         assert_eq!(status.num_players, 5000, "{protocol}");
         assert!(!status.complete, "{protocol}: {:?}", status.raw);
     }

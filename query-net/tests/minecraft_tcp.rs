@@ -100,6 +100,32 @@ async fn the_client_reads_the_responders_status_and_pong() {
 }
 
 #[tokio::test]
+async fn without_the_ping_the_query_ends_at_the_status_and_frees_the_server_at_once() {
+    let server = serve(ListenerLimits::default()).await;
+    let options = Options {
+        minecraft_ping: false,
+        ..options()
+    };
+    let status = tcp::query_minecraft(server.address, &options)
+        .await
+        .unwrap();
+    assert_eq!(status.name, "Café Zoë");
+    assert_eq!(status.players.len(), 2);
+    assert_eq!(status.raw["pong"], false);
+    // The client closed (reset) its connection as soon as it had the status: the responder,
+    // still waiting for a ping, sees the end well before its 2 s idle timeout would cut it.
+    let waiting = Instant::now();
+    while server.stats.served.load(Ordering::Relaxed) == 0 {
+        assert!(
+            waiting.elapsed() < Duration::from_secs(1),
+            "the connection stayed open"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(server.stats.timed_out.load(Ordering::Relaxed), 0);
+}
+
+#[tokio::test]
 async fn every_legacy_form_is_answered() {
     let server = serve(ListenerLimits::default()).await;
     let limits = StreamLimits::from_options(&options());

@@ -92,7 +92,7 @@ enum Console {
     Samp {
         target: SocketAddr,
         password: String,
-        options: Options,
+        options: Box<Options>,
     },
 }
 
@@ -110,7 +110,7 @@ impl Console {
                 return Ok(Console::Samp {
                     target,
                     password,
-                    options,
+                    options: Box::new(options),
                 })
             }
         };

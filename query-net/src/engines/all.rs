@@ -2,8 +2,10 @@
 //!
 //! The request formats cannot be mistaken for one another: each is told by its first
 //! byte (`O` or `H`, `S`, `\`, `00` or `01`, `FF`, `FE`), the two that start with `FF FF FF FF`
-//! by the byte after it (`T`, `U`, `V` for A2S, `g` for Quake 3, `s` for Quake 2), and the GameSpy 2 and 3
-//! requests that start with `FE FD` by their exact lengths (GameSpy 2's is 10 bytes).
+//! by the byte after it (`T`, `U`, `V` for A2S, `g` for Quake 3, `s` for Quake 2), the GameSpy 2 and 3
+//! requests that start with `FE FD` by their exact lengths (GameSpy 2's is 10 bytes), and
+//! the two that start with `01` by theirs and RakNet's 16-byte offline magic (SQP's query is
+//! 8 bytes, Bedrock's ping 33 with the magic at byte 9).
 //!
 //! | first bytes | length | protocol |
 //! |---|---|---|
@@ -12,6 +14,7 @@
 //! | `\` | any | GameSpy v1 |
 //! | `00` | 5 | SQP challenge request |
 //! | `01` | 8 | SQP query request |
+//! | `01`, time, RakNet's offline magic, GUID | 33 | Minecraft Bedrock unconnected ping |
 //! | `FF FF FF FF` then `T`, `U` or `V` | any | A2S INFO, PLAYER or RULES |
 //! | `FF FF FF FF` then `getstatus` or `getinfo` | any | Quake 3 |
 //! | `FF FF FF FF` then `status` | any | Quake 2 and QuakeWorld |
@@ -25,10 +28,13 @@
 
 use std::net::SocketAddr;
 
-use query_specs::{a2s, gamespy2, gamespy3, onequery, quake2, quake3, samp, sqp, teeworlds};
+use query_specs::{
+    a2s, bedrock, gamespy2, gamespy3, onequery, quake2, quake3, samp, sqp, teeworlds,
+};
 use query_wire::{kv, Decode, Encode};
 
 use super::a2s::{A2sConfig, A2sResponder};
+use super::bedrock::{BedrockConfig, BedrockResponder};
 use super::gamespy1::{GameSpy1Config, GameSpy1Responder};
 use super::gamespy2::{GameSpy2Config, GameSpy2Responder};
 use super::gamespy3::{GameSpy3Config, GameSpy3Responder};
@@ -43,11 +49,11 @@ use crate::engine::{DropReason, ReplySink, Responder, Verdict};
 use crate::protocol::Protocol;
 use crate::state::SharedState;
 
-/// The protocols [`AllProtocols`] answers: every datagram protocol but Bedrock, Mumble and the
+/// The protocols [`AllProtocols`] answers: every datagram protocol but Mumble and the
 /// All-Seeing Eye, whose servers answer on a port of their own (Mumble's ping shares the voice
 /// port, and carries no server name; ASE's is the game port + 123), and FiveM, whose `getinfo`
 /// is Quake 3's.
-pub const ROUTED: [Protocol; 11] = [
+pub const ROUTED: [Protocol; 12] = [
     Protocol::Sqp,
     Protocol::OneQuery,
     Protocol::Samp,
@@ -59,6 +65,7 @@ pub const ROUTED: [Protocol; 11] = [
     Protocol::MinecraftQuery,
     Protocol::Quake2,
     Protocol::Teeworlds,
+    Protocol::Bedrock,
 ];
 
 /// Which protocol a request is in, from its first bytes and length (see the module table);
@@ -97,6 +104,8 @@ pub fn route(datagram: &[u8]) -> Option<Protocol> {
         Some(Protocol::GameSpy3)
     } else if is_teeworlds_request(datagram) {
         Some(Protocol::Teeworlds)
+    } else if is_bedrock_ping(datagram) {
+        Some(Protocol::Bedrock)
     } else if sqp::Request::from_bytes(datagram).is_ok() {
         // Exactly a challenge request or a query request: the declaration checks the length.
         Some(Protocol::Sqp)
@@ -139,6 +148,14 @@ fn is_teeworlds_request(datagram: &[u8]) -> bool {
     datagram.len() == teeworlds::REQUEST_LEN && teeworlds::Request::from_bytes(datagram).is_ok()
 }
 
+/// Whether `datagram` is a Bedrock unconnected ping as declared: `01`, the time, RakNet's
+/// offline magic and the GUID, 33 bytes. Decoded only when the length matches, so other
+/// datagrams (SQP's 8-byte query starts with `01` too) build no error.
+fn is_bedrock_ping(datagram: &[u8]) -> bool {
+    Some(datagram.len()) == <bedrock::UnconnectedPing as Encode>::FIXED_LEN
+        && bedrock::UnconnectedPing::from_bytes(datagram).is_ok()
+}
+
 /// Whether `datagram` is a GameSpy 3/4 request as declared: a challenge request (7 bytes, or
 /// 11 with gamedig's empty challenge), or a query (11 or 15 bytes with the challenge) for
 /// everything ([`gamespy3::FLAGS_SPLIT`]); never GameSpy 2's 10 bytes. Decoded only after the
@@ -154,8 +171,9 @@ fn is_gamespy3_request(datagram: &[u8]) -> bool {
     }
 }
 
-/// Answers SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3, GameSpy 2, GameSpy 3/4
-/// (Minecraft) and Teeworlds / DDNet on one socket, from one [`SharedState`].
+/// Answers SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 2 and 3, GameSpy 2, GameSpy 3/4
+/// (Minecraft's query), Teeworlds / DDNet and Minecraft Bedrock on one socket, from one
+/// [`SharedState`].
 ///
 /// Each protocol keeps its own responder (SQP's challenge table, OneQuery's token key and
 /// A2S's challenge key, the SA:MP, GameSpy and A2S reply caches); this type only routes with [`route`], so a datagram costs
@@ -187,6 +205,7 @@ pub struct AllProtocols {
     gamespy3: GameSpy3Responder,
     quake2: Quake2Responder,
     teeworlds: TeeworldsResponder,
+    bedrock: BedrockResponder,
 }
 
 impl AllProtocols {
@@ -202,7 +221,8 @@ impl AllProtocols {
             gamespy2: GameSpy2Responder::new(state.clone(), GameSpy2Config::default()),
             gamespy3: GameSpy3Responder::new(state.clone(), GameSpy3Config::default()),
             quake2: Quake2Responder::new(state.clone(), Quake2Config::default()),
-            teeworlds: TeeworldsResponder::new(state, TeeworldsConfig::default()),
+            teeworlds: TeeworldsResponder::new(state.clone(), TeeworldsConfig::default()),
+            bedrock: BedrockResponder::new(state, BedrockConfig::default()),
         }
     }
 
@@ -268,6 +288,13 @@ impl AllProtocols {
         self.gamespy3 = gamespy3;
         self
     }
+
+    /// Replaces the Bedrock responder (to set its GUID or edition).
+    #[must_use]
+    pub fn with_bedrock(mut self, bedrock: BedrockResponder) -> Self {
+        self.bedrock = bedrock;
+        self
+    }
 }
 
 impl Responder for AllProtocols {
@@ -293,12 +320,14 @@ impl Responder for AllProtocols {
                 self.gamespy3.handle(from, datagram, now, replies)
             }
             Some(Protocol::Teeworlds) => self.teeworlds.handle(from, datagram, now, replies),
-            // `route` names none of these: Bedrock, Mumble and ASE servers answer on a port of
-            // their own, Minecraft's status ping, Frostbite and TeamSpeak 3 are TCP, and FiveM's
+            // RakNet has no challenge: the service charges every pong to the byte budget of
+            // unproven sources, as on a Bedrock port of its own.
+            Some(Protocol::Bedrock) => self.bedrock.handle(from, datagram, now, replies),
+            // `route` names none of these: Mumble and ASE servers answer on a port of their
+            // own, Minecraft's status ping, Frostbite and TeamSpeak 3 are TCP, and FiveM's
             // `getinfo` is Quake 3's request.
             Some(
-                Protocol::Bedrock
-                | Protocol::Mumble
+                Protocol::Mumble
                 | Protocol::Ase
                 | Protocol::Unreal2
                 | Protocol::Minecraft
@@ -373,5 +402,18 @@ mod tests {
         let extended = b"xe\x12\x34\x00\x00\xff\xff\xff\xffgie3\x07";
         assert_eq!(route(extended), Some(Protocol::Teeworlds));
         assert_eq!(route(&[0; 12]), None);
+        // Bedrock's ping starts with SQP's `01`: told apart by its length and the magic.
+        let mut ping = vec![0x01];
+        ping.extend_from_slice(&0x1234u64.to_be_bytes());
+        ping.extend_from_slice(bedrock::MAGIC);
+        ping.extend_from_slice(&7u64.to_be_bytes());
+        assert_eq!(route(&ping), Some(Protocol::Bedrock));
+        assert_eq!(route(&ping[..32]), None);
+        let mut wrong_magic = ping.clone();
+        wrong_magic[12] ^= 1;
+        assert_eq!(route(&wrong_magic), None);
+        let mut longer = ping.clone();
+        longer.push(0);
+        assert_eq!(route(&longer), None);
     }
 }

@@ -9,6 +9,9 @@
 //! - Lenient: a server that closes the connection after the status, or does not answer the
 //!   ping within the attempt's timeout, still gives its status, with the status round trip as
 //!   `ping_ms` (`raw.pong: false`).
+//! - Without [`Options::minecraft_ping`], the session ends at the status (`raw.pong: false`,
+//!   the status round trip as `ping_ms`): one round trip, the exchange of mcstatus's
+//!   `status()` and gamedig.
 //! - Strict: a pong that does not echo the number, a packet of another id, or bytes after the
 //!   pong are errors; so is a first byte `FF`, a pre-1.7 server's kick
 //!   ([`LEGACY_KICK`](super::LEGACY_KICK)), which the [driver](crate::tcp::query_minecraft)
@@ -55,6 +58,8 @@ pub struct JavaSession {
     started: Option<Instant>,
     ping_sent: Option<Instant>,
     payload: i64,
+    /// Whether the status is followed by a ping.
+    ping: bool,
     pong_wait: Duration,
     pong_deadline: Option<Instant>,
     frames: FrameBuffer<Framing>,
@@ -86,6 +91,7 @@ impl JavaSession {
             started: None,
             ping_sent: None,
             payload: rand::random::<i64>(),
+            ping: options.minecraft_ping,
             pong_wait: options.timeout,
             pong_deadline: None,
             frames: FrameBuffer::new(frame_len as Framing, MAX_FRAME),
@@ -153,6 +159,10 @@ impl JavaSession {
             (Step::Status, StatusClientbound::Response { json }) => {
                 let rtt = now.saturating_duration_since(self.started.unwrap_or(now));
                 self.status = Some(from_json(self.target, json, rtt)?);
+                if !self.ping {
+                    self.finish_with_status(false);
+                    return Ok(());
+                }
                 let ping = StatusRequestFrame {
                     packet: StatusServerbound::Ping {
                         payload: self.payload,
@@ -346,6 +356,28 @@ mod tests {
         .unwrap();
         let (result, _) = replay(session(), &[&not_json], Instant::now());
         assert!(result.unwrap_err().to_string().contains("status JSON"));
+    }
+
+    #[test]
+    fn without_the_ping_the_status_ends_the_session() {
+        let options = Options {
+            minecraft_ping: false,
+            ..Options::default()
+        };
+        let bytes = server_bytes(PAYLOAD);
+        let status_only = &bytes[..bytes.len() - 10];
+        for pieces in splits(status_only, 0) {
+            let session = JavaSession::new(target(), "mc.example.org", &options);
+            let (result, written) = replay(session, &pieces, Instant::now());
+            let status = result.unwrap_or_else(|e| panic!("{e} for {} pieces", pieces.len()));
+            assert_eq!(status.name, "A Minecraft Server");
+            assert_eq!(status.raw["pong"], false);
+            // The handshake and the status request, and no ping.
+            assert_eq!(
+                hex::encode(written),
+                "1800ffffffff0f0e6d632e6578616d706c652e6f726763dd010100"
+            );
+        }
     }
 
     #[test]
