@@ -164,6 +164,12 @@ PY
   for f in "$vectors"/captures/gameq/doom3/*_response.txt; do
     cp "$f" "corpus/doom3/$(basename "$f" _response.txt)"
   done
+  # Unreal 2 replies: a capture's datagrams joined by 0xf7, the target's separator.
+  mkdir -p corpus/unreal2
+  for f in "$vectors"/captures/gameq/unreal2/*_response.txt; do
+    python3 -c 'import sys; open(sys.argv[2], "wb").write(open(sys.argv[1], "rb").read().replace(b"\n||\n", b"\xf7"))' \
+      "$f" "corpus/unreal2/$(basename "$f" _response.txt)"
+  done
   mkdir -p corpus/ase
   for f in "$vectors"/captures/gameq/ase/*_response.txt; do
     cp "$f" "corpus/ase/$(basename "$f" _response.txt)"

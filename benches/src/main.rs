@@ -51,6 +51,9 @@ struct ReflectionArgs {
     /// Also write the results as JSON here.
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Only the attacks on these protocols (`unreal2`, `a2s`...; all when none is given).
+    #[arg(long = "protocol", value_name = "NAME")]
+    protocols: Vec<query_net::Protocol>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -235,7 +238,10 @@ fn run_reflection(args: &ReflectionArgs) -> Result {
         poll_every: Duration::from_millis(2500),
     };
     let mut rows = Vec::new();
-    for attack in reflection::attacks() {
+    let chosen = reflection::attacks()
+        .into_iter()
+        .filter(|a| args.protocols.is_empty() || args.protocols.contains(&a.protocol));
+    for attack in chosen {
         eprintln!("{}", attack.label);
         let first = reflection::first_request(&attack)?;
         let before = reflection::flood(&attack, Setup::Before, config)?;

@@ -113,6 +113,22 @@ pub fn attacks() -> Vec<Attack> {
         ),
         attack(Protocol::Mumble, "Mumble ping", &[0; 12]),
         attack(Protocol::Ase, "All-Seeing Eye `s`", b"s"),
+        attack(
+            Protocol::Unreal2,
+            "Unreal 2 details",
+            b"\x79\x00\x00\x00\x00",
+        ),
+        attack(Protocol::Unreal2, "Unreal 2 rules", b"\x79\x00\x00\x00\x01"),
+        attack(
+            Protocol::Unreal2,
+            "Unreal 2 players",
+            b"\x79\x00\x00\x00\x02",
+        ),
+        attack(
+            Protocol::Unreal2,
+            "Unreal 2 everything",
+            b"\x78\x00\x00\x00\x03",
+        ),
     ]
 }
 
@@ -199,6 +215,10 @@ fn responder(protocol: Protocol, state: SharedState) -> Box<dyn Responder + Send
         Protocol::Ase => Box::new(query_net::engines::ase::AseResponder::new(
             state,
             query_net::engines::ase::AseConfig::default(),
+        )),
+        Protocol::Unreal2 => Box::new(query_net::engines::unreal2::Unreal2Responder::new(
+            state,
+            query_net::engines::unreal2::Unreal2Config::default(),
         )),
     }
 }

@@ -156,6 +156,10 @@ pub fn responder(protocol: Protocol, state: &SharedState, sqp_challenges: usize)
             state.clone(),
             query_net::engines::ase::AseConfig::default(),
         )),
+        Protocol::Unreal2 => Box::new(query_net::engines::unreal2::Unreal2Responder::new(
+            state.clone(),
+            query_net::engines::unreal2::Unreal2Config::default(),
+        )),
     })
 }
 

@@ -9,7 +9,7 @@ use crate::exit::{BadValue, Category};
 
 /// The default ports as the help text lists them.
 pub const DEFAULT_PORTS_HELP: &str =
-    "sqp 7779, onequery 5520, samp 7777, gamespy1 23000 (UT99 servers: game port + 1, 7778), a2s 27015 (many games use a query port of their own), quake3 27960 (Call of Duty: 28960), gamespy2 2302 (Halo, ArmA; Battlefield Vietnam: 23000), gamespy3 29900, minecraft 25565, minecraft-query 25565, bedrock 19132, teeworlds 8303, mumble 64738, quake2 27910 (QuakeWorld: 27500), fivem 30120, doom3 27666 (Quake 4: 28004, ETQW: 27733), eye 22126 (ASE: game port + 123), frostbite 47200 (Bad Company 2: 48888), teamspeak3 10011 (its voice port, 9987, is --voice-port)";
+    "sqp 7779, onequery 5520, samp 7777, gamespy1 23000 (UT99 servers: game port + 1, 7778), a2s 27015 (many games use a query port of their own), quake3 27960 (Call of Duty: 28960), gamespy2 2302 (Halo, ArmA; Battlefield Vietnam: 23000), gamespy3 29900, minecraft 25565, minecraft-query 25565, bedrock 19132, teeworlds 8303, mumble 64738, quake2 27910 (QuakeWorld: 27500), fivem 30120, doom3 27666 (Quake 4: 28004, ETQW: 27733), eye 22126 (ASE: game port + 123), unreal2 7778 (game port + 1), frostbite 47200 (Bad Company 2: 48888), teamspeak3 10011 (its voice port, 9987, is --voice-port)";
 
 /// The exit category of a refused server address: [`Category::PortOutOfRange`] when the port
 /// is a number outside 1-65535, else [`Category::BadAddress`].

@@ -172,6 +172,7 @@ Examples:
   gsq query teeworlds 203.0.113.5             Teeworlds, DDNet (port 8303)
   gsq query mumble voice.example.org          Mumble's ping (port 64738)
   gsq query eye 203.0.113.5:22126             Multi Theft Auto (All-Seeing Eye: game port + 123)
+  gsq query unreal2 203.0.113.5:7778          UT2004, Killing Floor (Unreal 2: game port + 1)
   gsq query onequery hytale.example.org --token \"$ONEQUERY_TOKEN\"
   gsq query samp 203.0.113.5 --rcon-password secret --rcon players
   gsq query sqp 203.0.113.5 --fetch none --timeout 500ms --retries 0
@@ -185,7 +186,7 @@ Examples:
 pub struct QueryArgs {
     /// A game (`rust`, `csgo`; 'gsq games' lists them), a protocol (sqp, onequery, samp,
     /// gamespy1, a2s, quake3, quake2, fivem, doom3, gamespy2, gamespy3, minecraft,
-    /// minecraft-query, bedrock, teeworlds, mumble, eye, frostbite, teamspeak3), or auto (find out).
+    /// minecraft-query, bedrock, teeworlds, mumble, eye, unreal2, frostbite, teamspeak3), or auto (find out).
     #[arg(value_name = "GAME|PROTOCOL", value_parser = crate::target::parse_choice)]
     pub protocol: query_games::plan::Choice,
 
@@ -548,7 +549,7 @@ are skipped; a line that does not parse becomes an error object in the output an
 on. Hosts without a port use the game's or the protocol's default port (sqp 7779, onequery
 5520, samp 7777, gamespy1 23000, a2s 27015, quake3 27960, gamespy2 2302, gamespy3 29900,
 minecraft and minecraft-query 25565, bedrock 19132, quake2 27910, fivem 30120, doom3 27666,
-teeworlds 8303, mumble 64738, eye 22126). A line's attempts (a game's ports, auto's protocols) run at once; the
+teeworlds 8303, mumble 64738, eye 22126, unreal2 7778). A line's attempts (a game's ports, auto's protocols) run at once; the
 first answer is its result. Datagram attempts share a few sockets (--sockets); Minecraft Java
 attempts are TCP, a connection each, at most --connections open at once.
 
@@ -741,6 +742,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub eye: Option<SocketAddr>,
 
+    /// Answer Unreal 2 queries (UT2003, UT2004, Killing Floor) on this address: by convention
+    /// the game port + 1.
+    #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
+    pub unreal2: Option<SocketAddr>,
+
     /// Answer Frostbite queries (TCP: serverInfo, version, listPlayers) on this address, as
     /// a Battlefield 4 server answers a client that has not logged in. Same connection caps
     /// as --minecraft-java.
@@ -753,8 +759,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub teamspeak3: Option<SocketAddr>,
 
-    /// Answer SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3, Quake 2, Doom 3, GameSpy 2 and
-    /// GameSpy 3/4 on this one address (--minecraft-query answers as a Minecraft server, on a port of its own).
+    /// Answer SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3, Quake 2, Doom 3, GameSpy 2, GameSpy 3/4,
+    /// Teeworlds and Bedrock on this one address (--minecraft-query answers as a Minecraft server, on a port of its own).
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub all: Option<SocketAddr>,
 
@@ -941,7 +947,7 @@ Examples:
 pub struct DecodeArgs {
     /// Protocol: sqp, onequery, samp, gamespy1, a2s, quake3, gamespy2, gamespy3, minecraft
     /// (the server's or the client's TCP bytes), minecraft-query, bedrock, quake2, fivem, doom3, teeworlds,
-    /// mumble, eye, frostbite (packets of either side), teamspeak3 (lines of either side).
+    /// mumble, eye, unreal2, frostbite (packets of either side), teamspeak3 (lines of either side).
     #[arg(value_parser = parse_protocol)]
     pub protocol: Protocol,
 

@@ -25,6 +25,7 @@ pub fn title(protocol: Protocol) -> &'static str {
         Protocol::Teeworlds => "Teeworlds/DDNet",
         Protocol::Mumble => "Mumble",
         Protocol::Ase => "All-Seeing Eye",
+        Protocol::Unreal2 => "Unreal 2",
         Protocol::Frostbite => "Frostbite",
         Protocol::TeamSpeak3 => "TeamSpeak 3",
     }
@@ -49,6 +50,7 @@ pub fn reports_teams(protocol: Protocol) -> bool {
         | Protocol::Teeworlds
         | Protocol::Mumble
         | Protocol::Ase
+        | Protocol::Unreal2
         | Protocol::Frostbite
         | Protocol::TeamSpeak3 => false,
     }

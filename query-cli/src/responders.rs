@@ -21,6 +21,7 @@ use query_net::engines::quake3::{Quake3Config, Quake3Responder};
 use query_net::engines::samp::{unknown_command, SampConfig, SampResponder};
 use query_net::engines::sqp::SqpResponder;
 use query_net::engines::teeworlds::{TeeworldsConfig, TeeworldsResponder};
+use query_net::engines::unreal2::{Unreal2Config, Unreal2Responder};
 use query_net::state::{ServerState, SharedState};
 use query_net::Protocol;
 use query_wire::TextEncoding;
@@ -164,6 +165,10 @@ pub fn build(role: Role, state: &SharedState, settings: &Settings) -> Outcome<An
             Box::new(MumbleResponder::new(state.clone(), MumbleConfig::default()))
         }
         Role::One(Protocol::Ase) => Box::new(ase(state, settings)),
+        Role::One(Protocol::Unreal2) => Box::new(Unreal2Responder::new(
+            state.clone(),
+            Unreal2Config::default(),
+        )),
         Role::All => Box::new(
             AllProtocols::new(state.clone())
                 .with_onequery(onequery(state, settings))

@@ -65,7 +65,8 @@ fn demo_json_is_one_status_per_protocol() {
             "quake3",
             "samp",
             "sqp",
-            "teeworlds"
+            "teeworlds",
+            "unreal2"
         ]
     );
     for status in &statuses {

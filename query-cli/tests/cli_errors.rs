@@ -30,7 +30,7 @@ fn unknown_protocols_are_exit_code_3() {
         UNKNOWN_PROTOCOL,
         &[
             "unknown protocol \"quake9\"",
-            "sqp, onequery, samp, gamespy1, a2s, quake3, quake2, fivem, doom3, gamespy2, gamespy3, minecraft, minecraft-query, bedrock, teeworlds, mumble, eye, frostbite, teamspeak3, auto",
+            "sqp, onequery, samp, gamespy1, a2s, quake3, quake2, fivem, doom3, gamespy2, gamespy3, minecraft, minecraft-query, bedrock, teeworlds, mumble, eye, unreal2, frostbite, teamspeak3, auto",
             "gsq query --help",
         ],
     );

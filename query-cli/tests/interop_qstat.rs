@@ -8,7 +8,7 @@
 //! prints text as the bytes the server sent (its JSON and XML output drop every byte over
 //! 0x7F, and its name transformations clear their top bit), so the test decodes them in the
 //! family's encoding: Windows-1252 for Quake 3 and GameSpy, UTF-8 for A2S and ASE, Latin-1 for
-//! the Doom 3 engine. The names
+//! the Doom 3 engine and Unreal 2. The names
 //! hold Latin-1 letters, which each family must carry as its encoding says.
 //!
 //! Without qstat the test prints that it skips; under `CI=true` it fails, so CI never passes
@@ -20,7 +20,7 @@ use std::net::SocketAddr;
 use std::process::Command;
 use std::time::Duration;
 
-use query_specs::ase::QUERY_PORT_OFFSET;
+use query_specs::{ase, unreal2};
 use query_wire::TextEncoding;
 
 use cli_support::{Server, StateDir};
@@ -209,7 +209,15 @@ fn qstat_reads_every_family_it_speaks_as_served() {
         family("gamespy3", "gs3", 0, cp1252, true),
         family("minecraft-query", "gs4", 0, cp1252, true),
         // qstat takes the game port and queries ASE on the game port + 123.
-        family("eye", "eye", QUERY_PORT_OFFSET, utf8, true),
+        family("eye", "eye", ase::QUERY_PORT_OFFSET, utf8, true),
+        // qstat takes the game port and queries Unreal 2 on the game port + 1, as UT2003.
+        family(
+            "unreal2",
+            "ut2s",
+            unreal2::QUERY_PORT_OFFSET,
+            TextEncoding::Latin1,
+            true,
+        ),
     ];
     let mut args = Vec::new();
     for f in &families {

@@ -5,7 +5,7 @@
 //!   [`query_samp`], [`query_gamespy1`], [`query_a2s`], [`query_quake3`], [`query_gamespy2`],
 //!   [`query_gamespy3`], [`query_quake2`], [`query_fivem`], [`query_doom3`], [`query_minecraft`],
 //!   [`query_minecraft_query`], [`query_bedrock`], [`query_teeworlds`], [`query_mumble`],
-//!   [`query_eye`], [`query_frostbite`] and [`query_teamspeak3`] do it for one protocol each,
+//!   [`query_eye`], [`query_unreal2`], [`query_frostbite`] and [`query_teamspeak3`] do it for one protocol each,
 //!   one for every [`Protocol`].
 //! - [`run_session`] runs any [`ClientSession`] on a socket you provide.
 //! - [`serve`] answers requests with a [`Service`] until told to stop.
@@ -698,6 +698,25 @@ pub async fn query_eye(
     query(Protocol::Ase, target, options).await
 }
 
+/// Queries an Unreal Engine 2 server (UT2003, UT2004, Killing Floor, Red Orchestra) on its
+/// query port: the game port + 1, 7778 unless `target` names one.
+///
+/// ```no_run
+/// use query_net::{driver, Options};
+///
+/// # async fn example() -> Result<(), query_net::QueryError> {
+/// let status = driver::query_unreal2("ut2004.example.org:7778", &Options::default()).await?;
+/// println!("{}: {}/{}", status.name, status.num_players, status.max_players);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn query_unreal2(
+    target: impl Into<Target>,
+    options: &Options,
+) -> Result<ServerStatus, QueryError> {
+    query(Protocol::Unreal2, target, options).await
+}
+
 /// Queries a Frostbite server (Battlefield 3, 4 and Hardline on port 47200 unless `target`
 /// names one; Bad Company 2 listens on 48888): `serverInfo`, `version` and `listPlayers all`
 /// over one TCP connection.
@@ -1122,6 +1141,7 @@ mod tests {
             Protocol::Teeworlds => query_teeworlds(target, options).await,
             Protocol::Mumble => query_mumble(target, options).await,
             Protocol::Ase => query_eye(target, options).await,
+            Protocol::Unreal2 => query_unreal2(target, options).await,
             Protocol::Frostbite => query_frostbite(target, options).await,
             Protocol::TeamSpeak3 => query_teamspeak3(target, options).await,
         }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 ///
 /// The names (`sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`, `gamespy2`, `gamespy3`,
 /// `minecraft`, `minecraft-query`, `bedrock`, `quake2`, `fivem`, `doom3`, `teeworlds`, `mumble`,
-/// `eye`, `frostbite`, `teamspeak3`) are the same in `Display`, `FromStr`, JSON and the command line.
+/// `eye`, `unreal2`, `frostbite`, `teamspeak3`) are the same in `Display`, `FromStr`, JSON and the command line.
 ///
 /// ```
 /// use query_net::Protocol;
@@ -67,6 +67,9 @@ pub enum Protocol {
     /// as qstat names it: `ase` is the game id of Ark: Survival Evolved (an A2S game).
     #[serde(rename = "eye")]
     Ase,
+    /// Unreal Engine 2: Unreal Tournament 2003 and 2004, Killing Floor, Red Orchestra,
+    /// Darkest Hour (game port + 1).
+    Unreal2,
     /// Frostbite's remote administration over TCP (Battlefield: Bad Company 2, 3, 4,
     /// Hardline): `serverInfo`, `version` and `listPlayers all`, which need no login.
     Frostbite,
@@ -78,7 +81,7 @@ pub enum Protocol {
 
 impl Protocol {
     /// Every protocol, in a stable order.
-    pub const ALL: [Protocol; 19] = [
+    pub const ALL: [Protocol; 20] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
@@ -96,13 +99,14 @@ impl Protocol {
         Protocol::Teeworlds,
         Protocol::Mumble,
         Protocol::Ase,
+        Protocol::Unreal2,
         Protocol::Frostbite,
         Protocol::TeamSpeak3,
     ];
 
     /// Every protocol queried with datagrams: [`ALL`](Protocol::ALL) without the TCP ones
     /// ([`is_stream`](Protocol::is_stream)).
-    pub const DATAGRAM: [Protocol; 16] = [
+    pub const DATAGRAM: [Protocol; 17] = [
         Protocol::Sqp,
         Protocol::OneQuery,
         Protocol::Samp,
@@ -119,6 +123,7 @@ impl Protocol {
         Protocol::Teeworlds,
         Protocol::Mumble,
         Protocol::Ase,
+        Protocol::Unreal2,
     ];
 
     /// The port servers of the protocol usually answer on, for a target given without one:
@@ -149,6 +154,8 @@ impl Protocol {
     /// - Mumble: 64738, the voice port, which also answers the ping.
     /// - ASE: 22126, Multi Theft Auto's query port: its game port 22003 + 123, the offset
     ///   every ASE game uses.
+    /// - Unreal 2: 7778, UT2004's query port: its game port 7777 + 1, the offset every
+    ///   Unreal 2 game uses (Killing Floor: 7708).
     /// - Frostbite: 47200, the remote-administration port of Battlefield 3, 4 and Hardline
     ///   (Bad Company 2 uses 48888, which must then be given).
     /// - TeamSpeak 3: 10011, the ServerQuery port (the voice port, 9987 by default, is a
@@ -171,6 +178,7 @@ impl Protocol {
             Protocol::Teeworlds => 8303,
             Protocol::Mumble => 64738,
             Protocol::Ase => 22126,
+            Protocol::Unreal2 => 7778,
             Protocol::Frostbite => 47200,
             Protocol::TeamSpeak3 => 10011,
         }
@@ -178,7 +186,7 @@ impl Protocol {
 
     /// The protocol's short name: `sqp`, `onequery`, `samp`, `gamespy1`, `a2s`, `quake3`,
     /// `gamespy2`, `gamespy3`, `minecraft`, `minecraft-query`, `bedrock`, `quake2`, `fivem`,
-    /// `doom3`, `teeworlds`, `mumble`, `eye`, `frostbite`, `teamspeak3`.
+    /// `doom3`, `teeworlds`, `mumble`, `eye`, `unreal2`, `frostbite`, `teamspeak3`.
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Sqp => "sqp",
@@ -198,6 +206,7 @@ impl Protocol {
             Protocol::Teeworlds => "teeworlds",
             Protocol::Mumble => "mumble",
             Protocol::Ase => "eye",
+            Protocol::Unreal2 => "unreal2",
             Protocol::Frostbite => "frostbite",
             Protocol::TeamSpeak3 => "teamspeak3",
         }

@@ -34,6 +34,7 @@ use query_specs::samp;
 use query_specs::sqp;
 use query_specs::teeworlds;
 use query_specs::teeworlds::seven;
+use query_specs::unreal2;
 use query_wire::{Decode, Encode};
 
 use crate::engine::ClientSession;
@@ -202,6 +203,7 @@ impl<'a> Answering<'a> {
             Protocol::Mumble => self.mumble(request),
             // A reply echoes nothing of the request; every datagram answers it.
             Protocol::Ase => self.replies.to_vec(),
+            Protocol::Unreal2 => self.unreal2(request),
             // A stream: `replay_spaced` fails before asking (see `status_from_replies`).
             Protocol::Minecraft | Protocol::Frostbite | Protocol::TeamSpeak3 => Vec::new(),
         }
@@ -353,6 +355,22 @@ impl<'a> Answering<'a> {
                 })
                 .collect(),
         }
+    }
+
+    /// Unreal 2: the replies whose header names the kind asked for (a capture holds the
+    /// details, rules and players datagrams together).
+    fn unreal2(&self, request: &[u8]) -> Vec<Vec<u8>> {
+        let Ok(request) = unreal2::Request::from_bytes(request) else {
+            return Vec::new();
+        };
+        self.replies
+            .iter()
+            .filter(|r| {
+                unreal2::Header::from_bytes_with(r.get(..5).unwrap_or_default(), ())
+                    .is_ok_and(|h| request.query.answered_by(h.kind))
+            })
+            .cloned()
+            .collect()
     }
 
     /// Mumble: every pong, with the ping's ident written in.

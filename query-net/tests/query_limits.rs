@@ -355,7 +355,8 @@ fn every_protocol_stops_at_the_byte_cap_of_a_flood() {
             | Protocol::Doom3
             | Protocol::Teeworlds
             | Protocol::Mumble
-            | Protocol::Ase => {
+            | Protocol::Ase
+            | Protocol::Unreal2 => {
                 matches!(error, QueryError::Malformed(_))
             }
             _ => error.to_string().contains("100000 bytes"),

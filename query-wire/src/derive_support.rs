@@ -306,6 +306,13 @@ pub fn until_ends_list<E: Terminator>(
     list_ends(r, end, or_end, true)
 }
 
+/// An `if_next = ..` field is there when the input's next bytes are its marker, which the
+/// field's value then reads.
+#[inline]
+pub fn next_is<E: Terminator>(r: &Reader<'_>, marker: E) -> bool {
+    r.peek_rest().starts_with(marker.end_bytes())
+}
+
 /// Before each element of a `before = ..` repeat: true when the input's next bytes are the
 /// terminator, which is left for the next field (or, with `or_end`, at the end of the input).
 #[inline]

@@ -25,6 +25,7 @@
 //! | [`mumble`] | Mumble's ping | big | none |
 //! | [`ase`] | All-Seeing Eye (Multi Theft Auto, Far Cry) | text | self-counting u8 length, raw bytes |
 //! | [`teamspeak3`] | TeamSpeak 3 ServerQuery | text | escaped UTF-8 |
+//! | [`unreal2`] | Unreal Engine 2 (UT2003/2004, Killing Floor, Red Orchestra) | little | u8 length: Latin-1, or UTF-16LE by the top bit |
 
 pub mod a2s;
 pub mod ase;
@@ -47,3 +48,4 @@ pub mod samp;
 pub mod sqp;
 pub mod teamspeak3;
 pub mod teeworlds;
+pub mod unreal2;

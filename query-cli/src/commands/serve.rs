@@ -341,6 +341,7 @@ fn roles(
         (Role::One(Protocol::Teeworlds), args.teeworlds),
         (Role::One(Protocol::Mumble), args.mumble),
         (Role::One(Protocol::Ase), args.eye),
+        (Role::One(Protocol::Unreal2), args.unreal2),
         (Role::All, args.all),
     ]
     .into_iter()
@@ -356,7 +357,7 @@ fn roles(
     .all(Option::is_none);
     if roles.is_empty() && no_stream {
         return Err(Failure::usage("nothing to serve").hint(
-            "give at least one of --game ID, --sqp, --onequery, --samp, --gamespy1, --a2s, --quake3, --quake2, --fivem, --doom3, --gamespy2, --gamespy3, --minecraft-query, --bedrock, --teeworlds, --mumble, --eye, --minecraft-java, --frostbite, --teamspeak3, --rcon or --all with an address",
+            "give at least one of --game ID, --sqp, --onequery, --samp, --gamespy1, --a2s, --quake3, --quake2, --fivem, --doom3, --gamespy2, --gamespy3, --minecraft-query, --bedrock, --teeworlds, --mumble, --eye, --unreal2, --minecraft-java, --frostbite, --teamspeak3, --rcon or --all with an address",
         ));
     }
     // Two sockets on one fixed port would fail to bind; say which options clash instead.

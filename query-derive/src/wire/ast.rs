@@ -143,6 +143,9 @@ pub enum Presence {
     When(Scoped),
     /// `trailing`: when input is left (it is the last field).
     Trailing,
+    /// `if_next = ..`: when the input's next bytes are the given byte or byte string, which
+    /// the value then reads (a block that starts with a marker some senders put there).
+    Next(Expr),
 }
 
 impl Presence {
@@ -150,7 +153,7 @@ impl Presence {
     pub fn condition(&self) -> Option<&Scoped> {
         match self {
             Presence::When(condition) => Some(condition),
-            Presence::Trailing => None,
+            Presence::Trailing | Presence::Next(_) => None,
         }
     }
 }
@@ -815,12 +818,17 @@ fn field_kind(
             (Some(Presence::When(scope.expr(&when.value, errors))), inner)
         }
         (Shape::Option(inner), None, Some(_)) => (Some(Presence::Trailing), inner),
+        (Shape::Option(inner), None, None) if attrs.if_next.is_some() => {
+            let marker = attrs.if_next.as_ref().map(|m| m.value.clone());
+            (marker.map(Presence::Next), inner)
+        }
         (Shape::Option(_), None, None) => {
             errors.spanning(
                 &field.ty,
                 "an `Option` field needs `#[wire(when = <condition>)]`, read only when the \
-                 condition on earlier fields or the context holds, or `#[wire(trailing)]`, \
-                 read when input is left",
+                 condition on earlier fields or the context holds, `#[wire(trailing)]`, \
+                 read when input is left, or `#[wire(if_next = b\"..\")]`, read when the \
+                 input's next bytes are these",
             );
             return FieldKind::Default;
         }

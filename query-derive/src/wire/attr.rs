@@ -96,7 +96,7 @@ choice! {
         UntilEnd = "until_end", UntilNul = "until_nul", Until = "until", Before = "before",
         MinCount = "min_count", MaxCount = "max_count", Ctx = "ctx",
         EachCtx = "each_ctx", Cycle = "cycle",
-        When = "when", Trailing = "trailing", Bits = "bits", BitWidth = "bit_width", Flags = "flags",
+        When = "when", Trailing = "trailing", IfNext = "if_next", Bits = "bits", BitWidth = "bit_width", Flags = "flags",
         Flag = "flag", Range = "range", Default = "default", Computed = "computed", View = "view",
         Varint = "varint", PackedInt = "packed_int", Crc32 = "crc32",
     }
@@ -329,6 +329,8 @@ pub struct FieldAttrs {
     pub when: Option<Spanned<Expr>>,
     /// `trailing`: an `Option` present when input is left.
     pub trailing: Option<Spanned<()>>,
+    /// `if_next = b"\x01"`: an `Option` present when the input's next bytes are these.
+    pub if_next: Option<Spanned<Expr>>,
     pub bits: Option<Spanned<()>>,
     /// `bit_width = N`: the field is `N` bits of an integer it shares with its neighbours.
     pub bit_width: Option<Spanned<syn::LitInt>>,
@@ -365,6 +367,7 @@ impl FieldAttrs {
             && self.cycle.is_none()
             && self.when.is_none()
             && self.trailing.is_none()
+            && self.if_next.is_none()
             && self.bits.is_none()
             && self.bit_width.is_none()
             && self.flags.is_none()
@@ -560,6 +563,11 @@ pub fn field(attrs: &[Attribute], errors: &mut Errors) -> FieldAttrs {
             FieldKey::Trailing => {
                 flag(input, key)?;
                 set(&mut out.trailing, key, (), errors);
+            }
+            FieldKey::IfNext => {
+                input.parse::<Token![=]>()?;
+                let value: Expr = input.parse()?;
+                set(&mut out.if_next, key, value, errors);
             }
             FieldKey::Bits => {
                 flag(input, key)?;

@@ -322,6 +322,21 @@ fn check_field(container: &Container, field: &Field, errors: &mut Errors) {
              holds",
         );
     }
+    if let Some(if_next) = &attrs.if_next {
+        if !matches!(types::shape(&field.ty), Shape::Option(_)) {
+            errors.at(
+                if_next.span,
+                "`if_next` applies to `Option` fields: the field is present when the input's \
+                 next bytes are the given ones",
+            );
+        } else if attrs.when.is_some() || attrs.trailing.is_some() {
+            errors.at(
+                if_next.span,
+                "`if_next` and `when` or `trailing` both decide whether the field is there: \
+                 keep one",
+            );
+        }
+    }
     if let Some(trailing) = &attrs.trailing {
         if !matches!(types::shape(&field.ty), Shape::Option(_)) {
             errors.at(
@@ -423,6 +438,7 @@ fn check_bit_keys(container: &Container, field: &Field, errors: &mut Errors) {
     let framing = [
         ("when", attrs.when.as_ref().map(|a| a.span)),
         ("trailing", attrs.trailing.as_ref().map(|a| a.span)),
+        ("if_next", attrs.if_next.as_ref().map(|a| a.span)),
         ("len", attrs.len.as_ref().map(|a| a.span)),
         ("computed", attrs.computed.as_ref().map(|a| a.span)),
         ("str", attrs.str_.as_ref().map(|a| a.span)),
@@ -457,7 +473,7 @@ fn check_bit_keys(container: &Container, field: &Field, errors: &mut Errors) {
                 format!("`flags` applies to unsigned integer fields, not `{shown}`"),
             );
         }
-        for (key, span) in framing[..4].iter().filter_map(|(k, s)| Some((k, (*s)?))) {
+        for (key, span) in framing[..5].iter().filter_map(|(k, s)| Some((k, (*s)?))) {
             errors.at(
                 span,
                 format!(
@@ -477,7 +493,7 @@ fn check_bit_keys(container: &Container, field: &Field, errors: &mut Errors) {
                 ),
             );
         }
-        for (key, span) in framing[..2].iter().filter_map(|(k, s)| Some((k, (*s)?))) {
+        for (key, span) in framing[..3].iter().filter_map(|(k, s)| Some((k, (*s)?))) {
             errors.at(
                 span,
                 format!("`flag` already decides whether the field is there: drop `{key}`"),
@@ -618,6 +634,7 @@ fn check_new_words(field: &Field, errors: &mut Errors) {
         ("computed", attrs.computed.is_some()),
         ("when", attrs.when.is_some()),
         ("trailing", attrs.trailing.is_some()),
+        ("if_next", attrs.if_next.is_some()),
         ("len", attrs.len.is_some()),
         (
             attrs.varint.as_ref().map_or("varint", |v| v.value.word()),

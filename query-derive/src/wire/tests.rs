@@ -215,6 +215,21 @@ fn nul_terminated_text_and_bytes_then_a_trailing_field() {
 }
 
 #[test]
+fn an_option_present_when_its_marker_comes_next() {
+    insta::assert_snapshot!(expand(
+        r#"
+        #[wire(endian = "little", ctx(len: u8))]
+        pub struct Wide {
+            #[wire(if_next = b"\x01")]
+            pub stray: Option<Stray>,
+            #[wire(count = len)]
+            pub units: Vec<u16>,
+        }
+        "#
+    ));
+}
+
+#[test]
 fn text_ended_by_a_byte_quoted_text_and_decimal_numbers() {
     insta::assert_snapshot!(expand(
         r#"
@@ -326,7 +341,7 @@ fn every_error_of_a_declaration_is_reported() {
             "prefix must be one of u8, u16, u32, u64, varint, leb128, found `u9`",
             "unknown wire attribute `colour` on a field, expected one of: endian, str, bytes, dec, \
              len, count, until_end, until_nul, until, before, min_count, max_count, ctx, each_ctx, cycle, \
-             when, trailing, bits, bit_width, flags, flag, range, default, computed, view, varint, packed_int, crc32",
+             when, trailing, if_next, bits, bit_width, flags, flag, range, default, computed, view, varint, packed_int, crc32",
             "`str` applies to `&'a str`, `String`, `Cow<'a, str>` and `Text<'a>`, not `u32`",
             "`tag` applies to enums only",
             "`count` applies to `Vec` fields, and `u8` is not one",

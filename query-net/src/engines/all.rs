@@ -355,6 +355,7 @@ impl Responder for AllProtocols {
             Some(
                 Protocol::Mumble
                 | Protocol::Ase
+                | Protocol::Unreal2
                 | Protocol::Minecraft
                 | Protocol::Fivem
                 | Protocol::Frostbite

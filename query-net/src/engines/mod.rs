@@ -31,6 +31,7 @@ pub mod single;
 pub mod sqp;
 pub mod teamspeak3;
 pub mod teeworlds;
+pub mod unreal2;
 
 /// A status-query session of any protocol, as the drivers hold it.
 pub type StatusSession = Box<dyn ClientSession<Output = ServerStatus> + Send>;
@@ -75,6 +76,7 @@ pub fn new_session_learning(
         Protocol::Teeworlds => teeworlds::client(target, options),
         Protocol::Mumble => mumble::client(target, options),
         Protocol::Ase => ase::client(target, options),
+        Protocol::Unreal2 => unreal2::client(target, options),
     }?;
     // Every protocol's query ends by the deadline and holds at most the byte cap.
     Ok(Box::new(Bounded::from_options(session, options)))

@@ -16,7 +16,7 @@ use query_net::engines::sqp::{chunk_names, find_chunks, ChunkSearchError};
 use query_net::{replay, Options, Protocol, ServerStatus};
 use query_specs::{
     a2s, ase, bedrock, doom3, fivem, gamespy1, gamespy2, gamespy3, minecraft_java,
-    minecraft_legacy, mumble, onequery, quake2, quake3, samp, sqp, teeworlds,
+    minecraft_legacy, mumble, onequery, quake2, quake3, samp, sqp, teeworlds, unreal2,
 };
 use query_wire::{Decode, Reader, TextEncoding};
 use serde::Serialize;
@@ -99,6 +99,7 @@ fn decode_datagrams(args: &DecodeArgs, datagrams: &[Datagram]) -> Outcome<(Body,
         Protocol::Bedrock => each_datagram(datagrams, |d| decode_bedrock(d, args.as_kind)),
         Protocol::Teeworlds => each_datagram(datagrams, |d| decode_teeworlds(d, args.as_kind)),
         Protocol::Mumble => each_datagram(datagrams, |d| decode_mumble(d, args.as_kind)),
+        Protocol::Unreal2 => each_datagram(datagrams, |d| decode_unreal2(d, args.as_kind)),
         Protocol::Ase => {
             let encoding = args
                 .encoding
@@ -936,6 +937,21 @@ fn decode_mumble(datagram: &Datagram, forced: Option<PacketKind>) -> Outcome<Dec
         forced,
         || mumble::Ping::from_bytes(bytes).map(|r| serialize(&r)),
         || mumble::Pong::from_bytes(bytes).map(|r| serialize(&r)),
+        PacketKind::Reply,
+    )
+}
+
+/// An Unreal 2 request (5 bytes) or reply datagram (details, rules or players, by its
+/// header). Strings print as their text: Latin-1, or UTF-16 by the length byte.
+fn decode_unreal2(datagram: &Datagram, forced: Option<PacketKind>) -> Outcome<Decoded> {
+    let bytes = &datagram.bytes;
+    choose(
+        datagram,
+        Protocol::Unreal2,
+        forced,
+        || unreal2::Request::from_bytes(bytes).map(|r| serialize(&r)),
+        || unreal2::Reply::decode(bytes).map(|r| serialize(&r)),
+        // A request is 5 bytes with version 0x78 or 0x79; a reply's is 0x80.
         PacketKind::Reply,
     )
 }

@@ -541,6 +541,10 @@ fn field_value(
         None => return value,
         Some(Presence::When(when)) => bind(when, fields, Mode::Decode),
         Some(Presence::Trailing) => quote!(!#reader.is_empty()),
+        Some(Presence::Next(marker)) => {
+            let next_is = names::private("next_is");
+            quote!(#next_is(&#reader, #marker))
+        }
     };
     let (some, none) = (names::some(), names::none());
     quote!({

@@ -300,8 +300,8 @@ fn field_statements(field: &Field, w: &Ident, fields: &[Field]) -> Option<TokenS
     );
     let (some, none) = (names::some(), names::none());
     let Presence::When(when) = presence else {
-        // The last field: written when there is one, as a decoder reads it when bytes are
-        // left.
+        // `trailing` (the last field) and `if_next`: written when there is one, as a decoder
+        // reads it when bytes are left or when they start with the marker the value writes.
         return Some(quote! {
             if let #some(#inner) = #local {
                 #write
