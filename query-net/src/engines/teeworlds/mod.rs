@@ -29,7 +29,7 @@
 //!   came with `complete: false`, the clients missing in `raw.players_missing`, and the reason
 //!   in `raw.incomplete`.
 //! - 0.7, strict: the token reply and the info reply must carry the exchange's random 32-bit
-//!   token, and the info reply the browser's token too (see [`seven`]).
+//!   token, and the info reply the browser's token too (see [`query_specs::teeworlds::seven`]).
 //! - Mapping: name, map, game type and version as sent; players → players (clients in the
 //!   game), player slots → max players, flag 1 → password; every client (spectators too) →
 //!   players, each with score, and clan, country and `is_player` in `extra` (0.7 adds `bot`
