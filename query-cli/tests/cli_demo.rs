@@ -41,12 +41,12 @@ fn demo_queries_every_protocol_and_ends() {
 fn demo_json_is_one_status_per_protocol() {
     let ran = run(&["demo", "--json"]);
     let statuses = ran.json_lines();
-    assert_eq!(statuses.len(), 16, "{ran:#?}");
     let mut protocols: Vec<&str> = statuses
         .iter()
         .map(|s| s["protocol"].as_str().unwrap())
         .collect();
     protocols.sort_unstable();
+    // One status per protocol, none twice.
     assert_eq!(
         protocols,
         [
