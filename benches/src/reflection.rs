@@ -30,6 +30,8 @@ use query_net::limit::{Stats, StatsSnapshot};
 use query_net::service::Service;
 use query_net::state::{PlayerState, RuleValue, ServerState, SharedState};
 use query_net::{Options, Protocol};
+use query_specs::teeworlds::seven;
+use query_wire::Encode;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
@@ -110,6 +112,20 @@ pub fn attacks() -> Vec<Attack> {
             Protocol::Teeworlds,
             "DDNet extended `gie3`",
             b"xe\x12\x34\x00\x00\xff\xff\xff\xffgie3\x07",
+        ),
+        // 0.7: the token request gets only the token back; an info request carrying a token
+        // the server did not give that address gets nothing.
+        attack(
+            Protocol::Teeworlds,
+            "Teeworlds 0.7 token request",
+            &seven::Request::token(9).to_vec().expect("a token request"),
+        ),
+        attack(
+            Protocol::Teeworlds,
+            "Teeworlds 0.7 info, guessed token",
+            &seven::Request::info(1, 2, 3)
+                .to_vec()
+                .expect("an info request"),
         ),
         attack(Protocol::Mumble, "Mumble ping", &[0; 12]),
         attack(Protocol::Ase, "All-Seeing Eye `s`", b"s"),
