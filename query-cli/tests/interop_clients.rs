@@ -2674,3 +2674,85 @@ fn opengsq_reads_ase() {
     c.field("players' skin and time (not sent)", true, unsent);
     c.finish();
 }
+
+/// gamedig's `doom3` (its Doom 3 engine protocol) against `gsq serve --doom3`. Doom 3 text is
+/// Latin-1, so a character outside it (the name's em dash) goes over the wire as `?`; the
+/// responder lists at most 32 players, as the engine does. gamedig files a player whose ping
+/// is 0 under `bots` (the engine sends no bot flag in Doom 3's layout).
+#[test]
+fn gamedig_reads_doom3() {
+    let serve = Serve::start(&["doom3"]);
+    let address = serve.address("doom3");
+    let Some(reported) = gamedig("doom3", address) else {
+        return;
+    };
+    let state = served_state();
+    let latin1 = |text: &str| -> String {
+        text.chars()
+            .map(|c| if u32::from(c) <= 0xff { c } else { '?' })
+            .collect()
+    };
+    let mut c = Comparison::new("gamedig doom3");
+    c.field("protocol", Some("doom3"), json_str(&reported["protocol"]));
+    c.field(
+        "name",
+        Some(latin1(&state.name).as_str()),
+        json_str(&reported["name"]),
+    );
+    c.field(
+        "map",
+        Some(latin1(&state.map).as_str()),
+        json_str(&reported["map"]),
+    );
+    c.field(
+        "password",
+        Some(state.password),
+        reported["password"].as_bool(),
+    );
+    c.field(
+        "maxplayers",
+        Some(u64::from(state.max_players)),
+        reported["maxplayers"].as_u64(),
+    );
+    let listed = &state.players[..state.players.len().min(32)];
+    c.field(
+        "numplayers (the players listed)",
+        Some(listed.len() as u64),
+        reported["numplayers"].as_u64(),
+    );
+    c.field(
+        "raw.si_version",
+        Some(latin1(&state.version).as_str()),
+        json_str(&reported["raw"]["si_version"]),
+    );
+    let served = |bots: bool| -> Vec<(String, u64)> {
+        listed
+            .iter()
+            .filter(|p| (p.ping == 0) == bots)
+            .map(|p| (latin1(&p.name), u64::from(p.ping)))
+            .collect()
+    };
+    let reported_list = |key: &str| -> Vec<(String, u64)> {
+        reported[key]
+            .as_array()
+            .map(|players| {
+                players
+                    .iter()
+                    .map(|p| {
+                        (
+                            json_str(&p["name"]).unwrap_or("?").to_owned(),
+                            p["raw"]["ping"].as_u64().unwrap_or(u64::MAX),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    c.list(
+        "players (name, ping)",
+        &served(false),
+        &reported_list("players"),
+    );
+    c.list("bots (ping 0)", &served(true), &reported_list("bots"));
+    c.finish();
+}
