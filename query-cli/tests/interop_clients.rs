@@ -2756,3 +2756,89 @@ fn gamedig_reads_doom3() {
     c.list("bots (ping 0)", &served(true), &reported_list("bots"));
     c.finish();
 }
+
+/// gamedig's `unrealtournament2004` (its Unreal 2 protocol) against `gsq serve --unreal2`:
+/// details, rules and players, each over as many datagrams as they take (gamedig reads each
+/// until its socket timeout, so the test takes a few seconds). gamedig files a player whose
+/// ping is 0 under `bots`, and it inverts the password: it reads `GamePassword` as "not
+/// True", so a server with a password is reported without one.
+#[test]
+fn gamedig_reads_unreal2() {
+    let serve = Serve::start(&["unreal2"]);
+    let address = serve.address("unreal2");
+    let Some(reported) = gamedig("unrealtournament2004", address) else {
+        return;
+    };
+    let state = served_state();
+    let mut c = Comparison::new("gamedig unrealtournament2004 (Unreal 2)");
+    c.field("protocol", Some("unreal2"), json_str(&reported["protocol"]));
+    c.field(
+        "name",
+        Some(state.name.as_str()),
+        json_str(&reported["name"]),
+    );
+    c.field("map", Some(state.map.as_str()), json_str(&reported["map"]));
+    c.field(
+        "raw.gametype",
+        Some(state.game_type.as_str()),
+        json_str(&reported["raw"]["gametype"]),
+    );
+    c.field(
+        "password (gamedig inverts GamePassword)",
+        Some(!state.password),
+        reported["password"].as_bool(),
+    );
+    c.field(
+        "maxplayers",
+        Some(u64::from(state.max_players)),
+        reported["maxplayers"].as_u64(),
+    );
+    c.field(
+        "numplayers",
+        Some(state.players.len() as u64),
+        reported["numplayers"].as_u64(),
+    );
+    for (key, value) in &state.rules {
+        let served = match value {
+            RuleValue::Text(text) => text.clone(),
+            other => other.to_string(),
+        };
+        c.field(
+            &format!("raw.rules.{key}"),
+            Some(served.as_str()),
+            json_str(&reported["raw"]["rules"][key.as_str()]),
+        );
+    }
+    let served = |bots: bool| -> Vec<(String, i64, u64)> {
+        state
+            .players
+            .iter()
+            .filter(|p| (p.ping == 0) == bots)
+            .map(|p| (p.name.clone(), p.score, u64::from(p.ping)))
+            .collect()
+    };
+    let reported_list = |key: &str| -> Vec<(String, i64, u64)> {
+        reported[key]
+            .as_array()
+            .map(|players| {
+                players
+                    .iter()
+                    .map(|p| {
+                        (
+                            json_str(&p["name"]).unwrap_or("?").to_owned(),
+                            p["raw"]["score"].as_i64().unwrap_or(i64::MIN),
+                            p["raw"]["ping"].as_u64().unwrap_or(u64::MAX),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    c.list(
+        "players (name, score, ping)",
+        &served(false),
+        &reported_list("players"),
+    );
+    c.list("bots (ping 0)", &served(true), &reported_list("bots"));
+    c.finish();
+}
