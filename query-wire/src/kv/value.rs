@@ -247,9 +247,10 @@ impl ToValue for str {
     }
 }
 
-/// Text as its bytes in `encoding`: borrowed when they are the same, else encoded on the
-/// stack when short (a value within 255 bytes, as responders cut them), so that writing a
-/// reply allocates nothing; longer text is encoded on the heap.
+/// Text as its bytes in `encoding`: borrowed when they are the same (UTF-8, or ASCII, which
+/// every supported single-byte encoding keeps as it is: one pass over the text), else encoded
+/// on the stack when short (a value within 255 bytes, as responders cut them), so that writing
+/// a reply allocates nothing; longer text is encoded on the heap.
 fn str_value<R>(
     text: &str,
     encoding: TextEncoding,
@@ -257,13 +258,14 @@ fn str_value<R>(
     emit: impl FnOnce(&[u8]) -> Result<R>,
 ) -> Result<R> {
     const STACK: usize = 256;
-    if encoding != TextEncoding::Utf8 && !text.is_ascii() {
-        let len = encoding.encoded_len(text);
-        if len <= STACK {
-            let mut buf = [0u8; STACK];
-            if encoding.encode_into(text, &mut buf[..len]).is_ok() {
-                return emit(&buf[..len]);
-            }
+    if encoding == TextEncoding::Utf8 || text.is_ascii() {
+        return emit(text.as_bytes());
+    }
+    let len = encoding.encoded_len(text);
+    if len <= STACK {
+        let mut buf = [0u8; STACK];
+        if encoding.encode_into(text, &mut buf[..len]).is_ok() {
+            return emit(&buf[..len]);
         }
     }
     let bytes = encoding.encode_at(text, offset)?;
