@@ -168,6 +168,72 @@ impl<T> Outcome<T> {
     }
 }
 
+/// Writes the [`ClientSession`](crate::engine::ClientSession) methods that are bookkeeping
+/// only, the same in every protocol, for a session whose fields are `target: SocketAddr`,
+/// `retry: Retry` and `outcome: Outcome<Self::Output>`. Name the methods to write; a session
+/// whose step differs (several requests at once, a wait for the rest of a reply) writes that
+/// one itself.
+///
+/// - `target`: the `target` field.
+/// - `waiting_for`: the request `retry` sends.
+/// - `poll_transmit`, `poll_timeout`, `handle_timeout`: `retry`'s, until the session ends
+///   ([`Outcome::poll_transmit`], [`Outcome::poll_timeout`], [`Outcome::handle_timeout`]).
+/// - `poll_result`: [`Outcome::poll_result`].
+/// - `give_up`: nothing but a whole answer counts: how the session ended if it had, else
+///   `why` or the latest datagram that made no sense ([`Outcome::unanswered`]).
+macro_rules! bookkeeping {
+    ($($method:ident),+ $(,)?) => {
+        $($crate::outcome::bookkeeping!(@ $method);)+
+    };
+    (@ target) => {
+        fn target(&self) -> ::std::net::SocketAddr {
+            self.target
+        }
+    };
+    (@ waiting_for) => {
+        fn waiting_for(&self) -> ::core::option::Option<&'static str> {
+            self.retry.waiting_for()
+        }
+    };
+    (@ poll_transmit) => {
+        fn poll_transmit(&mut self, now: ::std::time::Instant) -> ::core::option::Option<&[u8]> {
+            self.outcome.poll_transmit(&mut self.retry, now)
+        }
+    };
+    (@ poll_timeout) => {
+        fn poll_timeout(&self) -> ::core::option::Option<::std::time::Instant> {
+            self.outcome.poll_timeout(&self.retry)
+        }
+    };
+    (@ handle_timeout) => {
+        fn handle_timeout(&mut self, now: ::std::time::Instant) {
+            self.outcome.handle_timeout(&mut self.retry, now);
+        }
+    };
+    (@ poll_result) => {
+        fn poll_result(
+            &mut self,
+        ) -> ::core::option::Option<::core::result::Result<Self::Output, $crate::error::QueryError>>
+        {
+            self.outcome.poll_result()
+        }
+    };
+    (@ give_up) => {
+        fn give_up(
+            &mut self,
+            why: $crate::error::QueryError,
+            _now: ::std::time::Instant,
+        ) -> ::core::result::Result<Self::Output, $crate::error::QueryError> {
+            match self.outcome.end() {
+                ::core::option::Option::Some(ended) => ended,
+                ::core::option::Option::None => ::core::result::Result::Err(self.outcome.unanswered(why)),
+            }
+        }
+    };
+}
+
+pub(crate) use bookkeeping;
+
 #[cfg(test)]
 mod tests {
     use super::*;
