@@ -155,6 +155,16 @@ impl<T> Outcome<T> {
         self.best_rtt.unwrap_or_default()
     }
 
+    /// [`ClientSession::give_up`](crate::engine::ClientSession::give_up) of a session that has
+    /// nothing to return but a whole answer: how it ended if it had, else `why` or the latest
+    /// datagram that made no sense ([`unanswered`](Outcome::unanswered)).
+    pub fn give_up(&mut self, why: QueryError) -> Result<T, QueryError> {
+        match self.end() {
+            Some(ended) => ended,
+            None => Err(self.unanswered(why)),
+        }
+    }
+
     /// For [`ClientSession::give_up`](crate::engine::ClientSession::give_up): marks the session
     /// ended and, if it had ended already, returns how (a result not yet collected, or an
     /// error saying so). `None`: it was under way, and the caller returns what arrived.
@@ -179,8 +189,7 @@ impl<T> Outcome<T> {
 /// - `poll_transmit`, `poll_timeout`, `handle_timeout`: `retry`'s, until the session ends
 ///   ([`Outcome::poll_transmit`], [`Outcome::poll_timeout`], [`Outcome::handle_timeout`]).
 /// - `poll_result`: [`Outcome::poll_result`].
-/// - `give_up`: nothing but a whole answer counts: how the session ended if it had, else
-///   `why` or the latest datagram that made no sense ([`Outcome::unanswered`]).
+/// - `give_up`: nothing but a whole answer counts ([`Outcome::give_up`]).
 macro_rules! bookkeeping {
     ($($method:ident),+ $(,)?) => {
         $($crate::outcome::bookkeeping!(@ $method);)+
@@ -224,10 +233,7 @@ macro_rules! bookkeeping {
             why: $crate::error::QueryError,
             _now: ::std::time::Instant,
         ) -> ::core::result::Result<Self::Output, $crate::error::QueryError> {
-            match self.outcome.end() {
-                ::core::option::Option::Some(ended) => ended,
-                ::core::option::Option::None => ::core::result::Result::Err(self.outcome.unanswered(why)),
-            }
+            self.outcome.give_up(why)
         }
     };
 }
