@@ -187,7 +187,8 @@ impl<T> Outcome<T> {
 /// - `target`: the `target` field.
 /// - `waiting_for`: the request `retry` sends.
 /// - `poll_transmit`, `poll_timeout`, `handle_timeout`: `retry`'s, until the session ends
-///   ([`Outcome::poll_transmit`], [`Outcome::poll_timeout`], [`Outcome::handle_timeout`]).
+///   ([`Outcome::poll_transmit`], [`Outcome::poll_timeout`], [`Outcome::handle_timeout`]);
+///   `sending` writes the three.
 /// - `poll_result`: [`Outcome::poll_result`].
 /// - `give_up`: nothing but a whole answer counts ([`Outcome::give_up`]).
 macro_rules! bookkeeping {
@@ -203,6 +204,9 @@ macro_rules! bookkeeping {
         fn waiting_for(&self) -> ::core::option::Option<&'static str> {
             self.retry.waiting_for()
         }
+    };
+    (@ sending) => {
+        $crate::outcome::bookkeeping!(poll_transmit, poll_timeout, handle_timeout);
     };
     (@ poll_transmit) => {
         fn poll_transmit(&mut self, now: ::std::time::Instant) -> ::core::option::Option<&[u8]> {

@@ -96,14 +96,7 @@ impl<R: ReadReply> SingleReplySession<R> {
 impl<R: ReadReply> ClientSession for SingleReplySession<R> {
     type Output = ServerStatus;
 
-    bookkeeping!(
-        target,
-        waiting_for,
-        poll_transmit,
-        poll_timeout,
-        handle_timeout,
-        poll_result
-    );
+    bookkeeping!(target, waiting_for, sending, poll_result);
 
     fn on_reply(&mut self, datagram: &[u8], now: Instant) {
         if self.outcome.is_finished() {
