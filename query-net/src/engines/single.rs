@@ -30,6 +30,22 @@ pub enum Reply {
     Malformed(QueryError),
 }
 
+impl Reply {
+    /// What a datagram that decoded as `decoded` is: malformed if it did not decode, else
+    /// what `answer` makes of the packet: the status (or the error that ends the query) when
+    /// it answers this query, `None` when it answers another (a stray or forged one).
+    pub fn from_decoded<T>(
+        decoded: Result<T, query_wire::Error>,
+        answer: impl FnOnce(T) -> Option<Result<ServerStatus, QueryError>>,
+    ) -> Reply {
+        match decoded.map(answer) {
+            Ok(Some(answer)) => Reply::Answer(Box::new(answer)),
+            Ok(None) => Reply::Ignored,
+            Err(error) => Reply::Malformed(error.into()),
+        }
+    }
+}
+
 /// How a protocol reads the one datagram that answers its request.
 pub trait ReadReply: fmt::Debug {
     /// What `datagram` from `target` is to this query.

@@ -71,15 +71,14 @@ pub struct AseReader {
 
 impl ReadReply for AseReader {
     fn read(&self, target: SocketAddr, datagram: &[u8]) -> SingleReply {
-        match Reply::from_bytes(datagram) {
-            Ok(reply) => SingleReply::Answer(Box::new(Ok(from_reply(
+        SingleReply::from_decoded(Reply::from_bytes(datagram), |reply| {
+            Some(Ok(from_reply(
                 target,
                 &reply,
                 self.encoding,
                 Duration::ZERO,
-            )))),
-            Err(error) => SingleReply::Malformed(error.into()),
-        }
+            )))
+        })
     }
 }
 

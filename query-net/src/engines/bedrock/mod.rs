@@ -74,11 +74,9 @@ pub struct BedrockReader {
 
 impl ReadReply for BedrockReader {
     fn read(&self, target: SocketAddr, datagram: &[u8]) -> Reply {
-        match UnconnectedPong::from_bytes(datagram) {
-            Ok(pong) if pong.time == self.time => Reply::Answer(Box::new(from_pong(target, &pong))),
-            Ok(_) => Reply::Ignored,
-            Err(error) => Reply::Malformed(error.into()),
-        }
+        Reply::from_decoded(UnconnectedPong::from_bytes(datagram), |pong| {
+            (pong.time == self.time).then(|| from_pong(target, &pong))
+        })
     }
 }
 

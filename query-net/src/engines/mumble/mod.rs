@@ -58,13 +58,9 @@ pub struct MumbleReader {
 
 impl ReadReply for MumbleReader {
     fn read(&self, target: SocketAddr, datagram: &[u8]) -> Reply {
-        match Pong::from_bytes(datagram) {
-            Ok(pong) if pong.ident == self.ident => {
-                Reply::Answer(Box::new(Ok(from_pong(target, &pong))))
-            }
-            Ok(_) => Reply::Ignored,
-            Err(error) => Reply::Malformed(error.into()),
-        }
+        Reply::from_decoded(Pong::from_bytes(datagram), |pong| {
+            (pong.ident == self.ident).then(|| Ok(from_pong(target, &pong)))
+        })
     }
 }
 
@@ -91,5 +87,59 @@ fn from_pong(target: SocketAddr, pong: &Pong) -> ServerStatus {
             "version": pong.version,
             "bandwidth": pong.bandwidth,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use query_wire::Encode;
+
+    use super::*;
+    use crate::engine::ClientSession;
+
+    fn target() -> SocketAddr {
+        "192.0.2.1:64738".parse().unwrap()
+    }
+
+    /// Murmur 1.3.4's pong with 3 of 42 users, echoing `ident`.
+    fn pong(ident: u64) -> Vec<u8> {
+        let bytes = b"\x00\x01\x03\x04\x00\x00\x00\x00\x00\x00\x00\x00\
+                      \x00\x00\x00\x03\x00\x00\x00\x2a\x00\x01\x19\x40";
+        let pong = Pong {
+            ident,
+            ..Pong::from_bytes(bytes).unwrap()
+        };
+        pong.to_vec().unwrap()
+    }
+
+    #[test]
+    fn only_the_pong_echoing_the_ident_answers_and_garbage_names_a_silent_end() {
+        let options = Options {
+            retries: 0,
+            ..Options::default()
+        };
+        let mut session = session(target(), &options).unwrap();
+        let ident = session.reader().ident;
+        let t0 = Instant::now();
+        let ping = session.poll_transmit(t0).unwrap().to_vec();
+        assert_eq!(Ping::from_bytes(&ping).unwrap().ident, ident);
+        session.on_reply(&pong(ident.wrapping_add(1)), t0);
+        session.on_reply(b"\x00\x01", t0);
+        assert!(session.poll_result().is_none(), "neither answers");
+        session.on_reply(&pong(ident), t0 + Duration::from_millis(15));
+        let status = session.poll_result().unwrap().unwrap();
+        assert_eq!((status.num_players, status.max_players), (3, 42));
+        assert_eq!(status.version.as_deref(), Some("1.3.4"));
+        assert_eq!(status.ping_ms, 15.0);
+
+        let mut session = super::session(target(), &options).unwrap();
+        session.poll_transmit(t0).unwrap();
+        session.on_reply(b"\x00\x01", t0);
+        let wake = session.poll_timeout().unwrap();
+        session.handle_timeout(wake);
+        let error = session.poll_result().unwrap().unwrap_err();
+        assert!(matches!(error, QueryError::Malformed(_)), "{error}");
     }
 }
