@@ -157,9 +157,6 @@ impl Responder for BedrockResponder {
             magic: OfflineMagic {},
             server_id: Text::from_bytes(text.as_bytes()),
         };
-        match replies.push_encoded(&pong, ()) {
-            Ok(()) => Verdict::Answered,
-            Err(_) => Verdict::Dropped(DropReason::Unsupported),
-        }
+        Verdict::pushed(replies.push_encoded(&pong, ()))
     }
 }

@@ -216,10 +216,7 @@ impl Responder for GameSpy3Responder {
         };
         let query = match request {
             Request::Challenge(c) => {
-                return match self.push_challenge(from, c.session_id, now.wall, replies) {
-                    Ok(_) => Verdict::Answered,
-                    Err(_) => Verdict::Dropped(DropReason::Unsupported),
-                };
+                return Verdict::pushed(self.push_challenge(from, c.session_id, now.wall, replies));
             }
             Request::Query(q) => q,
         };
@@ -238,13 +235,11 @@ impl Responder for GameSpy3Responder {
         if !self.config.require_challenge {
             return self.answer(query.session_id, replies);
         }
-        match self.push_challenge(from, query.session_id, now.wall, replies) {
-            Ok(len) => {
-                debug_assert!(len <= MAX_CHALLENGE_REPLY);
-                Verdict::Answered
-            }
-            Err(_) => Verdict::Dropped(DropReason::Unsupported),
-        }
+        let pushed = self.push_challenge(from, query.session_id, now.wall, replies);
+        debug_assert!(pushed
+            .as_ref()
+            .map_or(true, |&len| len <= MAX_CHALLENGE_REPLY));
+        Verdict::pushed(pushed)
     }
 }
 

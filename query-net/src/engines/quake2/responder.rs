@@ -121,10 +121,7 @@ impl Responder for Quake2Responder {
         let Ok((_, reply)) = built else {
             return Verdict::Dropped(DropReason::Unsupported);
         };
-        match replies.push(reply) {
-            Ok(()) => Verdict::Answered,
-            Err(_) => Verdict::Dropped(DropReason::Unsupported),
-        }
+        Verdict::pushed(replies.push(reply))
     }
 }
 

@@ -132,10 +132,7 @@ impl Responder for Quake3Responder {
             Request::Info(_) => sections.info(challenge, max, replies),
             Request::Status(_) => sections.status(challenge, max, replies),
         };
-        match sent {
-            Ok(()) => Verdict::Answered,
-            Err(_) => Verdict::Dropped(DropReason::Unsupported),
-        }
+        Verdict::pushed(sent)
     }
 }
 

@@ -203,10 +203,7 @@ impl SampResponder {
             replies.push_encoded(&Reply { header, body }, ())
         };
         if !bool::from(password.as_bytes().ct_eq(&expected)) {
-            return match line_reply(BAD_RCON_PASSWORD, replies) {
-                Ok(()) => Verdict::Answered,
-                Err(_) => Verdict::Dropped(DropReason::Unsupported),
-            };
+            return Verdict::pushed(line_reply(BAD_RCON_PASSWORD, replies));
         }
         let command = command.decode(encoding);
         let state = self.state.load();
@@ -271,10 +268,7 @@ impl Responder for SampResponder {
                 })
             }
         };
-        match pushed {
-            Ok(()) => Verdict::Answered,
-            Err(_) => Verdict::Dropped(DropReason::Unsupported),
-        }
+        Verdict::pushed(pushed)
     }
 }
 

@@ -167,11 +167,8 @@ impl Responder for SqpResponder {
                 })
             }
         };
-        match pushed {
-            Ok(()) => Verdict::Answered,
-            // Only a datagram cap smaller than the requested chunks' headers gets here.
-            Err(_) => Verdict::Dropped(DropReason::Unsupported),
-        }
+        // Only a datagram cap smaller than the requested chunks' headers gets here.
+        Verdict::pushed(pushed)
     }
 }
 

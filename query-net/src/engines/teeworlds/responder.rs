@@ -157,10 +157,7 @@ impl TeeworldsResponder {
                     server_token: self.token(from, wall),
                     ..spec7::TokenReply::default()
                 });
-                return match replies.push_encoded(&reply, ()) {
-                    Ok(()) => Verdict::Answered,
-                    Err(_) => Verdict::Dropped(DropReason::Unsupported),
-                };
+                return Verdict::pushed(replies.push_encoded(&reply, ()));
             }
             spec7::Request::Info(info) => info,
         };
@@ -181,10 +178,7 @@ impl TeeworldsResponder {
             return Verdict::Dropped(DropReason::Unsupported);
         };
         let reply = built.seven_reply(info.client_token, server_token, info.token);
-        match replies.push_encoded(&reply, ()) {
-            Ok(()) => Verdict::Answered,
-            Err(_) => Verdict::Dropped(DropReason::Unsupported),
-        }
+        Verdict::pushed(replies.push_encoded(&reply, ()))
     }
 }
 
@@ -437,9 +431,6 @@ impl Responder for TeeworldsResponder {
                     })
             }
         };
-        match sent {
-            Ok(()) => Verdict::Answered,
-            Err(_) => Verdict::Dropped(DropReason::Unsupported),
-        }
+        Verdict::pushed(sent)
     }
 }
