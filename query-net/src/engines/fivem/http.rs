@@ -99,13 +99,6 @@ impl StreamResponder for FivemHttpResponder {
         self.answer.take()
     }
 
-    /// None of its own: the listener's idle and session timeouts cut a slow request.
-    fn poll_timeout(&self) -> Option<Instant> {
-        None
-    }
-
-    fn handle_timeout(&mut self, _now: Instant) {}
-
     fn is_closed(&self) -> bool {
         self.answered && self.answer.is_none()
     }
