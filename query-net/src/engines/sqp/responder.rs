@@ -146,10 +146,8 @@ impl Responder for SqpResponder {
                 // Only `from` was given this challenge: the source is not spoofed.
                 replies.mark_proven();
                 let chunks = query.requested & ChunkSet::all();
-                let Ok((snapshot, prepared)) =
-                    self.prepared.get(&self.state, (), |state, stale| {
-                        Ok::<_, std::convert::Infallible>(Prepared::new(state, stale))
-                    });
+                let (snapshot, prepared) =
+                    self.prepared.get_infallible(&self.state, (), Prepared::new);
                 replies.push_with(|buf| {
                     let slot = &mut prepared.fits[usize::from(chunks.bits())];
                     let fit = match *slot {
