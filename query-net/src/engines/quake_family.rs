@@ -65,10 +65,7 @@ pub(crate) fn add_rules<I: PairLine>(
         if key.is_empty() || I::declares_key(key.as_bytes()) {
             continue;
         }
-        let value = match value {
-            RuleValue::Text(t) => text(t),
-            other => text(&other.to_string()),
-        };
+        let value = text(&value.as_text());
         let mut rule = I::default();
         rule.rules_mut().push((key, value));
         len += rule.encoded_len_with(encoding)?;

@@ -17,7 +17,7 @@ use crate::clock::Now;
 use crate::engine::{DropReason, ReplySink, Responder, Verdict};
 use crate::engines::fit;
 use crate::snapshot::SnapshotCache;
-use crate::state::{RuleValue, ServerState, SharedState};
+use crate::state::{ServerState, SharedState};
 
 use super::{BAD_RCON_PASSWORD, DEFAULT_ENCODING, MAX_LISTED_PLAYERS};
 
@@ -422,11 +422,7 @@ fn rule_texts(state: &ServerState) -> Vec<(&str, Cow<'_, str>)> {
         if out[..fields].iter().any(|(field, _)| field == name) {
             continue;
         }
-        let value = match value {
-            RuleValue::Text(text) => Cow::Borrowed(text.as_str()),
-            other => Cow::Owned(other.to_string()),
-        };
-        out.push((name, value));
+        out.push((name, value.as_text()));
     }
     out
 }
