@@ -103,8 +103,9 @@ fn players_and_settings_agree_with_gameq() {
                 u64::from(ex.body.os_mask),
                 other["osmask"].as_u64().unwrap()
             );
-            assert_eq!(ex.body.stats.len(), theirs.len(), "{name}");
-            for (s, q) in ex.body.stats.iter().zip(&theirs) {
+            let stats = ex.body.stats.as_deref().expect("captured with statistics");
+            assert_eq!(stats.len(), theirs.len(), "{name}");
+            for (s, q) in stats.iter().zip(&theirs) {
                 assert_eq!(
                     u64::from(s.kills),
                     q["total_kills"].as_u64().unwrap(),
@@ -212,6 +213,7 @@ fn replies_re_encode_to_themselves() {
         let reply = Reply::decode(bytes).unwrap();
         let encoded = match &reply {
             Reply::Info(r) => r.to_vec(),
+            Reply::EtqwInfo(r) => r.to_vec(),
             Reply::InfoEx(r) => r.to_vec(),
         }
         .unwrap();
