@@ -335,40 +335,15 @@ fn replay_writes_the_challenge_into_captured_replies() {
 }
 
 /// ETQW's answer to `getInfo` as qstat, gamedig and opengsq describe it (no capture holds
-/// one): the header, the challenge, `FF FF FF FF`, protocol 10.21, the size of the rest, the
-/// pairs, two players (a human with a clan tag before the name, a bot), the id 32, the OS
-/// mask, ranked, 600,000 ms left, game state 2, a regular server with 3 clients waiting; no
-/// statistics.
+/// one; the fixture `doom3/etqw_info_response.hex`): the header, the challenge `PiNG`,
+/// `FF FF FF FF`, protocol 10.21, the size of the rest, the pairs, two players (a human with
+/// a clan tag, a bot), the id 32, the OS mask, ranked, 600,000 ms left, game state 2, a
+/// regular server with 3 clients waiting; no statistics.
 fn etqw_info_response() -> Vec<u8> {
-    let mut body = Vec::new();
-    for (key, value) in [
-        ("si_name", "^3Quake ^7Wars"),
-        ("si_map", "maps/valley.entities"),
-        ("si_maxPlayers", "24"),
-        ("si_needPass", "1"),
-        ("si_rules", "sdGameRulesCampaign"),
-        ("gamename", "baseETQW-1"),
-        ("", ""),
-    ] {
-        body.extend_from_slice(key.as_bytes());
-        body.push(0);
-        body.extend_from_slice(value.as_bytes());
-        body.push(0);
-    }
-    // id, ping, name, clan position, clan, bot
-    body.extend_from_slice(b"\x00\x30\x00^1Grunt\0\x00[TAG]\0\x00");
-    body.extend_from_slice(b"\x05\x00\x00Bot\xe9\0\x01\0\x01");
-    body.push(32);
-    body.extend_from_slice(&1u32.to_le_bytes()); // OS mask
-    body.push(1); // ranked
-    body.extend_from_slice(&600_000u32.to_le_bytes());
-    body.push(2); // game state
-    body.extend_from_slice(b"\x00\x03"); // regular, 3 interested clients
-    let mut reply = b"\xff\xffinfoResponse\0PiNG\xff\xff\xff\xff".to_vec();
-    reply.extend_from_slice(&((10u32 << 16) | 21).to_le_bytes());
-    reply.extend_from_slice(&u32::try_from(body.len()).unwrap().to_le_bytes());
-    reply.extend_from_slice(&body);
-    reply
+    let text = include_str!("../../specs/fixtures/doom3/etqw_info_response.hex");
+    text.split_whitespace()
+        .map(|byte| u8::from_str_radix(byte, 16).unwrap())
+        .collect()
 }
 
 #[test]

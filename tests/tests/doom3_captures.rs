@@ -1,14 +1,15 @@
 //! The Doom 3 engine's declarations against real replies captured from Doom 3, Quake 4 and
 //! ETQW servers: each decodes whole to a reviewed snapshot and agrees field by field with
 //! another client library's decode (GameQ), through the declarations and through the client
-//! session, re-encodes byte for byte, and every truncation is an error inside the input.
+//! session, re-encodes byte for byte, and every truncation is an error inside the input. ETQW's
+//! `infoResponse`, which no capture holds, is checked on a fixture built from its description.
 
 use std::net::SocketAddr;
 
 use query_net::{replay, Options, Protocol};
 use query_specs::doom3::{Layout, Reply};
 use query_specs::quake3::strip_colours;
-use query_tests::{read_capture, vectors_dir};
+use query_tests::{fixture_hex, read_capture, vectors_dir};
 use query_wire::Encode;
 
 const CAPTURES: [&str; 5] = ["doom3_1", "doom3_2", "quake4_1", "etqw_1", "etqw_2"];
@@ -25,6 +26,16 @@ fn gameq(name: &str) -> serde_json::Value {
     let text = std::fs::read_to_string(&path).unwrap();
     let json: serde_json::Value = serde_json::from_str(&text).unwrap();
     json.as_object().unwrap().values().next().unwrap().clone()
+}
+
+/// ETQW's `infoResponse` has no capture: the fixture built from the layout qstat, gamedig and
+/// opengsq read decodes in that form to its reviewed snapshot.
+#[test]
+fn etqw_info_response_fixture_decodes_to_its_snapshot() {
+    let bytes = fixture_hex("doom3/etqw_info_response.hex");
+    let reply = Reply::decode(&bytes).unwrap();
+    assert!(matches!(reply, Reply::EtqwInfo(_)));
+    insta::assert_yaml_snapshot!("doom3_etqw_info_response_fixture", reply);
 }
 
 #[test]
