@@ -275,7 +275,7 @@ pub struct EtqwBody<'a> {
     pub stats: Option<Vec<EtqwStats<'a>>>,
 }
 
-/// Either reply, told by its header.
+/// A reply in any of the three forms, told by its header and what follows the challenge.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Reply<'a> {
