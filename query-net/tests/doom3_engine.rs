@@ -361,9 +361,13 @@ fn etqw_info_response_reads_as_described() {
         Reply::EtqwInfo(decoded.clone())
     );
 
-    let status =
-        replay::status_from_replies(Protocol::Doom3, target(), &[reply.clone()], &options())
-            .unwrap();
+    let status = replay::status_from_replies(
+        Protocol::Doom3,
+        target(),
+        std::slice::from_ref(&reply),
+        &options(),
+    )
+    .unwrap();
     assert_eq!(status.name, "Quake Wars");
     assert_eq!(status.raw["hostname"], "^3Quake ^7Wars");
     assert_eq!(status.map.as_deref(), Some("maps/valley.entities"));
