@@ -116,7 +116,9 @@ fn sqp_full() {
         Some(&value)
     );
     let mut out = [0u8; OUT_LEN];
-    let n = value.encode_into_with(&mut out, sqp::ChunkSet::all()).unwrap();
+    let n = value
+        .encode_into_with(&mut out, sqp::ChunkSet::all())
+        .unwrap();
     assert_eq!(out[..n], packet[..]);
 
     let iters = iterations();
@@ -152,7 +154,10 @@ fn samp() {
         .find(|d| d.get(10) == Some(&samp::OP_PLAYERS))
         .expect("the capture has a `d` reply");
     let value = samp::Reply::from_bytes(&reply).unwrap();
-    assert_eq!(handwritten_samp::decode_players(&reply).as_ref(), Some(&value));
+    assert_eq!(
+        handwritten_samp::decode_players(&reply).as_ref(),
+        Some(&value)
+    );
     let mut out = [0u8; OUT_LEN];
     let n = value.encode_into(&mut out).unwrap();
     assert_eq!(out[..n], reply[..]);
@@ -179,7 +184,11 @@ fn a2s_check(datagram: &[u8], hand: impl FnOnce(&a2s::Reply<'_>) -> bool) -> a2s
     assert!(hand(&value), "the hand-written decoder agrees");
     let mut out = [0u8; OUT_LEN];
     let n = value.encode_into_with(&mut out, APP_ID).unwrap();
-    assert_eq!(out[..n], datagram[..], "the derived encoder writes the reply back");
+    assert_eq!(
+        out[..n],
+        datagram[..],
+        "the derived encoder writes the reply back"
+    );
     value
 }
 

@@ -100,4 +100,3 @@ fn rule(key: &'static str, value: Value<'static>) -> Rule<'static> {
 fn field(name: &'static str, kind: u8) -> FieldHeader<'static> {
     FieldHeader { name, kind }
 }
-
