@@ -1,6 +1,6 @@
 """Queries one server with opengsq and prints what opengsq reports, as JSON, on stdout.
 
-    python opengsq_query.py samp|gamespy1|a2s|quake3|gamespy2|gamespy3|gamespy4|ase|battlefield|teamspeak3 <host> <port>
+    python opengsq_query.py samp|gamespy1|a2s|quake3|gamespy2|gamespy3|gamespy4|ase|unreal2|battlefield|teamspeak3 <host> <port>
 
 The output holds opengsq's own results, converted to JSON without interpretation:
 - samp: {"status": Status, "rules": ..., "players": [Player]} from get_status, get_rules and
@@ -26,6 +26,10 @@ The output holds opengsq's own results, converted to JSON without interpretation
 - gamespy4: {"info": ..., "players": [...], "teams": [...]} from GameSpy4's get_status
   (GameSpy 3 with the challenge, as Minecraft's query).
 - ase: the Status dataclass from ASE's get_status (the All-Seeing Eye), players included.
+- unreal2: {"details": ..., "rules": ..., "players": ...} from Unreal2's get_details (the
+  Status dataclass), get_rules and get_players, each with opengsq's default colour stripping.
+  Each is {"value": what opengsq returned} or, where opengsq raised, {"error": "Type: message"}:
+  opengsq misreads some replies (a UTF-16 server name), and the test says which.
 - battlefield: {"info": Info, "version": VersionInfo, "players": [...]} from Battlefield's
   get_info, get_version and get_players (Frostbite over TCP).
 - teamspeak3: {"info": ..., "clients": [...], "channels": [...]} from TeamSpeak3's get_info,
@@ -55,6 +59,7 @@ from opengsq.protocols import (
     Samp,
     Source,
     TeamSpeak3,
+    Unreal2,
 )
 
 TIMEOUT_SECONDS = 5.0
@@ -137,6 +142,25 @@ async def query_ase(host: str, port: int) -> dict:
     return dataclasses.asdict(await eye.get_status())
 
 
+async def query_unreal2(host: str, port: int) -> dict:
+    unreal2 = Unreal2(host=host, port=port, timeout=TIMEOUT_SECONDS)
+
+    async def outcome(call, convert):
+        try:
+            return {"value": convert(await call())}
+        except Exception as error:  # noqa: BLE001 - the test checks what opengsq raised
+            return {"error": f"{type(error).__name__}: {error}"}
+
+    return {
+        "details": await outcome(unreal2.get_details, dataclasses.asdict),
+        "rules": await outcome(unreal2.get_rules, lambda rules: rules),
+        "players": await outcome(
+            unreal2.get_players,
+            lambda players: [dataclasses.asdict(player) for player in players],
+        ),
+    }
+
+
 async def query_battlefield(host: str, port: int) -> dict:
     battlefield = Battlefield(host=host, port=port, timeout=TIMEOUT_SECONDS)
     info = await battlefield.get_info()
@@ -167,6 +191,7 @@ QUERIES = {
     "gamespy3": query_gamespy3,
     "gamespy4": query_gamespy4,
     "ase": query_ase,
+    "unreal2": query_unreal2,
     "battlefield": query_battlefield,
     "teamspeak3": query_teamspeak3,
 }
