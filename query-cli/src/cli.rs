@@ -743,7 +743,7 @@ pub struct ServeArgs {
     pub eye: Option<SocketAddr>,
 
     /// Answer Unreal 2 queries (UT2003, UT2004, Killing Floor) on this address: by convention
-    /// the game port + 1.
+    /// the game port + 1. --all answers them too.
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub unreal2: Option<SocketAddr>,
 

@@ -26,8 +26,8 @@
 //! | `FE FD 09` | 7 or 11 | GameSpy 3/4 challenge request (11 with gamedig's empty challenge) |
 //! | `FE FD 00` ... `FF FF FF 01` | 11 or 15 | GameSpy 3/4 query (15 with the challenge) |
 //! | `FF` × 10 `gie3`, or `xe` ... `FF FF FF FF gie3` | 15 | Teeworlds / DDNet |
-//! | `78 00 00 00` or `79 00 00 00`, then `00` to `03` | 5 | Unreal 2 (UT2003, UT2004) |
 //! | `04 00 00 FF FF FF FF 05`, or `21` ... `FF FF FF FF gie3` | 520, or 18 to 22 | Teeworlds 0.7 |
+//! | `78 00 00 00` or `79 00 00 00`, then `00` to `03` | 5 | Unreal 2 (UT2003, UT2004) |
 //!
 //! Anything else is dropped as malformed without reaching any protocol's responder; each
 //! responder then checks the rest (A2S its exact sizes).
