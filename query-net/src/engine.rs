@@ -759,9 +759,9 @@ mod tests {
         assert_eq!(retry.poll_transmit(now), None);
     }
 
-    #[test]
-    fn retry_finish_stops_resends_and_measures_from_the_latest_send() {
-        let t0 = Instant::now();
+    /// A challenge step of two attempts whose first timed out at `t0` + 100 ms and whose
+    /// second was sent then.
+    fn challenge_sent_twice(t0: Instant) -> Retry {
         let mut retry = Retry::new(Duration::from_millis(100), 2);
         retry.start("challenge request", b"c");
         retry.poll_transmit(t0).unwrap();
@@ -771,6 +771,13 @@ mod tests {
         retry
             .poll_transmit(t0 + Duration::from_millis(100))
             .unwrap();
+        retry
+    }
+
+    #[test]
+    fn retry_finish_stops_resends_and_measures_from_the_latest_send() {
+        let t0 = Instant::now();
+        let mut retry = challenge_sent_twice(t0);
         let rtt = retry.finish(t0 + Duration::from_millis(130));
         assert_eq!(rtt, Some(Duration::from_millis(30)));
         assert_eq!(retry.poll_timeout(), None);
@@ -781,15 +788,7 @@ mod tests {
     #[test]
     fn retry_restart_resets_attempts_for_the_next_step() {
         let t0 = Instant::now();
-        let mut retry = Retry::new(Duration::from_millis(100), 2);
-        retry.start("challenge request", b"c");
-        retry.poll_transmit(t0).unwrap();
-        retry
-            .handle_timeout(t0 + Duration::from_millis(100))
-            .unwrap();
-        retry
-            .poll_transmit(t0 + Duration::from_millis(100))
-            .unwrap();
+        let mut retry = challenge_sent_twice(t0);
         retry.finish(t0 + Duration::from_millis(150));
         retry.start("query request", b"query");
         assert_eq!(retry.attempts(), 0);

@@ -155,6 +155,16 @@ impl<T> Outcome<T> {
         self.best_rtt.unwrap_or_default()
     }
 
+    /// [`ClientSession::give_up`](crate::engine::ClientSession::give_up) of a session that has
+    /// nothing to return but a whole answer: how it ended if it had, else `why` or the latest
+    /// datagram that made no sense ([`unanswered`](Outcome::unanswered)).
+    pub fn give_up(&mut self, why: QueryError) -> Result<T, QueryError> {
+        match self.end() {
+            Some(ended) => ended,
+            None => Err(self.unanswered(why)),
+        }
+    }
+
     /// For [`ClientSession::give_up`](crate::engine::ClientSession::give_up): marks the session
     /// ended and, if it had ended already, returns how (a result not yet collected, or an
     /// error saying so). `None`: it was under way, and the caller returns what arrived.
@@ -167,6 +177,72 @@ impl<T> Outcome<T> {
         }
     }
 }
+
+/// Writes the [`ClientSession`](crate::engine::ClientSession) methods that are bookkeeping
+/// only, the same in every protocol, for a session whose fields are `target: SocketAddr`,
+/// `retry: Retry` and `outcome: Outcome<Self::Output>`. Name the methods to write; a session
+/// whose step differs (several requests at once, a wait for the rest of a reply) writes that
+/// one itself.
+///
+/// - `target`: the `target` field.
+/// - `waiting_for`: the request `retry` sends.
+/// - `poll_transmit`, `poll_timeout`, `handle_timeout`: `retry`'s, until the session ends
+///   ([`Outcome::poll_transmit`], [`Outcome::poll_timeout`], [`Outcome::handle_timeout`]);
+///   `sending` writes the three.
+/// - `poll_result`: [`Outcome::poll_result`].
+/// - `give_up`: nothing but a whole answer counts ([`Outcome::give_up`]).
+macro_rules! bookkeeping {
+    ($($method:ident),+ $(,)?) => {
+        $($crate::outcome::bookkeeping!(@ $method);)+
+    };
+    (@ target) => {
+        fn target(&self) -> ::std::net::SocketAddr {
+            self.target
+        }
+    };
+    (@ waiting_for) => {
+        fn waiting_for(&self) -> ::core::option::Option<&'static str> {
+            self.retry.waiting_for()
+        }
+    };
+    (@ sending) => {
+        $crate::outcome::bookkeeping!(poll_transmit, poll_timeout, handle_timeout);
+    };
+    (@ poll_transmit) => {
+        fn poll_transmit(&mut self, now: ::std::time::Instant) -> ::core::option::Option<&[u8]> {
+            self.outcome.poll_transmit(&mut self.retry, now)
+        }
+    };
+    (@ poll_timeout) => {
+        fn poll_timeout(&self) -> ::core::option::Option<::std::time::Instant> {
+            self.outcome.poll_timeout(&self.retry)
+        }
+    };
+    (@ handle_timeout) => {
+        fn handle_timeout(&mut self, now: ::std::time::Instant) {
+            self.outcome.handle_timeout(&mut self.retry, now);
+        }
+    };
+    (@ poll_result) => {
+        fn poll_result(
+            &mut self,
+        ) -> ::core::option::Option<::core::result::Result<Self::Output, $crate::error::QueryError>>
+        {
+            self.outcome.poll_result()
+        }
+    };
+    (@ give_up) => {
+        fn give_up(
+            &mut self,
+            why: $crate::error::QueryError,
+            _now: ::std::time::Instant,
+        ) -> ::core::result::Result<Self::Output, $crate::error::QueryError> {
+            self.outcome.give_up(why)
+        }
+    };
+}
+
+pub(crate) use bookkeeping;
 
 #[cfg(test)]
 mod tests {

@@ -10,6 +10,8 @@
 
 use std::time::{Duration, Instant};
 
+use crate::engine::{Outcome, Retry};
+
 /// The least gap waited after the latest part: a loopback or LAN round trip is far shorter,
 /// and timers of a loaded machine fire a few milliseconds late.
 pub const MIN_PART_GAP: Duration = Duration::from_millis(50);
@@ -91,6 +93,36 @@ impl PartWait {
     pub fn is_over(&self, now: Instant) -> bool {
         self.until.is_some_and(|until| now >= until)
     }
+
+    /// [`ClientSession::poll_timeout`](crate::engine::ClientSession::poll_timeout) of a session
+    /// whose reply comes in parts: `retry`'s deadline until a part arrived, then the end of
+    /// this wait; none once the session has ended.
+    pub fn poll_timeout<T>(&self, outcome: &Outcome<T>, retry: &Retry) -> Option<Instant> {
+        match self.until {
+            Some(until) if !outcome.is_finished() => Some(until),
+            _ => outcome.poll_timeout(retry),
+        }
+    }
+
+    /// [`ClientSession::handle_timeout`](crate::engine::ClientSession::handle_timeout) of a
+    /// session whose reply comes in parts. Until a part arrived, `retry` resends (or, its
+    /// attempts spent, ends the session: [`Outcome::handle_timeout`]); after, whether the wait
+    /// is over at `now`, when the session ends with the parts that arrived.
+    pub fn handle_timeout<T>(
+        &self,
+        outcome: &mut Outcome<T>,
+        retry: &mut Retry,
+        now: Instant,
+    ) -> bool {
+        if outcome.is_finished() {
+            return false;
+        }
+        if self.until.is_none() {
+            outcome.handle_timeout(retry, now);
+            return false;
+        }
+        self.is_over(now)
+    }
 }
 
 #[cfg(test)]
@@ -108,5 +140,56 @@ mod tests {
         tiny.part_arrived(Duration::ZERO, t0);
         assert_eq!(tiny.until(), Some(t0 + MIN_PART_GAP));
         assert!(!tiny.is_over(t0));
+    }
+
+    #[test]
+    fn the_retry_wakes_the_session_until_a_part_arrived_then_the_gap_does() {
+        let t0 = Instant::now();
+        let mut retry = Retry::new(Duration::from_millis(300), 2);
+        retry.start("status request", b"q");
+        let mut outcome: Outcome<u8> = Outcome::new();
+        let mut wait = PartWait::new(Duration::from_millis(300));
+        outcome.poll_transmit(&mut retry, t0).unwrap();
+        let resend = t0 + Duration::from_millis(300);
+        assert_eq!(wait.poll_timeout(&outcome, &retry), Some(resend));
+        assert!(!wait.handle_timeout(&mut outcome, &mut retry, resend));
+        assert!(
+            outcome.poll_transmit(&mut retry, resend).is_some(),
+            "resent"
+        );
+
+        // The first part stops the resending: the gap after it is what wakes the session.
+        let part = resend + Duration::from_millis(10);
+        outcome.answered(&mut retry, part);
+        wait.part_arrived(Duration::from_millis(10), part);
+        assert_eq!(
+            wait.poll_timeout(&outcome, &retry),
+            Some(part + MIN_PART_GAP)
+        );
+        assert!(!wait.handle_timeout(&mut outcome, &mut retry, part + Duration::from_millis(49)));
+        assert!(wait.handle_timeout(&mut outcome, &mut retry, part + MIN_PART_GAP));
+        assert!(
+            !outcome.is_finished(),
+            "the caller ends it with what arrived"
+        );
+
+        outcome.finish(Ok(1));
+        assert_eq!(wait.poll_timeout(&outcome, &retry), None);
+        assert!(!wait.handle_timeout(&mut outcome, &mut retry, part + MIN_PART_GAP));
+    }
+
+    #[test]
+    fn without_a_part_the_spent_attempts_end_the_session() {
+        let t0 = Instant::now();
+        let mut retry = Retry::new(Duration::from_millis(100), 1);
+        retry.start("status request", b"q");
+        let mut outcome: Outcome<u8> = Outcome::new();
+        let wait = PartWait::new(Duration::from_millis(100));
+        outcome.poll_transmit(&mut retry, t0).unwrap();
+        assert!(!wait.handle_timeout(&mut outcome, &mut retry, t0 + Duration::from_millis(100)));
+        assert!(matches!(
+            outcome.poll_result(),
+            Some(Err(crate::QueryError::Timeout { attempts: 1, .. }))
+        ));
     }
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use query_net::clock::Now;
 use query_net::engine::{ClientSession, ReplySink, Responder};
 use query_net::engine::{DropReason, Verdict};
-use query_net::engines::mumble::{MumbleConfig, MumbleResponder, MumbleSession};
+use query_net::engines::mumble::{self, MumbleConfig, MumbleResponder};
 use query_net::engines::teeworlds::{TeeworldsConfig, TeeworldsResponder, TeeworldsSession};
 use query_net::state::{PlayerState, ServerState, SharedState};
 use query_net::{Options, ServerStatus};
@@ -359,7 +359,7 @@ fn a_mumble_pong_echoes_the_ping() {
         ..ServerState::default()
     });
     let mut responder = MumbleResponder::new(state, MumbleConfig::default());
-    let mut session = MumbleSession::new(server(), &options()).unwrap();
+    let mut session = mumble::session(server(), &options()).unwrap();
     let status = run(&mut session, Instant::now(), |request| {
         let pong = answer(&mut responder, &request);
         assert_eq!(pong[0].len(), 2 * request.len());

@@ -1,5 +1,6 @@
 //! One request, one datagram back: the client session of the protocols whose whole answer is
-//! a single datagram (Quake 2 and QuakeWorld, the Doom 3 engine, FiveM's `getinfo`). Each of
+//! a single datagram (Quake 2 and QuakeWorld, the Doom 3 engine, FiveM's `getinfo`, the
+//! All-Seeing Eye, Mumble's ping, Bedrock's unconnected ping). Each of
 //! them says how to read a datagram ([`ReadReply`]); sending, resending, the round trip and
 //! how the query ends are the same for all and live here.
 
@@ -7,9 +8,12 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::time::Instant;
 
+use query_wire::Encode;
+
 use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::options::Options;
+use crate::outcome::bookkeeping;
 use crate::status::ServerStatus;
 
 /// What one datagram from the target is to a single-reply query.
@@ -24,6 +28,22 @@ pub enum Reply {
     /// A datagram that makes no sense: ignored too, but it names the failure if no answer
     /// comes.
     Malformed(QueryError),
+}
+
+impl Reply {
+    /// What a datagram that decoded as `decoded` is: malformed if it did not decode, else
+    /// what `answer` makes of the packet: the status (or the error that ends the query) when
+    /// it answers this query, `None` when it answers another (a stray or forged one).
+    pub fn from_decoded<T>(
+        decoded: Result<T, query_wire::Error>,
+        answer: impl FnOnce(T) -> Option<Result<ServerStatus, QueryError>>,
+    ) -> Reply {
+        match decoded.map(answer) {
+            Ok(Some(answer)) => Reply::Answer(Box::new(answer)),
+            Ok(None) => Reply::Ignored,
+            Err(error) => Reply::Malformed(error.into()),
+        }
+    }
 }
 
 /// How a protocol reads the one datagram that answers its request.
@@ -55,6 +75,26 @@ impl<R: ReadReply> SingleReplySession<R> {
     ) -> Self {
         let mut retry = Retry::from_options(options);
         retry.start(waiting_for, request);
+        Self::started(target, retry, reader)
+    }
+
+    /// [`new`](Self::new) with a declared request packet.
+    pub fn new_encoded<P>(
+        target: SocketAddr,
+        options: &Options,
+        waiting_for: &'static str,
+        request: &P,
+        reader: R,
+    ) -> Result<Self, QueryError>
+    where
+        P: Encode<Ctx = ()> + ?Sized,
+    {
+        let mut retry = Retry::from_options(options);
+        retry.start_encoded(waiting_for, request, ())?;
+        Ok(Self::started(target, retry, reader))
+    }
+
+    fn started(target: SocketAddr, retry: Retry, reader: R) -> Self {
         SingleReplySession {
             target,
             retry,
@@ -72,17 +112,7 @@ impl<R: ReadReply> SingleReplySession<R> {
 impl<R: ReadReply> ClientSession for SingleReplySession<R> {
     type Output = ServerStatus;
 
-    fn target(&self) -> SocketAddr {
-        self.target
-    }
-
-    fn waiting_for(&self) -> Option<&'static str> {
-        self.retry.waiting_for()
-    }
-
-    fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        self.outcome.poll_transmit(&mut self.retry, now)
-    }
+    bookkeeping!(target, waiting_for, sending, poll_result);
 
     fn on_reply(&mut self, datagram: &[u8], now: Instant) {
         if self.outcome.is_finished() {
@@ -104,23 +134,6 @@ impl<R: ReadReply> ClientSession for SingleReplySession<R> {
         }
     }
 
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.outcome.poll_timeout(&self.retry)
-    }
-
-    fn handle_timeout(&mut self, now: Instant) {
-        self.outcome.handle_timeout(&mut self.retry, now);
-    }
-
-    fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.outcome.poll_result()
-    }
-
-    /// Nothing but the one datagram is an answer: `why`, or the last malformed datagram.
-    fn give_up(&mut self, why: QueryError, _now: Instant) -> Result<ServerStatus, QueryError> {
-        match self.outcome.end() {
-            Some(ended) => ended,
-            None => Err(self.outcome.unanswered(why)),
-        }
-    }
+    // Nothing but the one datagram is an answer: `why`, or the last malformed datagram.
+    bookkeeping!(give_up);
 }

@@ -8,8 +8,8 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use crate::clock::Now;
-use crate::engine::{ClientSession, DropReason, ReplySink, Responder, Retry, Verdict};
-use crate::error::QueryError;
+use crate::engine::{ClientSession, DropReason, Outcome, ReplySink, Responder, Retry, Verdict};
+use crate::outcome::bookkeeping;
 
 /// The first bytes of every echo request.
 pub const MAGIC: &[u8] = b"ECHO";
@@ -34,8 +34,7 @@ pub struct EchoSession {
     target: SocketAddr,
     retry: Retry,
     ignored: u32,
-    result: Option<Result<EchoReply, QueryError>>,
-    done: bool,
+    outcome: Outcome<EchoReply>,
 }
 
 impl EchoSession {
@@ -49,8 +48,7 @@ impl EchoSession {
             target,
             retry,
             ignored: 0,
-            result: None,
-            done: false,
+            outcome: Outcome::new(),
         }
     }
 }
@@ -58,19 +56,10 @@ impl EchoSession {
 impl ClientSession for EchoSession {
     type Output = EchoReply;
 
-    fn target(&self) -> SocketAddr {
-        self.target
-    }
-
-    fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        if self.done {
-            return None;
-        }
-        self.retry.poll_transmit(now)
-    }
+    bookkeeping!(target, sending, poll_result);
 
     fn on_reply(&mut self, datagram: &[u8], now: Instant) {
-        if self.done || !self.retry.is_active() {
+        if self.outcome.is_finished() {
             return;
         }
         if datagram != self.retry.payload() {
@@ -79,34 +68,12 @@ impl ClientSession for EchoSession {
         }
         let attempts = self.retry.attempts();
         let rtt = self.retry.finish(now).unwrap_or_default();
-        self.done = true;
-        self.result = Some(Ok(EchoReply {
+        self.outcome.finish(Ok(EchoReply {
             payload: datagram[MAGIC.len()..].to_vec(),
             rtt,
             attempts,
             ignored: self.ignored,
         }));
-    }
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        if self.done {
-            return None;
-        }
-        self.retry.poll_timeout()
-    }
-
-    fn handle_timeout(&mut self, now: Instant) {
-        if self.done {
-            return;
-        }
-        if let Err(e) = self.retry.handle_timeout(now) {
-            self.done = true;
-            self.result = Some(Err(e));
-        }
-    }
-
-    fn poll_result(&mut self) -> Option<Result<EchoReply, QueryError>> {
-        self.result.take()
     }
 }
 
@@ -154,6 +121,8 @@ impl Responder for EchoResponder {
 mod tests {
     use super::*;
     use std::time::UNIX_EPOCH;
+
+    use crate::error::QueryError;
 
     fn target() -> SocketAddr {
         "127.0.0.1:4000".parse().unwrap()

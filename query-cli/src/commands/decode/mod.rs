@@ -424,6 +424,29 @@ fn choose(
     }
 }
 
+/// [`choose`] for a protocol whose request and reply are both declared packets, each read
+/// from the whole datagram.
+fn choose_declared<'a, Q, R>(
+    datagram: &'a Datagram,
+    protocol: Protocol,
+    forced: Option<PacketKind>,
+    prefer: PacketKind,
+) -> Outcome<Decoded>
+where
+    Q: Decode<'a, Ctx = ()> + Serialize,
+    R: Decode<'a, Ctx = ()> + Serialize,
+{
+    let bytes = &datagram.bytes;
+    choose(
+        datagram,
+        protocol,
+        forced,
+        || Q::from_bytes(bytes).map(|r| serialize(&r)),
+        || R::from_bytes(bytes).map(|r| serialize(&r)),
+        prefer,
+    )
+}
+
 // ---------------------------------------------------------------------------------------------
 // SQP
 
@@ -630,14 +653,11 @@ struct SplitReply {
 // OneQuery
 
 fn decode_onequery(datagram: &Datagram, forced: Option<PacketKind>) -> Outcome<Decoded> {
-    let bytes = &datagram.bytes;
-    choose(
+    // The magic tells them apart; both cannot decode.
+    choose_declared::<onequery::Request<'_>, onequery::Reply<'_>>(
         datagram,
         Protocol::OneQuery,
         forced,
-        || onequery::Request::from_bytes(bytes).map(|r| serialize(&r)),
-        || onequery::Reply::from_bytes(bytes).map(|r| serialize(&r)),
-        // The magic tells them apart; both cannot decode.
         PacketKind::Reply,
     )
 }
@@ -650,19 +670,14 @@ fn decode_samp(
     forced: Option<PacketKind>,
     encoding: TextEncoding,
 ) -> Outcome<Decoded> {
-    let bytes = &datagram.bytes;
-    read_in(
-        choose(
-            datagram,
-            Protocol::Samp,
-            forced,
-            || samp::Request::from_bytes(bytes).map(|r| serialize(&r)),
-            || samp::Reply::from_bytes(bytes).map(|r| serialize(&r)),
-            // Only a ping decodes both ways, and its reply is byte for byte its request.
-            PacketKind::Request,
-        ),
-        encoding,
-    )
+    // Only a ping decodes both ways, and its reply is byte for byte its request.
+    let decoded = choose_declared::<samp::Request<'_>, samp::Reply<'_>>(
+        datagram,
+        Protocol::Samp,
+        forced,
+        PacketKind::Request,
+    );
+    read_in(decoded, encoding)
 }
 
 /// An ASE request (`s`) or `EYE1` reply, its text read in `encoding` (UTF-8 unless told).
@@ -671,19 +686,14 @@ fn decode_ase(
     forced: Option<PacketKind>,
     encoding: TextEncoding,
 ) -> Outcome<Decoded> {
-    let bytes = &datagram.bytes;
-    read_in(
-        choose(
-            datagram,
-            Protocol::Ase,
-            forced,
-            || ase::Request::from_bytes(bytes).map(|r| serialize(&r)),
-            || ase::Reply::from_bytes(bytes).map(|r| serialize(&r)),
-            // No datagram decodes both ways: a reply starts with `EYE1`.
-            PacketKind::Reply,
-        ),
-        encoding,
-    )
+    // No datagram decodes both ways: a reply starts with `EYE1`.
+    let decoded = choose_declared::<ase::Request, ase::Reply<'_>>(
+        datagram,
+        Protocol::Ase,
+        forced,
+        PacketKind::Reply,
+    );
+    read_in(decoded, encoding)
 }
 
 /// A GameSpy 2 request or reply, its text read in `encoding`. A reply does not say which
@@ -904,39 +914,33 @@ fn decode_bedrock(datagram: &Datagram, forced: Option<PacketKind>) -> Outcome<De
 /// `iext`, `iex+`); a Teeworlds 0.7 packet (first byte `04` or `21`): the token request or
 /// reply, the info request or reply.
 fn decode_teeworlds(datagram: &Datagram, forced: Option<PacketKind>) -> Outcome<Decoded> {
-    let bytes = &datagram.bytes;
-    if matches!(
-        bytes.first(),
+    let seven = matches!(
+        datagram.bytes.first(),
         Some(&teeworlds::seven::CONTROL | &teeworlds::seven::CONNLESS)
-    ) {
-        return choose(
+    );
+    if seven {
+        choose_declared::<teeworlds::seven::Request, teeworlds::seven::Reply<'_>>(
             datagram,
             Protocol::Teeworlds,
             forced,
-            || teeworlds::seven::Request::from_bytes(bytes).map(|r| serialize(&r)),
-            || teeworlds::seven::Reply::from_bytes(bytes).map(|r| serialize(&r)),
             PacketKind::Reply,
-        );
+        )
+    } else {
+        choose_declared::<teeworlds::Request, teeworlds::Reply<'_>>(
+            datagram,
+            Protocol::Teeworlds,
+            forced,
+            PacketKind::Reply,
+        )
     }
-    choose(
-        datagram,
-        Protocol::Teeworlds,
-        forced,
-        || teeworlds::Request::from_bytes(bytes).map(|r| serialize(&r)),
-        || teeworlds::Reply::from_bytes(bytes).map(|r| serialize(&r)),
-        PacketKind::Reply,
-    )
 }
 
 /// A Mumble ping (12 bytes) or pong (24 bytes).
 fn decode_mumble(datagram: &Datagram, forced: Option<PacketKind>) -> Outcome<Decoded> {
-    let bytes = &datagram.bytes;
-    choose(
+    choose_declared::<mumble::Ping, mumble::Pong>(
         datagram,
         Protocol::Mumble,
         forced,
-        || mumble::Ping::from_bytes(bytes).map(|r| serialize(&r)),
-        || mumble::Pong::from_bytes(bytes).map(|r| serialize(&r)),
         PacketKind::Reply,
     )
 }

@@ -72,6 +72,7 @@ use super::StatusSession;
 use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::options::Options;
+use crate::outcome::bookkeeping;
 use crate::status::ServerStatus;
 
 /// The encoding A2S text is read in unless another is chosen.
@@ -380,17 +381,13 @@ impl A2sClient {
 impl ClientSession for A2sClient {
     type Output = ServerStatus;
 
-    fn target(&self) -> SocketAddr {
-        self.target
-    }
-
-    fn waiting_for(&self) -> Option<&'static str> {
-        self.retry.waiting_for()
-    }
-
-    fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        self.outcome.poll_transmit(&mut self.retry, now)
-    }
+    bookkeeping!(
+        target,
+        waiting_for,
+        poll_transmit,
+        poll_timeout,
+        poll_result
+    );
 
     fn on_reply(&mut self, datagram: &[u8], now: Instant) {
         if self.outcome.is_finished() {
@@ -408,10 +405,6 @@ impl ClientSession for A2sClient {
         // Anything else is no A2S reply at all.
     }
 
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.outcome.poll_timeout(&self.retry)
-    }
-
     fn handle_timeout(&mut self, now: Instant) {
         if self.outcome.is_finished() {
             return;
@@ -425,10 +418,6 @@ impl ClientSession for A2sClient {
                 self.give_up_step(error, now);
             }
         }
-    }
-
-    fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.outcome.poll_result()
     }
 
     /// With the INFO reply in: the status with what the current step got (the whole rows of

@@ -4,7 +4,8 @@
 //!
 //! # Client ([`client`], [`AseSession`])
 //!
-//! Sends `s` and reads one [`Reply`] datagram, resending on timeouts.
+//! Sends `s` and reads one [`Reply`] datagram, resending on timeouts: a
+//! [`SingleReplySession`] with an [`AseReader`].
 //!
 //! - Strict: a datagram that is not an `EYE1` reply with its nine fields (garbage, a reply cut
 //!   inside them) is noted and never taken as the answer; if nothing else comes, the query
@@ -28,15 +29,15 @@ pub mod responder;
 pub use responder::{AseConfig, AseResponder};
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use indexmap::IndexMap;
 use query_specs::ase::{Reply, Request};
 use query_wire::{Decode, Text, TextEncoding};
 use serde_json::json;
 
+use super::single::{ReadReply, Reply as SingleReply, SingleReplySession};
 use super::StatusSession;
-use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::options::Options;
 use crate::protocol::Protocol;
@@ -47,81 +48,37 @@ pub const DEFAULT_ENCODING: TextEncoding = TextEncoding::Utf8;
 
 /// A status query of `target`.
 pub fn client(target: SocketAddr, options: &Options) -> Result<StatusSession, QueryError> {
-    Ok(Box::new(AseSession::new(target, options)?))
+    Ok(Box::new(session(target, options)?))
 }
 
 /// An ASE status query as a sans-I/O state machine; see the [module](self) docs.
-#[derive(Debug)]
-pub struct AseSession {
-    target: SocketAddr,
-    encoding: TextEncoding,
-    retry: Retry,
-    outcome: Outcome<ServerStatus>,
+pub type AseSession = SingleReplySession<AseReader>;
+
+/// A query of `target` with `options` (timeout, retries, encoding).
+pub fn session(target: SocketAddr, options: &Options) -> Result<AseSession, QueryError> {
+    let reader = AseReader {
+        encoding: options.encoding_or(DEFAULT_ENCODING),
+    };
+    SingleReplySession::new_encoded(target, options, "status request", &Request, reader)
 }
 
-impl AseSession {
-    /// A query of `target` with `options` (timeout, retries, encoding).
-    pub fn new(target: SocketAddr, options: &Options) -> Result<Self, QueryError> {
-        let mut retry = Retry::from_options(options);
-        retry.start_encoded("status request", &Request, ())?;
-        Ok(AseSession {
-            target,
-            encoding: options.encoding_or(DEFAULT_ENCODING),
-            retry,
-            outcome: Outcome::new(),
+/// Reads the reply to `s`; see the [module](self) docs.
+#[derive(Debug, Clone, Copy)]
+pub struct AseReader {
+    /// The encoding of the server's text.
+    pub encoding: TextEncoding,
+}
+
+impl ReadReply for AseReader {
+    fn read(&self, target: SocketAddr, datagram: &[u8]) -> SingleReply {
+        SingleReply::from_decoded(Reply::from_bytes(datagram), |reply| {
+            Some(Ok(from_reply(
+                target,
+                &reply,
+                self.encoding,
+                Duration::ZERO,
+            )))
         })
-    }
-}
-
-impl ClientSession for AseSession {
-    type Output = ServerStatus;
-
-    fn target(&self) -> SocketAddr {
-        self.target
-    }
-
-    fn waiting_for(&self) -> Option<&'static str> {
-        self.retry.waiting_for()
-    }
-
-    fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        self.outcome.poll_transmit(&mut self.retry, now)
-    }
-
-    fn on_reply(&mut self, datagram: &[u8], now: Instant) {
-        if self.outcome.is_finished() {
-            return;
-        }
-        match Reply::from_bytes(datagram) {
-            Ok(reply) => {
-                let rtt = self
-                    .outcome
-                    .answered(&mut self.retry, now)
-                    .unwrap_or_default();
-                let status = from_reply(self.target, &reply, self.encoding, rtt);
-                self.outcome.finish(Ok(status));
-            }
-            Err(error) => self.outcome.note_malformed(error),
-        }
-    }
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.outcome.poll_timeout(&self.retry)
-    }
-
-    fn handle_timeout(&mut self, now: Instant) {
-        self.outcome.handle_timeout(&mut self.retry, now);
-    }
-
-    fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.outcome.poll_result()
-    }
-
-    fn give_up(&mut self, why: QueryError, _now: Instant) -> Result<ServerStatus, QueryError> {
-        match self.outcome.end() {
-            Some(ended) => ended,
-            None => Err(self.outcome.unanswered(why)),
-        }
     }
 }
 
@@ -200,6 +157,9 @@ pub fn from_reply(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
+
+    use crate::engine::ClientSession;
 
     fn target() -> SocketAddr {
         "192.0.2.1:22126".parse().unwrap()
@@ -208,7 +168,7 @@ mod tests {
     #[test]
     fn a_reply_ends_the_query_and_garbage_names_the_failure() {
         let options = Options::default();
-        let mut session = AseSession::new(target(), &options).unwrap();
+        let mut session = session(target(), &options).unwrap();
         let t0 = Instant::now();
         assert_eq!(session.poll_transmit(t0).unwrap(), b"s");
         session.on_reply(b"EYE1\x04mt", t0);
@@ -239,7 +199,7 @@ mod tests {
             retries: 0,
             ..Options::default()
         };
-        let mut session = AseSession::new(target(), &options).unwrap();
+        let mut session = session(target(), &options).unwrap();
         let t0 = Instant::now();
         session.poll_transmit(t0).unwrap();
         session.on_reply(b"EYE1\x00", t0);

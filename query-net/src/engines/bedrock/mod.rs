@@ -3,7 +3,8 @@
 //! # Client ([`client`], [`BedrockSession`])
 //!
 //! Sends an [`UnconnectedPing`] whose time field is a random number and reads the
-//! [`UnconnectedPong`] that echoes it, resending on timeouts as every datagram query does.
+//! [`UnconnectedPong`] that echoes it, resending on timeouts as every datagram query does: a
+//! [`SingleReplySession`] with a [`BedrockReader`].
 //!
 //! - Strict: a pong that does not echo this query's time (a stray or forged one), or without
 //!   the RakNet magic, is ignored; if nothing else comes the query fails with the last such
@@ -25,7 +26,6 @@ pub mod responder;
 pub use responder::{BedrockConfig, BedrockResponder};
 
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
 
 use indexmap::IndexMap;
 use query_specs::bedrock::{OfflineMagic, ServerId, UnconnectedPing, UnconnectedPong};
@@ -33,8 +33,8 @@ use query_wire::Decode;
 use serde_json::json;
 
 use super::minecraft::text::strip_codes;
+use super::single::{ReadReply, Reply, SingleReplySession};
 use super::StatusSession;
-use crate::engine::{ClientSession, Retry};
 use crate::error::QueryError;
 use crate::options::Options;
 use crate::protocol::Protocol;
@@ -42,116 +42,47 @@ use crate::status::ServerStatus;
 
 /// A status query of `target`.
 pub fn client(target: SocketAddr, options: &Options) -> Result<StatusSession, QueryError> {
-    Ok(Box::new(BedrockSession::new(target, options)?))
+    Ok(Box::new(session(target, options)?))
 }
 
 /// A Bedrock ping as a sans-I/O state machine; see the [module](self) docs.
-#[derive(Debug)]
-pub struct BedrockSession {
-    target: SocketAddr,
-    time: u64,
-    retry: Retry,
-    malformed: Option<query_wire::Error>,
-    result: Option<Result<ServerStatus, QueryError>>,
-    finished: bool,
+pub type BedrockSession = SingleReplySession<BedrockReader>;
+
+/// A ping of `target` with the timeout and retries of `options`, with a random time field.
+pub fn session(target: SocketAddr, options: &Options) -> Result<BedrockSession, QueryError> {
+    let time = rand::random::<u64>();
+    let ping = UnconnectedPing {
+        time,
+        magic: OfflineMagic {},
+        client_guid: rand::random(),
+    };
+    SingleReplySession::new_encoded(
+        target,
+        options,
+        "ping request",
+        &ping,
+        BedrockReader { time },
+    )
 }
 
-impl BedrockSession {
-    /// A query of `target` with the timeout and retries of `options`.
-    pub fn new(target: SocketAddr, options: &Options) -> Result<Self, QueryError> {
-        let time = rand::random::<u64>();
-        let ping = UnconnectedPing {
-            time,
-            magic: OfflineMagic {},
-            client_guid: rand::random(),
-        };
-        let mut retry = Retry::from_options(options);
-        retry.start_encoded("ping request", &ping, ())?;
-        Ok(BedrockSession {
-            target,
-            time,
-            retry,
-            malformed: None,
-            result: None,
-            finished: false,
+/// Reads the pong that echoes the ping's time field; see the [module](self) docs.
+#[derive(Debug, Clone, Copy)]
+pub struct BedrockReader {
+    /// The time field sent, which the answer must echo.
+    pub time: u64,
+}
+
+impl ReadReply for BedrockReader {
+    fn read(&self, target: SocketAddr, datagram: &[u8]) -> Reply {
+        Reply::from_decoded(UnconnectedPong::from_bytes(datagram), |pong| {
+            (pong.time == self.time).then(|| from_pong(target, &pong))
         })
     }
-
-    fn finish(&mut self, result: Result<ServerStatus, QueryError>, now: Instant) {
-        self.retry.finish(now);
-        self.result = Some(result);
-        self.finished = true;
-    }
 }
 
-impl ClientSession for BedrockSession {
-    type Output = ServerStatus;
-
-    fn target(&self) -> SocketAddr {
-        self.target
-    }
-
-    fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        if self.finished {
-            return None;
-        }
-        self.retry.poll_transmit(now)
-    }
-
-    fn on_reply(&mut self, datagram: &[u8], now: Instant) {
-        if self.finished {
-            return;
-        }
-        let pong = match UnconnectedPong::from_bytes(datagram) {
-            Ok(pong) => pong,
-            Err(error) => {
-                self.malformed = Some(error);
-                return;
-            }
-        };
-        if pong.time != self.time {
-            return;
-        }
-        let rtt = self.retry.finish(now).unwrap_or_default();
-        let status = from_pong(self.target, &pong, rtt);
-        self.finish(status, now);
-    }
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        if self.finished {
-            None
-        } else {
-            self.retry.poll_timeout()
-        }
-    }
-
-    fn handle_timeout(&mut self, now: Instant) {
-        if self.finished {
-            return;
-        }
-        if let Err(timeout) = self.retry.handle_timeout(now) {
-            let error = self.malformed.take().map_or(timeout, QueryError::Malformed);
-            self.finish(Err(error), now);
-        }
-    }
-
-    fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.result.take()
-    }
-
-    fn give_up(&mut self, why: QueryError, now: Instant) -> Result<ServerStatus, QueryError> {
-        self.retry.finish(now);
-        self.finished = true;
-        Err(self.malformed.take().map_or(why, QueryError::Malformed))
-    }
-}
-
-/// The status a pong gives, its round trip `rtt`.
-pub(crate) fn from_pong(
-    target: SocketAddr,
-    pong: &UnconnectedPong<'_>,
-    rtt: Duration,
-) -> Result<ServerStatus, QueryError> {
+/// The status a pong gives (ping 0: the session sets it); an error when its server string
+/// lacks the fields every status has.
+fn from_pong(target: SocketAddr, pong: &UnconnectedPong<'_>) -> Result<ServerStatus, QueryError> {
     let text = pong.server_text();
     let id = ServerId::parse(&text)
         .map_err(|e| QueryError::server_reply(QueryError::protocol(e.to_string())))?;
@@ -189,7 +120,7 @@ pub(crate) fn from_pong(
         players: Vec::new(),
         teams: Vec::new(),
         rules,
-        ping_ms: rtt.as_secs_f64() * 1000.0,
+        ping_ms: 0.0,
         complete: true,
         raw: json!({
             "motd": id.motd,

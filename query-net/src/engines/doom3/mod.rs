@@ -90,16 +90,10 @@ pub struct Doom3Reader {
 
 impl ReadReply for Doom3Reader {
     fn read(&self, target: SocketAddr, datagram: &[u8]) -> SingleReply {
-        let reply = match Reply::decode(datagram) {
-            Ok(reply) => reply,
-            Err(error) => return SingleReply::Malformed(error.into()),
-        };
-        if reply.challenge() != self.challenge {
-            return SingleReply::Ignored;
-        }
-        SingleReply::Answer(Box::new(
-            status(target, datagram, &reply, self.encoding).map_err(QueryError::from),
-        ))
+        SingleReply::from_decoded(Reply::decode(datagram), |reply| {
+            (reply.challenge() == self.challenge)
+                .then(|| status(target, datagram, &reply, self.encoding).map_err(QueryError::from))
+        })
     }
 }
 

@@ -73,16 +73,10 @@ pub struct FivemReader {
 
 impl ReadReply for FivemReader {
     fn read(&self, target: SocketAddr, datagram: &[u8]) -> Reply {
-        let reply = match InfoResponse::decode(datagram, ENCODING) {
-            Ok(reply) => reply,
-            Err(error) => return Reply::Malformed(error.into()),
-        };
-        if reply.info.0.challenge.as_deref() != Some(self.challenge.as_str()) {
-            return Reply::Ignored;
-        }
-        Reply::Answer(Box::new(
-            status(target, datagram, &reply).map_err(QueryError::from),
-        ))
+        Reply::from_decoded(InfoResponse::decode(datagram, ENCODING), |reply| {
+            (reply.info.0.challenge.as_deref() == Some(self.challenge.as_str()))
+                .then(|| status(target, datagram, &reply).map_err(QueryError::from))
+        })
     }
 }
 

@@ -25,6 +25,7 @@ use query_wire::{Decode, Encode, Error};
 use super::status::{from_answers, Answers};
 use super::{frame_len, MAX_PACKET};
 use crate::error::QueryError;
+use crate::outcome::Outcome;
 use crate::status::ServerStatus;
 use crate::stream::{FrameBuffer, FrameLen, StreamSession};
 
@@ -62,8 +63,7 @@ pub struct FrostbiteSession {
     frames: FrameBuffer<Framing>,
     answers: [Option<Vec<String>>; 3],
     events_skipped: u64,
-    result: Option<Result<ServerStatus, QueryError>>,
-    finished: bool,
+    outcome: Outcome<ServerStatus>,
 }
 
 impl FrostbiteSession {
@@ -101,21 +101,17 @@ impl FrostbiteSession {
             frames: FrameBuffer::new(frame_len as Framing, MAX_PACKET),
             answers: [None, None, None],
             events_skipped: 0,
-            result: None,
-            finished: false,
+            outcome: Outcome::new(),
         }
     }
 
     fn finish(&mut self, result: Result<ServerStatus, QueryError>) {
-        if !self.finished {
-            self.finished = true;
-            self.send_due = false;
-            self.result = Some(result);
-        }
+        self.send_due = false;
+        self.outcome.finish(result);
     }
 
     fn read_frames(&mut self, now: Instant) {
-        while !self.finished {
+        while !self.outcome.is_finished() {
             let frame = match self.frames.next_frame() {
                 Ok(Some(frame)) => frame.to_vec(),
                 Ok(None) => break,
@@ -171,7 +167,7 @@ impl FrostbiteSession {
     }
 
     fn complete(&mut self) {
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         let [info, version, players] = std::mem::take(&mut self.answers);
@@ -207,7 +203,7 @@ impl StreamSession for FrostbiteSession {
     type Output = ServerStatus;
 
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        if !self.send_due || self.finished {
+        if !self.send_due || self.outcome.is_finished() {
             return None;
         }
         self.send_due = false;
@@ -216,7 +212,7 @@ impl StreamSession for FrostbiteSession {
     }
 
     fn handle_bytes(&mut self, bytes: &[u8], now: Instant) {
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         self.frames.push(bytes);
@@ -225,7 +221,7 @@ impl StreamSession for FrostbiteSession {
 
     fn handle_eof(&mut self, now: Instant) {
         self.read_frames(now);
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         if let Err(error) = self.frames.finish() {
@@ -250,6 +246,6 @@ impl StreamSession for FrostbiteSession {
     fn handle_timeout(&mut self, _now: Instant) {}
 
     fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.result.take()
+        self.outcome.poll_result()
     }
 }

@@ -56,6 +56,7 @@ use super::StatusSession;
 use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::options::Options;
+use crate::outcome::bookkeeping;
 use crate::part_wait::PartWait;
 use crate::status::ServerStatus;
 
@@ -170,17 +171,7 @@ impl GameSpy1Session {
 impl ClientSession for GameSpy1Session {
     type Output = ServerStatus;
 
-    fn target(&self) -> SocketAddr {
-        self.target
-    }
-
-    fn waiting_for(&self) -> Option<&'static str> {
-        self.retry.waiting_for()
-    }
-
-    fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        self.outcome.poll_transmit(&mut self.retry, now)
-    }
+    bookkeeping!(target, waiting_for, poll_transmit, poll_result);
 
     fn on_reply(&mut self, datagram: &[u8], now: Instant) {
         if self.outcome.is_finished() {
@@ -207,38 +198,24 @@ impl ClientSession for GameSpy1Session {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        if self.outcome.is_finished() || self.first_rtt.is_none() {
-            self.outcome.poll_timeout(&self.retry)
-        } else {
-            self.rest.until()
-        }
+        self.rest.poll_timeout(&self.outcome, &self.retry)
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if self.outcome.is_finished() {
-            return;
-        }
-        if self.first_rtt.is_none() {
-            self.outcome.handle_timeout(&mut self.retry, now);
-        } else if self.rest.is_over(now) {
+        if self
+            .rest
+            .handle_timeout(&mut self.outcome, &mut self.retry, now)
+        {
             self.outcome.finish(self.status());
         }
-    }
-
-    fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.outcome.poll_result()
     }
 
     /// What arrived, `complete: false`; without any part, `why` (or the last malformed
     /// datagram's error).
     fn give_up(&mut self, why: QueryError, _now: Instant) -> Result<ServerStatus, QueryError> {
-        if let Some(ended) = self.outcome.end() {
-            return ended;
-        }
         if self.candidates.is_empty() {
-            Err(self.outcome.unanswered(why))
-        } else {
-            self.status()
+            return self.outcome.give_up(why);
         }
+        self.outcome.end().unwrap_or_else(|| self.status())
     }
 }

@@ -42,6 +42,7 @@ use super::StatusSession;
 use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::options::Options;
+use crate::outcome::bookkeeping;
 use crate::status::ServerStatus;
 
 /// The encoding text is read in unless another is chosen: [`query_specs::gamespy2::ENCODING`].
@@ -174,13 +175,7 @@ impl GameSpy2Session {
 impl ClientSession for GameSpy2Session {
     type Output = ServerStatus;
 
-    fn target(&self) -> SocketAddr {
-        self.target
-    }
-
-    fn waiting_for(&self) -> Option<&'static str> {
-        self.retry.waiting_for()
-    }
+    bookkeeping!(target, waiting_for, poll_timeout, poll_result);
 
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
         let sent = self.outcome.poll_transmit(&mut self.retry, now);
@@ -228,10 +223,6 @@ impl ClientSession for GameSpy2Session {
         }
     }
 
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.outcome.poll_timeout(&self.retry)
-    }
-
     fn handle_timeout(&mut self, now: Instant) {
         if self.outcome.is_finished() {
             return;
@@ -248,10 +239,6 @@ impl ClientSession for GameSpy2Session {
                 _ => self.finish(Some(timeout)),
             }
         }
-    }
-
-    fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.outcome.poll_result()
     }
 
     /// The details with whatever tables arrived; without them, `why` (or the last malformed

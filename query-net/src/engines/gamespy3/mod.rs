@@ -50,6 +50,7 @@ use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::learned::Learned;
 use crate::options::Options;
+use crate::outcome::bookkeeping;
 use crate::part_wait::PartWait;
 use crate::protocol::Protocol;
 use crate::status::ServerStatus;
@@ -269,13 +270,7 @@ impl GameSpy3Session {
 impl ClientSession for GameSpy3Session {
     type Output = ServerStatus;
 
-    fn target(&self) -> SocketAddr {
-        self.target
-    }
-
-    fn waiting_for(&self) -> Option<&'static str> {
-        self.retry.waiting_for()
-    }
+    bookkeeping!(target, waiting_for, poll_result);
 
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
         if self.has_parts() {
@@ -311,11 +306,7 @@ impl ClientSession for GameSpy3Session {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        if self.outcome.is_finished() || !self.has_parts() {
-            self.outcome.poll_timeout(&self.retry)
-        } else {
-            self.rest.until()
-        }
+        self.rest.poll_timeout(&self.outcome, &self.retry)
     }
 
     fn handle_timeout(&mut self, now: Instant) {
@@ -350,20 +341,12 @@ impl ClientSession for GameSpy3Session {
         }
     }
 
-    fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.outcome.poll_result()
-    }
-
     /// What arrived (`complete: false`); without any part, `why` (or the last malformed
     /// datagram's error).
     fn give_up(&mut self, why: QueryError, _now: Instant) -> Result<ServerStatus, QueryError> {
-        if let Some(ended) = self.outcome.end() {
-            return ended;
+        if !self.has_parts() {
+            return self.outcome.give_up(why);
         }
-        if self.has_parts() {
-            self.status()
-        } else {
-            Err(self.outcome.unanswered(why))
-        }
+        self.outcome.end().unwrap_or_else(|| self.status())
     }
 }

@@ -30,6 +30,7 @@ use super::status::from_json;
 use crate::engines::fit::cut_utf8;
 use crate::error::QueryError;
 use crate::options::Options;
+use crate::outcome::Outcome;
 use crate::status::ServerStatus;
 use crate::stream::{declared_frame_len, FrameBuffer, FrameLen, StreamSession};
 
@@ -64,8 +65,7 @@ pub struct JavaSession {
     pong_deadline: Option<Instant>,
     frames: FrameBuffer<Framing>,
     status: Option<ServerStatus>,
-    result: Option<Result<ServerStatus, QueryError>>,
-    finished: bool,
+    outcome: Outcome<ServerStatus>,
 }
 
 impl JavaSession {
@@ -96,8 +96,7 @@ impl JavaSession {
             pong_deadline: None,
             frames: FrameBuffer::new(frame_len as Framing, MAX_FRAME),
             status: None,
-            result: None,
-            finished: false,
+            outcome: Outcome::new(),
         };
         match (handshake.to_vec(), request.to_vec()) {
             (Ok(mut bytes), Ok(request)) => {
@@ -118,11 +117,8 @@ impl JavaSession {
     }
 
     fn finish(&mut self, result: Result<ServerStatus, QueryError>) {
-        if !self.finished {
-            self.finished = true;
-            self.send_due = false;
-            self.result = Some(result);
-        }
+        self.send_due = false;
+        self.outcome.finish(result);
     }
 
     /// Ends with the status read, `pong` telling whether the ping was answered.
@@ -141,7 +137,7 @@ impl JavaSession {
     /// Handles the whole frames buffered, but none while the ping waits to be written: a
     /// pong is an answer only once its ping went out.
     fn read_frames(&mut self, now: Instant) {
-        while !self.finished && !self.send_due {
+        while !self.outcome.is_finished() && !self.send_due {
             let frame = match self.frames.next_frame() {
                 Ok(Some(frame)) => frame.to_vec(),
                 Ok(None) => return,
@@ -202,7 +198,7 @@ impl StreamSession for JavaSession {
     type Output = ServerStatus;
 
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        if !self.send_due || self.finished {
+        if !self.send_due || self.outcome.is_finished() {
             return None;
         }
         self.send_due = false;
@@ -214,7 +210,7 @@ impl StreamSession for JavaSession {
     }
 
     fn handle_bytes(&mut self, bytes: &[u8], now: Instant) {
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         if self.step == Step::Status && self.frames.buffered() == 0 && bytes.first() == Some(&0xff)
@@ -228,7 +224,7 @@ impl StreamSession for JavaSession {
 
     fn handle_eof(&mut self, now: Instant) {
         self.read_frames(now);
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         match (self.step, self.frames.finish()) {
@@ -241,7 +237,7 @@ impl StreamSession for JavaSession {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        if self.finished {
+        if self.outcome.is_finished() {
             None
         } else {
             self.pong_deadline
@@ -249,13 +245,13 @@ impl StreamSession for JavaSession {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if !self.finished && self.pong_deadline.is_some_and(|at| now >= at) {
+        if !self.outcome.is_finished() && self.pong_deadline.is_some_and(|at| now >= at) {
             self.finish_with_status(false);
         }
     }
 
     fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.result.take()
+        self.outcome.poll_result()
     }
 }
 

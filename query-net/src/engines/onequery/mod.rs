@@ -18,6 +18,7 @@ use super::StatusSession;
 use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::options::Options;
+use crate::outcome::bookkeeping;
 use crate::protocol::Protocol;
 use crate::status::{Player, ServerStatus};
 
@@ -344,17 +345,7 @@ impl OneQueryClient {
 impl ClientSession for OneQueryClient {
     type Output = ServerStatus;
 
-    fn target(&self) -> SocketAddr {
-        self.target
-    }
-
-    fn waiting_for(&self) -> Option<&'static str> {
-        self.retry.waiting_for()
-    }
-
-    fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        self.outcome.poll_transmit(&mut self.retry, now)
-    }
+    bookkeeping!(target, waiting_for, sending, poll_result);
 
     fn on_reply(&mut self, datagram: &[u8], now: Instant) {
         if self.outcome.is_finished() {
@@ -380,18 +371,6 @@ impl ClientSession for OneQueryClient {
             (ReplyBody::Challenge(_), _) => {}
             (ReplyBody::Query(query), _) => self.on_query_reply(query, now),
         }
-    }
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.outcome.poll_timeout(&self.retry)
-    }
-
-    fn handle_timeout(&mut self, now: Instant) {
-        self.outcome.handle_timeout(&mut self.retry, now);
-    }
-
-    fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.outcome.poll_result()
     }
 
     /// With the BASIC reply in: the status with the player pages that came, `complete: false`

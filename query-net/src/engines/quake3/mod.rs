@@ -63,6 +63,7 @@ use super::StatusSession;
 use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::options::Options;
+use crate::outcome::bookkeeping;
 use crate::part_wait::PartWait;
 use crate::status::ServerStatus;
 
@@ -164,17 +165,7 @@ impl Quake3Session {
 impl ClientSession for Quake3Session {
     type Output = ServerStatus;
 
-    fn target(&self) -> SocketAddr {
-        self.target
-    }
-
-    fn waiting_for(&self) -> Option<&'static str> {
-        self.retry.waiting_for()
-    }
-
-    fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        self.outcome.poll_transmit(&mut self.retry, now)
-    }
+    bookkeeping!(target, waiting_for, poll_transmit, poll_result);
 
     fn on_reply(&mut self, datagram: &[u8], now: Instant) {
         if self.outcome.is_finished() {
@@ -223,38 +214,24 @@ impl ClientSession for Quake3Session {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        if self.outcome.is_finished() || self.first.is_none() {
-            self.outcome.poll_timeout(&self.retry)
-        } else {
-            self.rest.until()
-        }
+        self.rest.poll_timeout(&self.outcome, &self.retry)
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        if self.outcome.is_finished() {
-            return;
-        }
-        if self.first.is_none() {
-            self.outcome.handle_timeout(&mut self.retry, now);
-        } else if self.rest.is_over(now) {
+        if self
+            .rest
+            .handle_timeout(&mut self.outcome, &mut self.retry, now)
+        {
             self.outcome.finish(self.status(false));
         }
-    }
-
-    fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.outcome.poll_result()
     }
 
     /// What arrived, `complete: false` (the wait for continuations was cut short); without
     /// the datagram holding the settings, `why` (or the last malformed datagram's error).
     fn give_up(&mut self, why: QueryError, _now: Instant) -> Result<ServerStatus, QueryError> {
-        if let Some(ended) = self.outcome.end() {
-            return ended;
-        }
         if self.first.is_none() {
-            Err(self.outcome.unanswered(why))
-        } else {
-            self.status(true)
+            return self.outcome.give_up(why);
         }
+        self.outcome.end().unwrap_or_else(|| self.status(true))
     }
 }

@@ -17,6 +17,7 @@ use query_wire::{Decode, TextEncoding};
 use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::options::{Options, RconCommand};
+use crate::outcome::bookkeeping;
 use crate::part_wait::PartWait;
 
 /// One Quake 3 `rcon` command as a sans-I/O session, whose output is the printed text.
@@ -92,13 +93,7 @@ impl RconSession {
 impl ClientSession for RconSession {
     type Output = String;
 
-    fn target(&self) -> SocketAddr {
-        self.target
-    }
-
-    fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        self.outcome.poll_transmit(&mut self.retry, now)
-    }
+    bookkeeping!(target, poll_transmit, poll_result);
 
     fn on_reply(&mut self, datagram: &[u8], now: Instant) {
         if self.outcome.is_finished() {
@@ -147,10 +142,6 @@ impl ClientSession for RconSession {
         if self.round_trip.is_none() {
             self.outcome.handle_timeout(&mut self.retry, now);
         }
-    }
-
-    fn poll_result(&mut self) -> Option<Result<String, QueryError>> {
-        self.outcome.poll_result()
     }
 
     fn waiting_for(&self) -> Option<&'static str> {

@@ -62,6 +62,7 @@ use super::StatusSession;
 use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::options::Options;
+use crate::outcome::bookkeeping;
 use crate::protocol::Protocol;
 use crate::status::{Player, ServerStatus};
 
@@ -615,9 +616,7 @@ impl TextHex {
 impl ClientSession for SampSession {
     type Output = ServerStatus;
 
-    fn target(&self) -> SocketAddr {
-        self.target
-    }
+    bookkeeping!(target, poll_result);
 
     fn waiting_for(&self) -> Option<&'static str> {
         self.steps()
@@ -685,10 +684,6 @@ impl ClientSession for SampSession {
             step.handle_timeout(now);
         }
         self.advance(now);
-    }
-
-    fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.outcome.poll_result()
     }
 
     /// With the info reply in: the status from what came, `complete: false`, `why` in

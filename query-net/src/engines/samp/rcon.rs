@@ -9,6 +9,7 @@ use query_wire::{Decode, Encode, Text, TextEncoding};
 use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::options::{Options, RconCommand};
+use crate::outcome::bookkeeping;
 
 use super::{request, Exchange, BAD_RCON_PASSWORD, DEFAULT_ENCODING, MAX_RCON_LINES, RCON_QUIET};
 
@@ -122,9 +123,7 @@ impl RconSession {
 impl ClientSession for RconSession {
     type Output = Vec<String>;
 
-    fn target(&self) -> SocketAddr {
-        self.target
-    }
+    bookkeeping!(target, poll_result);
 
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
         if self.outcome.is_finished() {
@@ -187,9 +186,5 @@ impl ClientSession for RconSession {
         }
         self.probe.handle_timeout(now);
         self.advance(now);
-    }
-
-    fn poll_result(&mut self) -> Option<Result<Vec<String>, QueryError>> {
-        self.outcome.poll_result()
     }
 }

@@ -22,6 +22,7 @@ use super::StatusSession;
 use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::options::Options;
+use crate::outcome::bookkeeping;
 use crate::status::ServerStatus;
 
 mod chunks;
@@ -257,13 +258,7 @@ impl SqpClient {
 impl ClientSession for SqpClient {
     type Output = ServerStatus;
 
-    fn target(&self) -> SocketAddr {
-        self.target
-    }
-
-    fn waiting_for(&self) -> Option<&'static str> {
-        self.retry.waiting_for()
-    }
+    bookkeeping!(target, waiting_for, poll_timeout, poll_result);
 
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
         let sent = self.outcome.poll_transmit(&mut self.retry, now);
@@ -283,10 +278,6 @@ impl ClientSession for SqpClient {
         }
     }
 
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.outcome.poll_timeout(&self.retry)
-    }
-
     fn handle_timeout(&mut self, now: Instant) {
         if self.outcome.is_finished() || self.retry.handle_timeout(now).is_ok() {
             return;
@@ -302,10 +293,6 @@ impl ClientSession for SqpClient {
             after: now.saturating_duration_since(self.first_sent.unwrap_or(now)),
         });
         self.outcome.finish(Err(error));
-    }
-
-    fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.outcome.poll_result()
     }
 }
 

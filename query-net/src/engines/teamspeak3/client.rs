@@ -27,6 +27,7 @@ use query_wire::Decode;
 use super::status::{from_answers, Answers};
 use super::{LineFraming, MAX_LINE};
 use crate::error::QueryError;
+use crate::outcome::Outcome;
 use crate::status::ServerStatus;
 use crate::stream::{FrameBuffer, StreamSession};
 
@@ -121,8 +122,7 @@ pub struct Ts3Session {
     /// Answers are told apart by their first field, not by the command sent (a recorded
     /// stream, whose client may have sent other commands or `use` before each).
     by_shape: bool,
-    result: Option<Result<ServerStatus, QueryError>>,
-    finished: bool,
+    outcome: Outcome<ServerStatus>,
 }
 
 impl fmt::Debug for Ts3Session {
@@ -170,8 +170,7 @@ impl Ts3Session {
             data: Vec::new(),
             answers: Answers::default(),
             by_shape: false,
-            result: None,
-            finished: false,
+            outcome: Outcome::new(),
         }
     }
 
@@ -185,11 +184,8 @@ impl Ts3Session {
     }
 
     fn finish(&mut self, result: Result<ServerStatus, QueryError>) {
-        if !self.finished {
-            self.finished = true;
-            self.send_due = false;
-            self.result = Some(result);
-        }
+        self.send_due = false;
+        self.outcome.finish(result);
     }
 
     /// The line of the next command.
@@ -241,7 +237,7 @@ impl Ts3Session {
 
     fn read_lines(&mut self, now: Instant) {
         // A command's answer is read only once the command went out.
-        while !self.finished && !self.send_due {
+        while !self.outcome.is_finished() && !self.send_due {
             let frame = match self.lines.next_frame() {
                 Ok(Some(frame)) => frame.to_vec(),
                 Ok(None) => return,
@@ -364,7 +360,7 @@ impl StreamSession for Ts3Session {
     type Output = ServerStatus;
 
     fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        if !self.send_due || self.finished {
+        if !self.send_due || self.outcome.is_finished() {
             return None;
         }
         self.send_due = false;
@@ -373,7 +369,7 @@ impl StreamSession for Ts3Session {
     }
 
     fn handle_bytes(&mut self, bytes: &[u8], now: Instant) {
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         self.lines.push(bytes);
@@ -388,11 +384,11 @@ impl StreamSession for Ts3Session {
         self.read_lines(now);
         // No command can go out after the end: what is buffered is all the answers there are
         // (a recorded stream replayed in one piece).
-        while self.send_due && !self.finished {
+        while self.send_due && !self.outcome.is_finished() {
             self.send_due = false;
             self.read_lines(now);
         }
-        if self.finished {
+        if self.outcome.is_finished() {
             return;
         }
         if self.by_shape && self.step == Step::Answer {
@@ -416,6 +412,6 @@ impl StreamSession for Ts3Session {
     fn handle_timeout(&mut self, _now: Instant) {}
 
     fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.result.take()
+        self.outcome.poll_result()
     }
 }

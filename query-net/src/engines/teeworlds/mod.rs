@@ -61,6 +61,7 @@ use super::StatusSession;
 use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::options::Options;
+use crate::outcome::bookkeeping;
 use crate::part_wait::PartWait;
 use crate::status::ServerStatus;
 
@@ -198,9 +199,7 @@ impl TeeworldsSession {
 impl ClientSession for TeeworldsSession {
     type Output = ServerStatus;
 
-    fn target(&self) -> SocketAddr {
-        self.target
-    }
+    bookkeeping!(target, poll_result);
 
     fn waiting_for(&self) -> Option<&'static str> {
         if self.seven.has_token() && self.first_rtt.is_none() {
@@ -328,20 +327,12 @@ impl ClientSession for TeeworldsSession {
         self.outcome.finish(Err(error));
     }
 
-    fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.outcome.poll_result()
-    }
-
     /// What arrived, `complete: false`; without the `iext` datagram, `why` (or the last
     /// malformed datagram's error).
     fn give_up(&mut self, why: QueryError, _now: Instant) -> Result<ServerStatus, QueryError> {
-        if let Some(ended) = self.outcome.end() {
-            return ended;
-        }
         if self.first_rtt.is_none() {
-            Err(self.outcome.unanswered(why))
-        } else {
-            self.status(true)
+            return self.outcome.give_up(why);
         }
+        self.outcome.end().unwrap_or_else(|| self.status(true))
     }
 }

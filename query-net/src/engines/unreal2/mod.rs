@@ -45,6 +45,7 @@ use super::StatusSession;
 use crate::engine::{ClientSession, Outcome, Retry};
 use crate::error::QueryError;
 use crate::options::Options;
+use crate::outcome::bookkeeping;
 use crate::part_wait::PartWait;
 use crate::status::ServerStatus;
 
@@ -187,17 +188,7 @@ impl Unreal2Session {
 impl ClientSession for Unreal2Session {
     type Output = ServerStatus;
 
-    fn target(&self) -> SocketAddr {
-        self.target
-    }
-
-    fn waiting_for(&self) -> Option<&'static str> {
-        self.retry.waiting_for()
-    }
-
-    fn poll_transmit(&mut self, now: Instant) -> Option<&[u8]> {
-        self.outcome.poll_transmit(&mut self.retry, now)
-    }
+    bookkeeping!(target, waiting_for, poll_transmit, poll_result);
 
     fn on_reply(&mut self, datagram: &[u8], now: Instant) {
         if self.outcome.is_finished() {
@@ -221,11 +212,7 @@ impl ClientSession for Unreal2Session {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        if self.outcome.is_finished() || self.parts.is_empty() {
-            self.outcome.poll_timeout(&self.retry)
-        } else {
-            self.rest.until()
-        }
+        self.rest.poll_timeout(&self.outcome, &self.retry)
     }
 
     fn handle_timeout(&mut self, now: Instant) {
@@ -246,10 +233,6 @@ impl ClientSession for Unreal2Session {
             let why = self.outcome.unanswered(timeout).to_string();
             self.end_list_step(Some(why));
         }
-    }
-
-    fn poll_result(&mut self) -> Option<Result<ServerStatus, QueryError>> {
-        self.outcome.poll_result()
     }
 
     /// What arrived, `complete: false` when a step was under way; without the details, `why`
