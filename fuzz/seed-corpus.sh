@@ -21,6 +21,9 @@ for f in "$fixtures"/gamespy1/*.hex; do hex_to "$f" "corpus/gamespy1/$(basename 
 # The fixtures hold no GameSpy reply: a small two-part one, parts cut at 0xff as the target does.
 printf '\\hostname\\seed\\numplayers\\1\\player_0\\a\\queryid\\7.2\\final\\\xff\\mapname\\m\\queryid\\7.1' \
   >corpus/gamespy1/reply_two_parts
+# Doom 3 engine: ETQW's infoResponse (the captures join below when the vectors are there).
+mkdir -p corpus/doom3
+for f in "$fixtures"/doom3/*.hex; do hex_to "$f" "corpus/doom3/$(basename "$f" .hex)"; done
 # The replay target reads a byte picking the protocol (its index in Protocol::ALL, the SQP
 # chunks above it), then the reply datagrams, cut at 0xff bytes.
 mkdir -p corpus/replay

@@ -1,5 +1,6 @@
 //! Doom 3 engine decoders and the client on arbitrary bytes: the input is read as a `getInfo`
-//! request and as a reply (`infoResponse` or ETQW's `infoExResponse`, by its header). What
+//! request and as a reply (`infoResponse` in Doom 3's or ETQW's form, or ETQW's
+//! `infoExResponse`, by its header and what follows the challenge). What
 //! decodes re-encodes to bytes that decode and re-encode to the same bytes; the client
 //! session, replayed with the datagram (its challenge written in), ends with a status or an
 //! error, never a panic, and lists every player the reply holds; the responder answers a
@@ -25,6 +26,7 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(reply) = Reply::decode(data) {
         let encode = |reply: &Reply| match reply {
             Reply::Info(r) => r.to_vec(),
+            Reply::EtqwInfo(r) => r.to_vec(),
             Reply::InfoEx(r) => r.to_vec(),
         };
         let bytes = encode(&reply).expect("a decoded reply re-encodes");

@@ -93,12 +93,36 @@ impl Serve {
 
     /// [`Serve::start_with`], serving the state file at `state`.
     fn start_from(state: &Path, protocols: &[&str], options: &[&str]) -> Serve {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_gsq"));
-        command.arg("serve").arg(state);
+        let mut args = Vec::new();
         for protocol in protocols {
-            command.arg(format!("--{protocol}")).arg("127.0.0.1:0");
+            args.extend([format!("--{protocol}"), "127.0.0.1:0".to_owned()]);
         }
-        command.args(options);
+        args.extend(options.iter().map(|o| (*o).to_owned()));
+        Serve::launch_from(state, &args, protocols.len())
+    }
+
+    /// `gsq serve --game <game> 127.0.0.1:0`: the responder of `game`'s protocol, answering as
+    /// that game's servers do.
+    fn start_game(game: &str) -> Serve {
+        Serve::launch(
+            &[
+                "--game".to_owned(),
+                game.to_owned(),
+                "127.0.0.1:0".to_owned(),
+            ],
+            1,
+        )
+    }
+
+    /// `gsq serve` with `args`, once it has printed `listening` addresses.
+    fn launch(args: &[String], listening: usize) -> Serve {
+        Serve::launch_from(&state_file(), args, listening)
+    }
+
+    /// [`Serve::launch`], serving the state file at `state`.
+    fn launch_from(state: &Path, args: &[String], listening: usize) -> Serve {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_gsq"));
+        command.arg("serve").arg(state).args(args);
         let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -119,7 +143,7 @@ impl Serve {
             child,
             addresses: HashMap::new(),
         };
-        while serve.addresses.len() < protocols.len() {
+        while serve.addresses.len() < listening {
             let line = match lines_rx.recv_timeout(SERVE_STARTUP) {
                 Ok(line) => line,
                 Err(mpsc::RecvTimeoutError::Disconnected) => panic!(
@@ -2681,24 +2705,22 @@ fn opengsq_reads_ase() {
     c.finish();
 }
 
-/// gamedig's `doom3` (its Doom 3 engine protocol) against `gsq serve --doom3`. Doom 3 text is
-/// Latin-1, so a character outside it (the name's em dash) goes over the wire as `?`; the
-/// responder lists at most 32 players, as the engine does. gamedig files a player whose ping
-/// is 0 under `bots` (the engine sends no bot flag in Doom 3's layout).
-#[test]
-fn gamedig_reads_doom3() {
-    let serve = Serve::start(&["doom3"]);
-    let address = serve.address("doom3");
-    let Some(reported) = gamedig("doom3", address) else {
-        return;
-    };
+/// `text` as the Doom 3 engine responder sends it: Latin-1, a character outside it (the name's
+/// em dash) as `?`.
+fn doom3_latin1(text: &str) -> String {
+    text.chars()
+        .map(|c| if u32::from(c) <= 0xff { c } else { '?' })
+        .collect()
+}
+
+/// What gamedig's Doom 3 engine protocol reported, compared with the served state: name, map,
+/// password, slots, the players listed (at most 32, as the engine sends), `si_version`, and
+/// each player's name and ping. gamedig files a player whose ping is 0 under `bots` (it reads
+/// ETQW's bot flag too, which the responder never sets). `version` is what gamedig makes of
+/// the protocol version.
+fn compare_gamedig_doom3(c: &mut Comparison, reported: &Value, version: &str) {
     let state = served_state();
-    let latin1 = |text: &str| -> String {
-        text.chars()
-            .map(|c| if u32::from(c) <= 0xff { c } else { '?' })
-            .collect()
-    };
-    let mut c = Comparison::new("gamedig doom3");
+    let latin1 = doom3_latin1;
     c.field("protocol", Some("doom3"), json_str(&reported["protocol"]));
     c.field(
         "name",
@@ -2731,6 +2753,11 @@ fn gamedig_reads_doom3() {
         Some(latin1(&state.version).as_str()),
         json_str(&reported["raw"]["si_version"]),
     );
+    c.field(
+        "raw.protocolVersion",
+        Some(version),
+        json_str(&reported["raw"]["protocolVersion"]),
+    );
     let served = |bots: bool| -> Vec<(String, u64)> {
         listed
             .iter()
@@ -2760,7 +2787,153 @@ fn gamedig_reads_doom3() {
         &reported_list("players"),
     );
     c.list("bots (ping 0)", &served(true), &reported_list("bots"));
+}
+
+/// gamedig's `doom3` (its Doom 3 engine protocol) against `gsq serve --doom3`.
+#[test]
+fn gamedig_reads_doom3() {
+    let serve = Serve::start(&["doom3"]);
+    let Some(reported) = gamedig("doom3", serve.address("doom3")) else {
+        return;
+    };
+    let mut c = Comparison::new("gamedig doom3");
+    compare_gamedig_doom3(&mut c, &reported, "1.41");
     c.finish();
+}
+
+/// gamedig's `quake4` against `gsq serve --game quake4`: Quake 4's layout, each player with a
+/// clan tag (empty: the state has none), which gamedig reads when Doom 3's layout fails.
+#[test]
+fn gamedig_reads_quake4() {
+    let serve = Serve::start_game("quake4");
+    let Some(reported) = gamedig("quake4", serve.address("doom3")) else {
+        return;
+    };
+    let mut c = Comparison::new("gamedig quake4");
+    compare_gamedig_doom3(&mut c, &reported, "2.85");
+    let players = reported["players"].as_array().cloned().unwrap_or_default();
+    let clans: Vec<&str> = players
+        .iter()
+        .filter_map(|p| json_str(&p["raw"]["clantag"]))
+        .collect();
+    c.field(
+        "every player's clan tag (Quake 4's layout read)",
+        vec![""; players.len()],
+        clans,
+    );
+    c.finish();
+}
+
+/// gamedig's `etqw` against `gsq serve --game etqw`: ETQW's `infoResponse`, the challenge then
+/// `FF FF FF FF`, the version and the size. gamedig 5.3.3 reads the `FF FF FF FF` as the
+/// protocol version (`-1.65535`: its shift is signed) and the real version and size as one
+/// more pair of junk keys before the real ones: a bug of gamedig's (qstat and opengsq read the
+/// version after the marker), modelled here. Name, map, slots and players agree.
+#[test]
+fn gamedig_reads_etqw() {
+    let serve = Serve::start_game("etqw");
+    let Some(reported) = gamedig("etqw", serve.address("doom3")) else {
+        return;
+    };
+    let mut c = Comparison::new("gamedig etqw");
+    compare_gamedig_doom3(&mut c, &reported, "-1.65535");
+    c.field(
+        "raw.gamename",
+        Some("baseETQW-1"),
+        json_str(&reported["raw"]["gamename"]),
+    );
+    c.finish();
+}
+
+/// What opengsq reports for Latin-1 text the Doom 3 engine responder sent: it decodes every
+/// string as UTF-8 dropping what does not decode, so every non-ASCII Latin-1 character is
+/// lost (see `as_opengsq_decodes`).
+fn as_opengsq_decodes_latin1(text: &str) -> String {
+    let sent = doom3_latin1(text);
+    let bytes = TextEncoding::Latin1
+        .encode(&sent)
+        .unwrap_or_else(|| panic!("{sent:?} is not Latin-1 text"));
+    String::from_utf8_lossy(&bytes).replace('\u{fffd}', "")
+}
+
+/// opengsq's Doom 3 protocol against `gsq serve` in each game's layout: the pairs (name, map,
+/// slots, password), its version, and the players, as `(id, name, ping)`.
+///
+/// opengsq reads the whole record of a player before it looks at the id, the end marker (32)
+/// included, and gives up on a layout that runs past the reply: after Doom 3's end marker
+/// only the 4-byte OS mask follows (as real Doom 3 servers send it), shorter than the ping and
+/// rate it reads there, so every layout fails and opengsq reports no players for any Doom 3
+/// server that sends the mask alone. That bug of opengsq's is modelled: no players for Doom 3.
+/// Quake 4's 5 bytes after the mask and ETQW's server fields are long enough.
+#[test]
+fn opengsq_reads_doom3_quake4_and_etqw() {
+    let state = served_state();
+    let listed = &state.players[..state.players.len().min(32)];
+    let players: Vec<(u64, String, u64)> = listed
+        .iter()
+        .enumerate()
+        .map(|(id, p)| {
+            (
+                id as u64,
+                as_opengsq_decodes_latin1(&p.name),
+                u64::from(p.ping),
+            )
+        })
+        .collect();
+    for (game, version, game_name, players) in [
+        (None, "1.41", "baseDOOM-1", Vec::new()),
+        (Some("quake4"), "2.85", "Q4MP", players.clone()),
+        (Some("etqw"), "10.21", "baseETQW-1", players.clone()),
+    ] {
+        let serve = match game {
+            Some(game) => Serve::start_game(game),
+            None => Serve::start(&["doom3"]),
+        };
+        let Some(reported) = opengsq("doom3", serve.address("doom3")) else {
+            return;
+        };
+        let mut c = Comparison::new(&format!("opengsq Doom3 ({})", game.unwrap_or("doom3")));
+        let info = &reported["info"];
+        let decoded = as_opengsq_decodes_latin1;
+        c.field(
+            "si_name",
+            Some(decoded(&state.name)),
+            json_str(&info["si_name"]).map(str::to_owned),
+        );
+        c.field(
+            "si_map",
+            Some(decoded(&state.map)),
+            json_str(&info["si_map"]).map(str::to_owned),
+        );
+        c.field(
+            "si_maxPlayers",
+            Some(state.max_players.to_string()),
+            json_str(&info["si_maxPlayers"]).map(str::to_owned),
+        );
+        c.field(
+            "si_usepass",
+            Some(if state.password { "1" } else { "0" }),
+            json_str(&info["si_usepass"]),
+        );
+        c.field("gamename", Some(game_name), json_str(&info["gamename"]));
+        c.field("version", Some(version), json_str(&info["version"]));
+        let read: Vec<(u64, String, u64)> = reported["players"]
+            .as_array()
+            .map(|list| {
+                list.iter()
+                    .map(|p| {
+                        (
+                            p["id"].as_u64().unwrap_or(u64::MAX),
+                            json_str(&p["name"]).unwrap_or("?").to_owned(),
+                            p["ping"].as_u64().unwrap_or(u64::MAX),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        c.list("players (id, name, ping)", &players, &read);
+        c.finish();
+    }
 }
 
 /// gamedig's `unrealtournament2004` (its Unreal 2 protocol) against `gsq serve --unreal2`:

@@ -236,9 +236,9 @@ fn qstat_reads_every_family_it_speaks_as_served() {
 }
 
 /// The Doom 3 engine in the layouts qstat reads from `getInfo`: Doom 3's (`-dm3s`, and Prey's
-/// `-preys`, the same layout) and Quake 4's (`-q4s`, `gsq serve --game quake4`). ETQW is not
-/// here: qstat reads ETQW's answer to `getInfo` in a form of its own (`infoResponse`, then
-/// `FF FF FF FF` and a size), which the responder does not send yet.
+/// `-preys`, the same layout), Quake 4's (`-q4s`, `gsq serve --game quake4`) and ETQW's
+/// (`-etqws`, `gsq serve --game etqw`: its `infoResponse` with `FF FF FF FF`, the version and a
+/// size after the challenge, the players without a rate, with a clan tag and a bot flag).
 #[test]
 fn qstat_reads_the_doom3_engine_layouts_as_served() {
     let Some(qstat) = qstat() else { return };
@@ -253,8 +253,18 @@ fn qstat_reads_the_doom3_engine_layouts_as_served() {
         &["--game", "quake4", "127.0.0.1:0"],
         &["doom3"],
     );
+    let etqw = Server::start(
+        StateDir::new("toml", STATE),
+        &["--game", "etqw", "127.0.0.1:0"],
+        &["doom3"],
+    );
     let mut found = Vec::new();
-    for (server, qstat_type) in [(&doom3, "dm3s"), (&doom3, "preys"), (&quake4, "q4s")] {
+    for (server, qstat_type) in [
+        (&doom3, "dm3s"),
+        (&doom3, "preys"),
+        (&quake4, "q4s"),
+        (&etqw, "etqws"),
+    ] {
         let family = Family {
             serve: "doom3",
             qstat: qstat_type,

@@ -14,6 +14,7 @@ use query_net::service::Service;
 use query_net::state::{PlayerState, RuleValue, ServerState, SharedState};
 use query_net::{replay, Options, Protocol, QueryError, ServerStatus};
 use query_specs::doom3::Reply;
+use query_wire::Encode;
 use tokio::net::UdpSocket;
 use tokio_util::sync::CancellationToken;
 
@@ -202,7 +203,10 @@ fn quake4_and_etqw_replies_use_their_layouts() {
     }
 
     let (status, reply) = round_trip(Doom3Config::of(Layout::Etqw), state());
-    assert!(reply.starts_with(b"\xff\xffinfoExResponse\0"));
+    assert!(reply.starts_with(b"\xff\xffinfoResponse\0"));
+    assert_eq!(&reply[19..23], b"\xff\xff\xff\xff");
+    assert!(matches!(Reply::decode(&reply), Ok(Reply::EtqwInfo(_))));
+    assert_eq!(status.raw["form"], "infoResponse");
     assert_eq!(status.raw["layout"], "etqw");
     assert_eq!(status.raw["version"], "10.21");
     assert_eq!(status.raw["server_type"]["type"], "regular");
@@ -328,4 +332,86 @@ fn replay_writes_the_challenge_into_captured_replies() {
     let status =
         replay::status_from_replies(Protocol::Doom3, target(), &reply, &options()).unwrap();
     assert_eq!(status.num_players, 2);
+}
+
+/// ETQW's answer to `getInfo` as qstat, gamedig and opengsq describe it (no capture holds
+/// one; the fixture `doom3/etqw_info_response.hex`): the header, the challenge `PiNG`,
+/// `FF FF FF FF`, protocol 10.21, the size of the rest, the pairs, two players (a human with
+/// a clan tag, a bot), the id 32, the OS mask, ranked, 600,000 ms left, game state 2, a
+/// regular server with 3 clients waiting; no statistics.
+fn etqw_info_response() -> Vec<u8> {
+    let text = include_str!("../../specs/fixtures/doom3/etqw_info_response.hex");
+    text.split_whitespace()
+        .map(|byte| u8::from_str_radix(byte, 16).unwrap())
+        .collect()
+}
+
+#[test]
+fn etqw_info_response_reads_as_described() {
+    let reply = etqw_info_response();
+    let Ok(Reply::EtqwInfo(decoded)) = Reply::decode(&reply) else {
+        panic!("{:?}", Reply::decode(&reply));
+    };
+    assert_eq!(&decoded.challenge, b"PiNG");
+    assert_eq!(decoded.body.stats, None);
+    // Re-encoded, the declared keys go first, under their first name: the same reply.
+    let again = decoded.to_vec().unwrap();
+    assert_eq!(
+        Reply::decode(&again).unwrap(),
+        Reply::EtqwInfo(decoded.clone())
+    );
+
+    let status = replay::status_from_replies(
+        Protocol::Doom3,
+        target(),
+        std::slice::from_ref(&reply),
+        &options(),
+    )
+    .unwrap();
+    assert_eq!(status.name, "Quake Wars");
+    assert_eq!(status.raw["hostname"], "^3Quake ^7Wars");
+    assert_eq!(status.map.as_deref(), Some("maps/valley.entities"));
+    assert_eq!(status.game_type.as_deref(), Some("sdGameRulesCampaign"));
+    assert_eq!((status.num_players, status.max_players), (2, 24));
+    assert_eq!(status.password, Some(true));
+    let players: Vec<_> = status
+        .players
+        .iter()
+        .map(|p| {
+            (
+                p.id,
+                p.name.as_str(),
+                p.ping,
+                p.extra.get("clan").map(String::as_str),
+            )
+        })
+        .collect();
+    assert_eq!(
+        players,
+        [
+            (Some(0), "Grunt", Some(48), Some("[TAG]")),
+            (Some(5), "Boté", Some(0), None)
+        ]
+    );
+    assert_eq!(status.players[1].extra["bot"], "1");
+    assert!(status.players[0].extra.get("bot").is_none());
+    assert_eq!(status.players[0].team, None);
+    assert_eq!(status.raw["layout"], "etqw");
+    assert_eq!(status.raw["form"], "infoResponse");
+    assert_eq!(status.raw["version"], "10.21");
+    assert_eq!(status.raw["ranked"], true);
+    assert_eq!(status.raw["time_left_ms"], 600_000);
+    assert_eq!(status.raw["game_state"], 2);
+    assert_eq!(status.raw["server_type"]["interested_clients"], 3);
+    assert!(status.raw.get("task_id").is_none());
+
+    // Every cut is an error inside the input, never a panic or a shorter reply.
+    for len in 0..reply.len() {
+        let error = Reply::decode(&reply[..len]).expect_err("a cut reply");
+        assert!(error.offset() <= len, "{len}: {error}");
+    }
+    // A size that does not count the rest is refused.
+    let mut wrong = reply.clone();
+    wrong[27] += 1;
+    assert!(Reply::decode(&wrong).is_err());
 }

@@ -7,15 +7,21 @@
 //!   protocol version (`major << 16 | minor`: Doom 3 1.41, Quake 4 2.85), NUL-separated
 //!   `key\0value\0` pairs ended by an empty pair ([`Info`]), then players until the id 32, then
 //!   the OS mask and, on Quake 4, bytes it adds ([`InfoResponse::tail`]).
-//! - [`InfoExResponse`] (ETQW): `FF FF infoExResponse\0`, a task id, the challenge, the
-//!   version, the size of the rest, the same pairs, players in ETQW's layout, the OS mask,
-//!   ranked, time left, game state, server type and what that type adds, then per-player
-//!   statistics ([`EtqwStats`]) until the id 32.
+//! - [`EtqwInfoResponse`] (ETQW's answer to `getInfo`): `FF FF infoResponse\0`, the
+//!   challenge, `FF FF FF FF` ([`ETQW_MARKER`]), the version, the size of the rest, then
+//!   [`EtqwBody`]: the same pairs, players in ETQW's layout, the OS mask, ranked, time left,
+//!   game state, server type and what that type adds, and per-player statistics
+//!   ([`EtqwStats`]) until the id 32 when the server sends them. The form qstat (`-etqws`),
+//!   gamedig and opengsq read; told from Doom 3's by the marker, where Doom 3's version goes.
+//! - [`InfoExResponse`] (ETQW's answer to `getInfoEx`, as captured): `FF FF infoExResponse\0`,
+//!   a task id, the challenge, the version, the size of the rest, then the same [`EtqwBody`].
 //!
 //! The player layout is chosen by the game ([`Layout`]): Doom 3 and Prey `id ping rate name`,
 //! Quake 4 adds a clan tag, ETQW `id ping name clan-position clan bot`. Real servers say which
 //! only through the protocol version's major number (1 Doom 3 and Prey, 2 Quake 4) and ETQW
-//! through its own header, so [`Layout::of_version`] decides from the version.
+//! through its own forms, so [`Layout::of_version`] decides from the version. ETQW's layout is
+//! that of protocol 10.20 and later (1.5); older ETQW servers (10.15 to 10.19 with a rate,
+//! before 10.17 without a clan tag, the 13.x betas with a one-bit bot flag) are not read.
 //!
 //! Text is Latin-1 ([`ENCODING`]) with Quake 3 style colour codes (`^1`), which
 //! [`strip_colours`](crate::quake3::strip_colours) removes.
@@ -35,6 +41,10 @@ pub const GETINFO_MAGIC: &[u8] = b"\xff\xffgetInfo\0";
 pub const INFO_HEADER: &[u8] = b"\xff\xffinfoResponse\0";
 /// The header of an ETQW reply.
 pub const INFO_EX_HEADER: &[u8] = b"\xff\xffinfoExResponse\0";
+
+/// What follows the challenge in ETQW's `infoResponse`, where Doom 3's and Quake 4's replies
+/// carry their version (which is never `0xFFFFFFFF`).
+pub const ETQW_MARKER: &[u8; 4] = b"\xff\xff\xff\xff";
 
 /// The id that ends a player list: no player has it (32 slots, 0 to 31).
 pub const END_OF_PLAYERS: u8 = 32;
@@ -160,6 +170,30 @@ pub struct InfoResponse<'a> {
     pub tail: &'a [u8],
 }
 
+/// [`ETQW_MARKER`], the 4 bytes between the challenge and the version of ETQW's
+/// `infoResponse`. Strict: a reply without them is not in this form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Wire, Serialize)]
+#[wire(magic = ETQW_MARKER)]
+pub struct EtqwMarker {}
+
+/// ETQW's answer to `getInfo`: Doom 3's header and challenge, then [`ETQW_MARKER`], the
+/// version and the size of the rest, then ETQW's [`EtqwBody`].
+#[derive(Debug, Clone, PartialEq, Wire, Serialize)]
+#[wire(endian = "little", magic = INFO_HEADER)]
+pub struct EtqwInfoResponse<'a> {
+    /// The request's challenge echoed.
+    pub challenge: [u8; 4],
+    /// `FF FF FF FF`.
+    #[wire(range)]
+    #[serde(skip)]
+    pub marker: EtqwMarker,
+    /// The protocol version, `major << 16 | minor` (10.21).
+    pub version: u32,
+    /// The size of everything after this field.
+    #[wire(len(prefix = u32))]
+    pub body: EtqwBody<'a>,
+}
+
 /// An ETQW player's statistics, after the server block.
 #[derive(Debug, Clone, PartialEq, Wire, Serialize)]
 #[wire(endian = "little")]
@@ -212,7 +246,7 @@ pub struct InfoExResponse<'a> {
     pub body: EtqwBody<'a>,
 }
 
-/// What an ETQW reply's size counts.
+/// What an ETQW reply's size counts (both forms).
 #[derive(Debug, Clone, PartialEq, Wire, Serialize)]
 #[wire(endian = "little")]
 pub struct EtqwBody<'a> {
@@ -234,29 +268,48 @@ pub struct EtqwBody<'a> {
     pub game_state: u8,
     /// The server type and its fields.
     pub server_type: ServerType,
-    /// Each player's statistics, until the id 32.
-    #[wire(until = END_OF_PLAYERS, max_count = 32)]
-    pub stats: Vec<EtqwStats<'a>>,
+    /// Each player's statistics, until the id 32: every captured `infoExResponse` has them;
+    /// an `infoResponse` may end before them (lenient: the clients that read that form stop
+    /// at the server type).
+    #[wire(trailing, until = END_OF_PLAYERS, max_count = 32)]
+    pub stats: Option<Vec<EtqwStats<'a>>>,
 }
 
-/// Either reply, told by its header.
+/// A reply in any of the three forms, told by its header and what follows the challenge.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Reply<'a> {
     /// Doom 3, Quake 4, Prey.
     Info(InfoResponse<'a>),
-    /// ETQW.
+    /// ETQW's `infoResponse`.
+    EtqwInfo(EtqwInfoResponse<'a>),
+    /// ETQW's `infoExResponse`.
     InfoEx(InfoExResponse<'a>),
 }
 
 impl<'a> Reply<'a> {
-    /// Decodes one datagram: `infoExResponse` as ETQW's, anything else as `infoResponse`.
+    /// Decodes one datagram: `infoExResponse` as ETQW's, an `infoResponse` with
+    /// [`ETQW_MARKER`] where the others' version goes as ETQW's, anything else as Doom 3's
+    /// `infoResponse`.
     pub fn decode(datagram: &'a [u8]) -> Result<Self> {
         let mut r = Reader::new(datagram);
         if datagram.starts_with(INFO_EX_HEADER) {
             InfoExResponse::decode_exact(&mut r, ()).map(Reply::InfoEx)
+        } else if datagram.starts_with(INFO_HEADER)
+            && datagram.get(EtqwInfoResponse::MARKER_RANGE) == Some(&ETQW_MARKER[..])
+        {
+            EtqwInfoResponse::decode_exact(&mut r, ()).map(Reply::EtqwInfo)
         } else {
             InfoResponse::decode_exact(&mut r, ()).map(Reply::Info)
+        }
+    }
+
+    /// ETQW's part after the size, in either ETQW form.
+    pub fn etqw(&self) -> Option<&EtqwBody<'a>> {
+        match self {
+            Reply::Info(_) => None,
+            Reply::EtqwInfo(r) => Some(&r.body),
+            Reply::InfoEx(r) => Some(&r.body),
         }
     }
 
@@ -264,6 +317,7 @@ impl<'a> Reply<'a> {
     pub fn info(&self) -> &Info<'a> {
         match self {
             Reply::Info(r) => &r.info.0,
+            Reply::EtqwInfo(r) => &r.body.info.0,
             Reply::InfoEx(r) => &r.body.info.0,
         }
     }
@@ -272,6 +326,7 @@ impl<'a> Reply<'a> {
     pub fn players(&self) -> &[Player<'a>] {
         match self {
             Reply::Info(r) => &r.players,
+            Reply::EtqwInfo(r) => &r.body.players,
             Reply::InfoEx(r) => &r.body.players,
         }
     }
@@ -280,6 +335,7 @@ impl<'a> Reply<'a> {
     pub fn challenge(&self) -> [u8; 4] {
         match self {
             Reply::Info(r) => r.challenge,
+            Reply::EtqwInfo(r) => r.challenge,
             Reply::InfoEx(r) => r.challenge,
         }
     }
@@ -288,6 +344,7 @@ impl<'a> Reply<'a> {
     pub fn version(&self) -> u32 {
         match self {
             Reply::Info(r) => r.version,
+            Reply::EtqwInfo(r) => r.version,
             Reply::InfoEx(r) => r.version,
         }
     }

@@ -1,6 +1,6 @@
 """Queries one server with opengsq and prints what opengsq reports, as JSON, on stdout.
 
-    python opengsq_query.py samp|gamespy1|a2s|quake3|gamespy2|gamespy3|gamespy4|ase|unreal2|battlefield|teamspeak3 <host> <port>
+    python opengsq_query.py samp|gamespy1|a2s|quake3|gamespy2|gamespy3|gamespy4|ase|doom3|unreal2|battlefield|teamspeak3 <host> <port>
 
 The output holds opengsq's own results, converted to JSON without interpretation:
 - samp: {"status": Status, "rules": ..., "players": [Player]} from get_status, get_rules and
@@ -26,6 +26,9 @@ The output holds opengsq's own results, converted to JSON without interpretation
 - gamespy4: {"info": ..., "players": [...], "teams": [...]} from GameSpy4's get_status
   (GameSpy 3 with the challenge, as Minecraft's query).
 - ase: the Status dataclass from ASE's get_status (the All-Seeing Eye), players included.
+- doom3: {"info": ..., "players": [...]} from Doom3's get_status (colour codes stripped, its
+  default): the pairs plus its "version", and each player's fields in the first layout
+  opengsq manages to read (Doom 3's, Quake 4's, then ETQW's).
 - unreal2: {"details": ..., "rules": ..., "players": ...} from Unreal2's get_details (the
   Status dataclass), get_rules and get_players, each with opengsq's default colour stripping.
   Each is {"value": what opengsq returned} or, where opengsq raised, {"error": "Type: message"}:
@@ -51,6 +54,7 @@ import os
 from opengsq.protocols import (
     ASE,
     Battlefield,
+    Doom3,
     GameSpy1,
     GameSpy2,
     GameSpy3,
@@ -142,6 +146,12 @@ async def query_ase(host: str, port: int) -> dict:
     return dataclasses.asdict(await eye.get_status())
 
 
+async def query_doom3(host: str, port: int) -> dict:
+    doom3 = Doom3(host=host, port=port, timeout=TIMEOUT_SECONDS)
+    status = await doom3.get_status()
+    return {"info": status.info, "players": status.players}
+
+
 async def query_unreal2(host: str, port: int) -> dict:
     unreal2 = Unreal2(host=host, port=port, timeout=TIMEOUT_SECONDS)
 
@@ -191,6 +201,7 @@ QUERIES = {
     "gamespy3": query_gamespy3,
     "gamespy4": query_gamespy4,
     "ase": query_ase,
+    "doom3": query_doom3,
     "unreal2": query_unreal2,
     "battlefield": query_battlefield,
     "teamspeak3": query_teamspeak3,

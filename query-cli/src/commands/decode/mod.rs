@@ -806,8 +806,9 @@ fn decode_fivem(datagram: &Datagram, forced: Option<PacketKind>) -> Outcome<Deco
     )
 }
 
-/// A Doom 3 engine `getInfo` request or reply (`infoResponse`, ETQW's `infoExResponse`), its
-/// text read in `encoding`: decoded as Latin-1 and every string read again.
+/// A Doom 3 engine `getInfo` request or reply (`infoResponse` in Doom 3's or ETQW's form,
+/// ETQW's `infoExResponse`), its text read in `encoding`: decoded as Latin-1 and every string
+/// read again.
 fn decode_doom3(
     datagram: &Datagram,
     forced: Option<PacketKind>,

@@ -5,7 +5,8 @@
 //!
 //! Sends `FF FF getInfo\0` and a fresh random 4-byte challenge, and reads the one datagram
 //! that answers it with the specs' [`Reply`]: `infoResponse` (Doom 3, Quake 4, Prey; the
-//! player layout chosen by the protocol version) or ETQW's `infoExResponse`. A
+//! player layout chosen by the protocol version), ETQW's `infoResponse` (`FF FF FF FF`, the
+//! version and a size after the challenge), or ETQW's `infoExResponse`. A
 //! [`SingleReplySession`]: the engine never splits a reply.
 //!
 //! - Strict: a reply that does not echo this query's challenge (a forged or stale one) is
@@ -19,12 +20,9 @@
 //!   raw one in `raw.players`); the rate, Quake 4's and ETQW's clan tag and ETQW's bot flag in
 //!   `extra`; ETQW's statistics joined by slot: the team, the experience points as the score
 //!   (ETQW's scoreboard ranks by them), kills and deaths in `extra`. The protocol version
-//!   (`1.41`), the layout, the OS mask and ETQW's server fields are in `raw`.
+//!   (`1.41`), the layout, the form (`infoResponse` or `infoExResponse`), the OS mask and
+//!   ETQW's server fields are in `raw`.
 //! - Text is decoded in [`Options::encoding`], Latin-1 by default.
-//! - Not yet read: the form qstat, gamedig and opengsq expect from an ETQW server asked with
-//!   `getInfo` (`infoResponse`, the challenge, `FF FF FF FF`, the version, a size, then ETQW's
-//!   body); only `infoExResponse`, ETQW's answer to `getInfoEx` as captured, is read. Such a
-//!   reply is malformed here, and the query fails with its decode error.
 //!
 //! # Responder ([`Doom3Responder`])
 //!
@@ -39,8 +37,8 @@ use std::net::SocketAddr;
 
 use indexmap::IndexMap;
 use query_specs::doom3::{
-    EtqwStats, Player as WirePlayer, Reply, ServerType, ENCODING, GETINFO_MAGIC, INFO_EX_HEADER,
-    INFO_HEADER,
+    EtqwBody, EtqwStats, Player as WirePlayer, Reply, ServerType, ENCODING, GETINFO_MAGIC,
+    INFO_EX_HEADER, INFO_HEADER,
 };
 use query_specs::quake3::strip_colours;
 use query_wire::kv::read_nul_pairs;
@@ -102,6 +100,7 @@ impl ReadReply for Doom3Reader {
 fn pairs_offset(reply: &Reply<'_>) -> usize {
     match reply {
         Reply::Info(_) => INFO_HEADER.len() + 8,
+        Reply::EtqwInfo(_) => INFO_HEADER.len() + 16,
         Reply::InfoEx(_) => INFO_EX_HEADER.len() + 16,
     }
 }
@@ -110,7 +109,7 @@ fn pairs_offset(reply: &Reply<'_>) -> usize {
 fn layout(reply: &Reply<'_>) -> Layout {
     match reply {
         Reply::Info(r) => Layout::of_version(r.version),
-        Reply::InfoEx(_) => Layout::Etqw,
+        Reply::EtqwInfo(_) | Reply::InfoEx(_) => Layout::Etqw,
     }
 }
 
@@ -143,10 +142,10 @@ pub fn status(
     let info = reply.info();
     let raw_hostname = text("si_name").unwrap_or_default();
     let layout = layout(reply);
-    let stats: &[EtqwStats<'_>] = match reply {
-        Reply::InfoEx(r) => &r.body.stats,
-        Reply::Info(_) => &[],
-    };
+    let stats: &[EtqwStats<'_>] = reply
+        .etqw()
+        .and_then(|body| body.stats.as_deref())
+        .unwrap_or_default();
 
     let mut players = Vec::with_capacity(reply.players().len());
     let mut raw_players = Vec::with_capacity(reply.players().len());
@@ -161,6 +160,7 @@ pub fn status(
         "hostname": raw_hostname,
         "version": format!("{}.{}", version >> 16, version & 0xffff),
         "layout": layout,
+        "form": if matches!(reply, Reply::InfoEx(_)) { "infoExResponse" } else { "infoResponse" },
         "players": Value::Array(raw_players),
         "encoding": encoding.name(),
     });
@@ -171,26 +171,10 @@ pub fn status(
                 raw["tail"] = json!(hex(r.tail));
             }
         }
+        Reply::EtqwInfo(r) => etqw_raw(&mut raw, &r.body),
         Reply::InfoEx(r) => {
-            let body = &r.body;
             raw["task_id"] = json!(r.task_id);
-            raw["os_mask"] = json!(body.os_mask);
-            raw["ranked"] = json!(body.ranked);
-            raw["time_left_ms"] = json!(body.time_left);
-            raw["game_state"] = json!(body.game_state);
-            raw["server_type"] = match body.server_type {
-                ServerType::Regular { interested_clients } => {
-                    json!({ "type": "regular", "interested_clients": interested_clients })
-                }
-                ServerType::Tv {
-                    connected_clients,
-                    max_clients,
-                } => json!({
-                    "type": "tv",
-                    "connected_clients": connected_clients,
-                    "max_clients": max_clients,
-                }),
-            };
+            etqw_raw(&mut raw, &r.body);
         }
     }
 
@@ -211,6 +195,27 @@ pub fn status(
         complete: true,
         raw,
     })
+}
+
+/// ETQW's server fields, into `raw`.
+fn etqw_raw(raw: &mut Value, body: &EtqwBody<'_>) {
+    raw["os_mask"] = json!(body.os_mask);
+    raw["ranked"] = json!(body.ranked);
+    raw["time_left_ms"] = json!(body.time_left);
+    raw["game_state"] = json!(body.game_state);
+    raw["server_type"] = match body.server_type {
+        ServerType::Regular { interested_clients } => {
+            json!({ "type": "regular", "interested_clients": interested_clients })
+        }
+        ServerType::Tv {
+            connected_clients,
+            max_clients,
+        } => json!({
+            "type": "tv",
+            "connected_clients": connected_clients,
+            "max_clients": max_clients,
+        }),
+    };
 }
 
 /// One player as the status lists it, and as sent (for `raw`), with ETQW's statistics of its

@@ -3,10 +3,12 @@
 //!
 //! - `getInfo` and a challenge of at least 4 bytes (clients send more: qstat and gamedig
 //!   send `PiNGPoNg\0`) → one datagram echoing its first 4 bytes: Doom 3 and Quake 4 an
-//!   `infoResponse` with their protocol version ([`Doom3Config::version`]), ETQW an
-//!   `infoExResponse` (task id 0; each player's statistics: the state's score as both experience
-//!   points and kills, the team): the layout the `doom3` client and GameQ read, not the
-//!   `infoResponse` form qstat, gamedig and opengsq expect from ETQW.
+//!   `infoResponse` with their protocol version ([`Doom3Config::version`]), ETQW its own
+//!   `infoResponse` (`FF FF FF FF`, the version and the size after the challenge), the form
+//!   qstat, gamedig and opengsq read from ETQW: the server fields (not ranked, no time left,
+//!   playing, a regular server with no one waiting), then each player's statistics (the
+//!   state's score as both experience points and kills, the team), which those clients do not
+//!   read and the `doom3` client does.
 //!   A request with a shorter challenge is dropped: a real server would echo bytes it never
 //!   read.
 //! - The pairs: `si_name`, `si_map`, `si_gameType`, `si_version`, `si_maxPlayers`,
@@ -26,8 +28,8 @@ use std::borrow::Cow;
 use std::net::SocketAddr;
 
 use query_specs::doom3::{
-    EmptyValue, EtqwBody, EtqwStats, GetInfo, Info, InfoExResponse, InfoResponse, Layout, Player,
-    ServerType, ENCODING, INFO_EX_HEADER, INFO_HEADER,
+    EmptyValue, EtqwBody, EtqwInfoResponse, EtqwMarker, EtqwStats, GetInfo, Info, InfoResponse,
+    Layout, Player, ServerType, ENCODING, INFO_HEADER,
 };
 use query_wire::kv::{FromKeyValues, KvBlock};
 use query_wire::{Decode, Encode, Text};
@@ -156,7 +158,8 @@ impl Responder for Doom3Responder {
         let Ok((_, reply)) = built else {
             return Verdict::Dropped(DropReason::Unsupported);
         };
-        let at = challenge_offset(config.layout);
+        // Every layout echoes the challenge right after the header.
+        let at = INFO_HEADER.len();
         let sent = replies.push_with(|buf| {
             let Some(out) = buf.get_mut(..reply.len()) else {
                 return Err(());
@@ -169,14 +172,6 @@ impl Responder for Doom3Responder {
             Ok(()) => Verdict::Answered,
             Err(()) => Verdict::Dropped(DropReason::Unsupported),
         }
-    }
-}
-
-/// Where the challenge sits in a reply of `layout`: after the header (and ETQW's task id).
-fn challenge_offset(layout: Layout) -> usize {
-    match layout {
-        Layout::Etqw => INFO_EX_HEADER.len() + 4,
-        Layout::Doom3 | Layout::Quake4 => INFO_HEADER.len(),
     }
 }
 
@@ -235,9 +230,9 @@ fn encode(
             },
         }
         .to_vec(),
-        Layout::Etqw => InfoExResponse {
-            task_id: 0,
+        Layout::Etqw => EtqwInfoResponse {
             challenge: [0; 4],
+            marker: EtqwMarker {},
             version: config.version,
             body: EtqwBody {
                 info,
@@ -250,7 +245,7 @@ fn encode(
                 server_type: ServerType::Regular {
                     interested_clients: 0,
                 },
-                stats: players.iter().map(|(_, s)| s.clone()).collect(),
+                stats: Some(players.iter().map(|(_, s)| s.clone()).collect()),
             },
         }
         .to_vec(),
