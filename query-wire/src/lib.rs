@@ -36,7 +36,7 @@ pub use int::{Endian, Integer, Number};
 pub use items::Items;
 pub use packed_int::PackedIntValue;
 pub use reader::Reader;
-pub use terminator::Terminator;
+pub use terminator::{AnyOf, Terminator};
 pub use text::{Text, TextEncoding};
 pub use varint::{LengthPrefix, VarIntValue};
 pub use writer::{LengthSlot, Writer};

@@ -511,6 +511,7 @@ pub fn field(attrs: &[Attribute], errors: &mut Errors) -> FieldAttrs {
             }
             FieldKey::Until | FieldKey::Before => {
                 let (end, or_end) = end_options(input, key)?;
+                let end = terminator(end, errors);
                 let consume = key == "until";
                 set_repeat(
                     &mut out.repeat,
@@ -566,7 +567,7 @@ pub fn field(attrs: &[Attribute], errors: &mut Errors) -> FieldAttrs {
             }
             FieldKey::IfNext => {
                 input.parse::<Token![=]>()?;
-                let value: Expr = input.parse()?;
+                let value = terminator(input.parse()?, errors);
                 set(&mut out.if_next, key, value, errors);
             }
             FieldKey::Bits => {
@@ -766,6 +767,55 @@ fn end_options(input: ParseStream<'_>, key: &Ident) -> syn::Result<(Expr, bool)>
     Ok((end, true))
 }
 
+/// A terminator as written: a byte, a byte string or a constant, kept; or a list of byte
+/// strings (`[b"\n", b"\n\0", b"\0"]`), any of which ends the value, made into an
+/// `AnyOf` that writes the first.
+fn terminator(expr: Expr, errors: &mut Errors) -> Expr {
+    let Expr::Array(list) = &expr else {
+        return expr;
+    };
+    if list.elems.len() < 2 {
+        errors.spanning(
+            &expr,
+            "a list of terminators takes two or more, any of which ends the value: \
+             `[b\"\\n\", b\"\\0\"]`; a single one is written without brackets",
+        );
+    }
+    let mut seen: Vec<Vec<u8>> = Vec::new();
+    let mut alternatives = Vec::new();
+    for element in &list.elems {
+        let literal = match element {
+            Expr::Lit(lit) => match &lit.lit {
+                syn::Lit::ByteStr(bytes) => Some(bytes.clone()),
+                syn::Lit::Byte(byte) => Some(syn::LitByteStr::new(&[byte.value()], byte.span())),
+                _ => None,
+            },
+            _ => None,
+        };
+        match &literal {
+            Some(bytes) if bytes.value().is_empty() => errors.spanning(
+                element,
+                "an empty terminator would end the value before its first byte",
+            ),
+            Some(bytes) if seen.contains(&bytes.value()) => {
+                errors.spanning(element, "this terminator is already in the list")
+            }
+            Some(bytes) => seen.push(bytes.value()),
+            None if matches!(element, Expr::Path(_)) => {}
+            None => errors.spanning(
+                element,
+                "a terminator in a list is a byte (`b'\\n'`), a byte string (`b\"\\r\\n\"`) \
+                 or the path of a `&[u8]` constant",
+            ),
+        }
+        alternatives.push(match literal {
+            Some(bytes) => quote::quote!(#bytes as &[u8]),
+            None => quote::quote!(#element as &[u8]),
+        });
+    }
+    syn::parse_quote!(::query_wire::AnyOf([#(#alternatives),*]))
+}
+
 /// A directive that is a bare word.
 /// The options of `until_nul`: none, or `(or_end)`, which lets the end of the input end the
 /// list as the NUL would.
@@ -954,7 +1004,7 @@ fn text_options(
             }
             TextKey::Until => {
                 content.parse::<Token![=]>()?;
-                let value: Expr = content.parse()?;
+                let value = terminator(content.parse()?, errors);
                 set(&mut out.until, &option, value, errors);
             }
             TextKey::Quoted => {

@@ -298,6 +298,22 @@ fn lists_and_text_ended_by_a_byte_string_or_before_a_byte() {
 }
 
 #[test]
+fn text_and_lists_ended_by_any_of_several_byte_strings() {
+    insta::assert_snapshot!(expand(
+        r#"
+        pub struct Request<'a> {
+            #[wire(if_next = [b' ', b'\t'])]
+            pub spaced: Option<Spaced>,
+            #[wire(until([b"\r\n", b'\n'], or_end), bytes(until = [b';', LIST_END]))]
+            pub words: Vec<&'a [u8]>,
+            #[wire(str(until = [b"\n", b"\n\0", b"\0"], or_end, max = 64))]
+            pub challenge: Text<'a>,
+        }
+        "#
+    ));
+}
+
+#[test]
 fn bit_fields_flag_byte_and_ranges() {
     insta::assert_snapshot!(expand(
         r#"
