@@ -16,6 +16,7 @@
 mod codec;
 mod decimal;
 mod derive_support;
+mod encoded;
 mod error;
 mod fill;
 mod int;
@@ -30,6 +31,7 @@ pub mod varint;
 mod writer;
 
 pub use codec::{Decode, Encode};
+pub use encoded::Encoded;
 pub use error::{Error, ErrorKind, PathSegment, Result};
 pub use fill::{Padding, Reserved};
 pub use int::{Endian, Integer, Number};

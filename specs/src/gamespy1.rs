@@ -180,6 +180,15 @@ pub struct Team<'a> {
     pub extra: Vec<(Cow<'a, str>, Cow<'a, str>)>,
 }
 
+/// The pair a responder adds for `\echo\<text>`: the text under `echo`, as the raw bytes it
+/// arrived as, whatever their encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, KeyValues, Serialize)]
+#[kv(encoding = "windows-1252")]
+pub struct Echo<'a> {
+    /// `echo`.
+    pub echo: Option<&'a [u8]>,
+}
+
 /// The part marker every reply datagram carries: `\queryid\X.Y`, and `\final\` on the last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, KeyValues, Serialize)]
 #[kv(encoding = "windows-1252")]
