@@ -411,6 +411,69 @@ impl<'a> Reader<'a> {
         Ok(text)
     }
 
+    /// Takes the bytes before the next `end` and leaves `end` for what follows: the run of
+    /// `\key\value` pairs before a `\queryid\` marker. A missing terminator is
+    /// [`ErrorKind::UnexpectedEnd`] at the end of the input.
+    #[inline]
+    pub fn before_bytes<E: Terminator>(&mut self, end: E, max: Option<usize>) -> Result<&'a [u8]> {
+        let (len, _) = self.until_position(end, max)?;
+        self.bytes(len)
+    }
+
+    /// [`before_bytes`](Reader::before_bytes) as strict UTF-8.
+    #[inline]
+    pub fn before_str<E: Terminator>(&mut self, end: E, max: Option<usize>) -> Result<&'a str> {
+        let (len, _) = self.until_position(end, max)?;
+        self.str_utf8(len)
+    }
+
+    /// [`before_bytes`](Reader::before_bytes) as text in `encoding`.
+    #[inline]
+    pub fn before_text<E: Terminator>(
+        &mut self,
+        end: E,
+        max: Option<usize>,
+        encoding: TextEncoding,
+    ) -> Result<Cow<'a, str>> {
+        let (len, _) = self.until_position(end, max)?;
+        self.text(len, encoding)
+    }
+
+    /// [`before_bytes`](Reader::before_bytes), except that the end of the input ends the
+    /// bytes too.
+    #[inline]
+    pub fn before_or_end_bytes<E: Terminator>(
+        &mut self,
+        end: E,
+        max: Option<usize>,
+    ) -> Result<&'a [u8]> {
+        let (len, _) = self.until_or_end_position(end, max)?;
+        self.bytes(len)
+    }
+
+    /// [`before_or_end_bytes`](Reader::before_or_end_bytes) as strict UTF-8.
+    #[inline]
+    pub fn before_or_end_str<E: Terminator>(
+        &mut self,
+        end: E,
+        max: Option<usize>,
+    ) -> Result<&'a str> {
+        let (len, _) = self.until_or_end_position(end, max)?;
+        self.str_utf8(len)
+    }
+
+    /// [`before_or_end_bytes`](Reader::before_or_end_bytes) as text in `encoding`.
+    #[inline]
+    pub fn before_or_end_text<E: Terminator>(
+        &mut self,
+        end: E,
+        max: Option<usize>,
+        encoding: TextEncoding,
+    ) -> Result<Cow<'a, str>> {
+        let (len, _) = self.until_or_end_position(end, max)?;
+        self.text(len, encoding)
+    }
+
     /// Takes a `"`, the bytes up to the next `"`, and that `"`, returning the bytes between.
     /// A missing opening quote is [`ErrorKind::BadMagic`] at its offset; a missing closing
     /// one is [`ErrorKind::UnexpectedEnd`] at the end of the input.

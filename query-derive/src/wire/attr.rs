@@ -110,7 +110,7 @@ choice! {
     /// An option inside `str(...)` or `bytes(...)`.
     TextKey {
         Prefix = "prefix", Max = "max", Encoding = "encoding", Rest = "rest", Nul = "nul",
-        Until = "until", Quoted = "quoted", OrEnd = "or_end",
+        Until = "until", Before = "before", Quoted = "quoted", OrEnd = "or_end",
     }
     |found| format!("unknown option `{found}`, expected one of: {}", TextKey::listed())
 }
@@ -248,9 +248,12 @@ pub struct TextAttr {
     pub nul: Option<Spanned<()>>,
     /// `until = b' '`: the text ends at the given byte.
     pub until: Option<Spanned<Expr>>,
+    /// `before = b"\\x"`: the text ends where the given bytes start, which are left for the
+    /// next field.
+    pub before: Option<Spanned<Expr>>,
     /// `quoted`: the text is between two `"`.
     pub quoted: Option<Spanned<()>>,
-    /// `or_end` with `until`: the end of the input ends the text too.
+    /// `or_end` with `until` or `before`: the end of the input ends the text too.
     pub or_end: Option<Spanned<()>>,
     pub max: Option<Spanned<Expr>>,
     pub encoding: Option<Spanned<Encoding>>,
@@ -1007,6 +1010,11 @@ fn text_options(
                 let value = terminator(content.parse()?, errors);
                 set(&mut out.until, &option, value, errors);
             }
+            TextKey::Before => {
+                content.parse::<Token![=]>()?;
+                let value = terminator(content.parse()?, errors);
+                set(&mut out.before, &option, value, errors);
+            }
             TextKey::Quoted => {
                 flag(&content, &option)?;
                 set(&mut out.quoted, &option, (), errors);
@@ -1026,27 +1034,28 @@ fn text_options(
         out.rest.as_ref().map(|r| r.span),
         out.nul.as_ref().map(|n| n.span),
         out.until.as_ref().map(|u| u.span),
+        out.before.as_ref().map(|b| b.span),
         out.quoted.as_ref().map(|q| q.span),
     ]
     .into_iter()
     .flatten()
     .collect();
-    if let (Some(or_end), None) = (&out.or_end, &out.until) {
+    if let (Some(or_end), None, None) = (&out.or_end, &out.until, &out.before) {
         errors.at(
             or_end.span,
-            "`or_end` applies to `until = ..`: the text ends at its terminator or at the end of \
-             the input",
+            "`or_end` applies to `until = ..` and `before = ..`: the text ends at its terminator \
+             or at the end of the input",
         );
     }
     match ends[..] {
         [] => errors.at(
             key.span(),
-            format!("`{key}` needs `prefix = u8|u16|u32|u64`, `rest`, `nul`, `until = b'..'` or `quoted`"),
+            format!("`{key}` needs `prefix = u8|u16|u32|u64`, `rest`, `nul`, `until = b'..'`, `before = b'..'` or `quoted`"),
         ),
         [_] => {}
         [_, second, ..] => errors.at(
             second,
-            format!("`{key}` takes one of `prefix = ..`, `rest`, `nul`, `until = ..` and `quoted`"),
+            format!("`{key}` takes one of `prefix = ..`, `rest`, `nul`, `until = ..`, `before = ..` and `quoted`"),
         ),
     }
     Ok(out)

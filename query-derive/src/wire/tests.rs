@@ -314,6 +314,26 @@ fn text_and_lists_ended_by_any_of_several_byte_strings() {
 }
 
 #[test]
+fn text_and_numbers_that_leave_their_terminator_to_the_next_field() {
+    insta::assert_snapshot!(expand(
+        r#"
+        pub struct Part<'a> {
+            #[wire(bytes(until = b"\\queryid\\"))]
+            pub pairs: &'a [u8],
+            #[wire(dec(until = b'.'))]
+            pub query_id: u32,
+            #[wire(dec(before = b'\\', or_end, max = 10))]
+            pub part: u32,
+            #[wire(str(before = [b"\r\n", b'\n']))]
+            pub line: &'a str,
+            #[wire(trailing)]
+            pub last: Option<Final>,
+        }
+        "#
+    ));
+}
+
+#[test]
 fn bit_fields_flag_byte_and_ranges() {
     insta::assert_snapshot!(expand(
         r#"
