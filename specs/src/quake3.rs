@@ -609,7 +609,7 @@ mod tests {
         }
         // A challenge that would end early is not written.
         let forged = Request::Info(CommandTail {
-            tail: Some(Tail::Challenge(Text::from_bytes(b"1\02"))),
+            tail: Some(Tail::Challenge(Text::from_bytes(b"1\x002"))),
         });
         assert!(forged.to_vec().is_err());
     }

@@ -72,7 +72,7 @@ fn encoding_writes_the_first_terminator_and_counts_it() {
     assert_eq!(value.to_vec().unwrap(), b"12\n");
     assert_eq!(value.encoded_len(()), 3);
     // A value holding any of the terminators would read back shorter.
-    for bad in [&b"1\02"[..], b"1\n2", b"12\0"] {
+    for bad in [&b"1\x002"[..], b"1\n2", b"12\0"] {
         let err = Challenge {
             text: Text::from_bytes(bad),
         }
