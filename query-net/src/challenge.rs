@@ -1,5 +1,6 @@
 //! Challenges a responder derives from the source address and the time, keeping nothing per
-//! client: the one keyed challenge window A2S and GameSpy 3/4 share.
+//! client: the one keyed challenge window A2S, GameSpy 3/4 and Teeworlds 0.7 share, and the
+//! keyed MAC under it, which OneQuery's tokens and the RCON password check use too.
 //!
 //! A challenge is a keyed MAC (HMAC-SHA256) of the client's IP and port and the number of the
 //! time window; it is accepted in its own window and the one after, so it lives between one and
@@ -33,8 +34,7 @@ use sha2::Sha256;
 /// ```
 #[derive(Clone)]
 pub struct KeyedChallenge {
-    /// HMAC state already keyed with the secret, cloned per challenge instead of re-keying.
-    keyed: Hmac<Sha256>,
+    key: MacKey,
     window: Duration,
     /// Turns the MAC's 32 bits into what the protocol carries.
     shape: fn(i32) -> i32,
@@ -44,19 +44,18 @@ impl KeyedChallenge {
     /// Challenges valid for `window` to twice `window`, from a random secret, carried as the
     /// MAC's low 31 bits (never negative, so never the `-1` of an A2S request that has none).
     pub fn new(window: Duration) -> Self {
-        let mut secret = [0u8; 32];
-        rand::fill(&mut secret);
-        Self::with_secret(window, &secret)
+        Self::keyed(MacKey::random(), window)
     }
 
     /// Challenges from `secret` instead of a random one, so that several responders (one per
     /// core behind one address) accept each other's.
     pub fn with_secret(window: Duration, secret: &[u8; 32]) -> Self {
-        // HMAC is defined for keys of any length, so keying cannot fail.
-        let keyed = <Hmac<Sha256> as KeyInit>::new_from_slice(secret)
-            .expect("HMAC accepts keys of any length");
+        Self::keyed(MacKey::from_secret(secret), window)
+    }
+
+    fn keyed(key: MacKey, window: Duration) -> Self {
         KeyedChallenge {
-            keyed,
+            key,
             window,
             shape: |mac| mac & i32::MAX,
         }
@@ -99,14 +98,11 @@ impl KeyedChallenge {
     /// The challenge of `client` (IP and port: another port of the same IP cannot use it; an
     /// IPv4-mapped address is its IPv4 address) in `window`.
     fn for_window(&self, client: SocketAddr, window: u64) -> i32 {
-        let mut mac = self.keyed.clone();
-        mac.update(&window.to_le_bytes());
-        match client.ip().to_canonical() {
-            IpAddr::V4(v4) => mac.update(&v4.octets()),
-            IpAddr::V6(v6) => mac.update(&v6.octets()),
-        }
-        mac.update(&client.port().to_le_bytes());
-        let digest = mac.finalize().into_bytes();
+        let digest = self.key.digest_address(
+            &window.to_le_bytes(),
+            client.ip(),
+            &client.port().to_le_bytes(),
+        );
         let first = [digest[0], digest[1], digest[2], digest[3]];
         (self.shape)(i32::from_le_bytes(first))
     }
@@ -121,12 +117,74 @@ impl std::fmt::Debug for KeyedChallenge {
     }
 }
 
+/// An HMAC-SHA256 key for what a server derives and later checks instead of keeping it
+/// (challenges, tokens, a password's digest): keyed once, cloned per use instead of re-keyed.
+/// `Debug` never shows it.
+#[derive(Clone)]
+pub(crate) struct MacKey {
+    keyed: Hmac<Sha256>,
+}
+
+impl MacKey {
+    /// A key from a random secret: what a server issued before it restarted is refused.
+    pub(crate) fn random() -> Self {
+        let mut secret = [0u8; 32];
+        rand::fill(&mut secret);
+        Self::from_secret(&secret)
+    }
+
+    /// A key from `secret`, so that several servers accept what each other issued.
+    pub(crate) fn from_secret(secret: &[u8; 32]) -> Self {
+        // HMAC is defined for keys of any length, so keying cannot fail.
+        let keyed = <Hmac<Sha256> as KeyInit>::new_from_slice(secret)
+            .expect("HMAC accepts keys of any length");
+        MacKey { keyed }
+    }
+
+    /// The MAC of `parts`, fed in order.
+    pub(crate) fn digest(&self, parts: &[&[u8]]) -> [u8; 32] {
+        let mut mac = self.keyed.clone();
+        for part in parts {
+            mac.update(part);
+        }
+        mac.finalize().into_bytes().into()
+    }
+
+    /// The MAC of `before`, `ip`'s octets (an IPv4-mapped address as its IPv4 address, so
+    /// that a dual-stack socket binds the same client the same way), then `after`.
+    pub(crate) fn digest_address(&self, before: &[u8], ip: IpAddr, after: &[u8]) -> [u8; 32] {
+        match ip.to_canonical() {
+            IpAddr::V4(v4) => self.digest(&[before, &v4.octets(), after]),
+            IpAddr::V6(v6) => self.digest(&[before, &v6.octets(), after]),
+        }
+    }
+}
+
+impl std::fmt::Debug for MacKey {
+    /// Never shows the secret.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MacKey(<secret>)")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn at(secs: u64) -> SystemTime {
         UNIX_EPOCH + Duration::from_secs(1_700_000_000 + secs)
+    }
+
+    #[test]
+    fn a_challenge_is_the_documented_mac() {
+        // HMAC-SHA256 under [7; 32] of the window number (170,000,000, u64 little-endian), the
+        // IPv4 octets and the port (u16 little-endian): its first four bytes as a signed
+        // little-endian number, computed apart from this code.
+        let challenges = KeyedChallenge::with_secret(Duration::from_secs(10), &[7; 32]);
+        let client: SocketAddr = "192.0.2.1:5000".parse().unwrap();
+        assert_eq!(challenges.issue(client, at(0)), 1_043_963_129);
+        let whole = challenges.shaped(|mac| mac);
+        assert_eq!(whole.issue(client, at(0)), -1_103_520_519);
     }
 
     #[test]

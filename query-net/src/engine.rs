@@ -534,6 +534,18 @@ pub enum Verdict {
     Dropped(DropReason),
 }
 
+impl Verdict {
+    /// The verdict on a request whose replies were pushed with `pushed`: answered, or dropped
+    /// as [`Unsupported`](DropReason::Unsupported) when they could not be encoded within the
+    /// datagram cap.
+    pub fn pushed<T, E>(pushed: Result<T, E>) -> Verdict {
+        match pushed {
+            Ok(_) => Verdict::Answered,
+            Err(_) => Verdict::Dropped(DropReason::Unsupported),
+        }
+    }
+}
+
 /// Why a request got no reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]

@@ -106,25 +106,7 @@ impl Protocol {
 
     /// Every protocol queried with datagrams: [`ALL`](Protocol::ALL) without the TCP ones
     /// ([`is_stream`](Protocol::is_stream)).
-    pub const DATAGRAM: [Protocol; 17] = [
-        Protocol::Sqp,
-        Protocol::OneQuery,
-        Protocol::Samp,
-        Protocol::GameSpy1,
-        Protocol::A2s,
-        Protocol::Quake3,
-        Protocol::Quake2,
-        Protocol::Fivem,
-        Protocol::Doom3,
-        Protocol::GameSpy2,
-        Protocol::GameSpy3,
-        Protocol::MinecraftQuery,
-        Protocol::Bedrock,
-        Protocol::Teeworlds,
-        Protocol::Mumble,
-        Protocol::Ase,
-        Protocol::Unreal2,
-    ];
+    pub const DATAGRAM: [Protocol; DATAGRAM_COUNT] = datagram_protocols();
 
     /// The port servers of the protocol usually answer on, for a target given without one:
     ///
@@ -213,10 +195,37 @@ impl Protocol {
     }
 }
 
+/// How many protocols are queried with datagrams.
+const DATAGRAM_COUNT: usize = {
+    let mut count = 0;
+    let mut i = 0;
+    while i < Protocol::ALL.len() {
+        if !Protocol::ALL[i].is_stream() {
+            count += 1;
+        }
+        i += 1;
+    }
+    count
+};
+
+/// [`Protocol::ALL`] without the stream protocols, in the same order.
+const fn datagram_protocols() -> [Protocol; DATAGRAM_COUNT] {
+    let mut out = [Protocol::Sqp; DATAGRAM_COUNT];
+    let (mut i, mut n) = (0, 0);
+    while i < Protocol::ALL.len() {
+        if !Protocol::ALL[i].is_stream() {
+            out[n] = Protocol::ALL[i];
+            n += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
 impl Protocol {
     /// Whether the protocol runs over TCP (a [`StreamSession`](crate::stream::StreamSession))
     /// rather than datagrams: Minecraft's status ping, Frostbite and TeamSpeak 3.
-    pub fn is_stream(self) -> bool {
+    pub const fn is_stream(self) -> bool {
         matches!(
             self,
             Protocol::Minecraft | Protocol::Frostbite | Protocol::TeamSpeak3

@@ -1,6 +1,7 @@
 //! What a responder derives from one state snapshot, kept until the state changes: one cache
 //! every responder uses, so that a reply costs a copy of bytes encoded once, not an encode.
 
+use std::convert::Infallible;
 use std::sync::Arc;
 
 use crate::state::{ServerState, SharedState};
@@ -82,6 +83,19 @@ impl<T, K: PartialEq> SnapshotCache<T, K> {
         Ok((&built.snapshot, &mut built.value))
     }
 
+    /// [`get`](SnapshotCache::get) with a `build` that cannot fail.
+    pub fn get_infallible(
+        &mut self,
+        state: &SharedState,
+        key: K,
+        build: impl FnOnce(&ServerState, Option<T>) -> T,
+    ) -> (&Arc<ServerState>, &mut T) {
+        let Ok(built) = self.get(state, key, |snapshot, stale| {
+            Ok::<_, Infallible>(build(snapshot, stale))
+        });
+        built
+    }
+
     /// Whether a value is held.
     pub fn is_built(&self) -> bool {
         self.built.is_some()
@@ -137,5 +151,26 @@ mod tests {
         state.update(|s| s.max_players += 1);
         assert!(cache.get(&state, (), |_, _| Err("cannot")).is_err());
         assert!(!cache.is_built());
+    }
+
+    #[test]
+    fn an_infallible_build_runs_once_per_snapshot() {
+        let state = SharedState::new(ServerState::default());
+        let mut cache: SnapshotCache<u32> = SnapshotCache::new();
+        let mut builds = 0;
+        for _ in 0..2 {
+            let (_, players) = cache.get_infallible(&state, (), |snapshot, _| {
+                builds += 1;
+                snapshot.max_players
+            });
+            assert_eq!(*players, 0);
+        }
+        state.update(|s| s.max_players = 9);
+        let (snapshot, players) = cache.get_infallible(&state, (), |snapshot, stale| {
+            builds += 1;
+            assert_eq!(stale, Some(0));
+            snapshot.max_players
+        });
+        assert_eq!((*players, snapshot.max_players, builds), (9, 9, 2));
     }
 }

@@ -1,6 +1,7 @@
 //! What a responder tells the world: the game's state, swappable at any time without blocking
 //! the replies that read it.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -153,6 +154,17 @@ impl fmt::Display for RuleValue {
     }
 }
 
+impl RuleValue {
+    /// The value as the text protocols send it: text as it is, numbers and flags as their
+    /// [`Display`](fmt::Display) form (`true`, `42`, `1.5`).
+    pub fn as_text(&self) -> Cow<'_, str> {
+        match self {
+            RuleValue::Text(text) => Cow::Borrowed(text),
+            other => Cow::Owned(other.to_string()),
+        }
+    }
+}
+
 impl From<&str> for RuleValue {
     fn from(s: &str) -> Self {
         RuleValue::Text(s.to_owned())
@@ -231,6 +243,14 @@ impl SharedState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rule_values_go_out_as_text() {
+        assert!(matches!(RuleValue::from("x").as_text(), Cow::Borrowed("x")));
+        assert_eq!(RuleValue::Integer(-3).as_text(), "-3");
+        assert_eq!(RuleValue::Bool(true).as_text(), "true");
+        assert_eq!(RuleValue::Float(1.5).as_text(), "1.5");
+    }
 
     const TOML: &str = r#"
 name = "Sidecar Test"

@@ -458,9 +458,14 @@ pub trait StreamResponder {
     /// Bytes to write now, if any.
     fn poll_transmit(&mut self) -> Option<Vec<u8>>;
     /// When the responder wants [`handle_timeout`](StreamResponder::handle_timeout) called.
-    fn poll_timeout(&self) -> Option<Instant>;
-    /// The deadline from [`poll_timeout`](StreamResponder::poll_timeout) has passed.
-    fn handle_timeout(&mut self, now: Instant);
+    /// By default never: the listener's idle and session timeouts cut a slow peer, which is
+    /// all a responder that answers each request at once needs.
+    fn poll_timeout(&self) -> Option<Instant> {
+        None
+    }
+    /// The deadline from [`poll_timeout`](StreamResponder::poll_timeout) has passed. By
+    /// default nothing happens, as no deadline is asked for.
+    fn handle_timeout(&mut self, _now: Instant) {}
     /// Whether the connection should close (everything to write has been taken).
     fn is_closed(&self) -> bool;
 }

@@ -26,6 +26,7 @@ pub mod mumble;
 pub mod onequery;
 pub mod quake2;
 pub mod quake3;
+mod quake_family;
 pub mod samp;
 pub mod single;
 pub mod sqp;

@@ -41,18 +41,17 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use hmac::{Hmac, KeyInit, Mac};
 use query_specs::rcon::{
     Frame, Packet, AUTH_REFUSED_ID, OVERHEAD, SERVERDATA_AUTH, SERVERDATA_AUTH_RESPONSE,
     SERVERDATA_EXECCOMMAND, SERVERDATA_RESPONSE_VALUE, SIZE_LEN, SOURCE_MAX_SIZE,
 };
 use query_wire::{Decode, Encode};
-use sha2::Sha256;
 use subtle::ConstantTimeEq;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::{frame_len, write_packet, Framing};
+use crate::challenge::MacKey;
 use crate::stream::FrameBuffer;
 use crate::tcp::{serve_connections, ListenerLimits, ListenerStats, READ_CHUNK};
 
@@ -129,7 +128,7 @@ struct Failures {
 /// the length of the password shows in the time an answer takes. An empty password refuses
 /// every attempt (RCON is off, as on srcds).
 pub struct AuthGate {
-    keyed: Hmac<Sha256>,
+    key: MacKey,
     expected: Option<[u8; 32]>,
     policy: LockoutPolicy,
     sources: Mutex<HashMap<IpAddr, Failures>>,
@@ -147,12 +146,8 @@ impl std::fmt::Debug for AuthGate {
 impl AuthGate {
     /// A gate for `password`, locking addresses out as `policy` says.
     pub fn new(password: &str, policy: LockoutPolicy) -> Self {
-        let mut key = [0u8; 32];
-        rand::fill(&mut key);
-        let keyed = <Hmac<Sha256> as KeyInit>::new_from_slice(&key)
-            .expect("HMAC accepts keys of any length");
         let mut gate = AuthGate {
-            keyed,
+            key: MacKey::random(),
             expected: None,
             policy,
             sources: Mutex::new(HashMap::new()),
@@ -164,9 +159,7 @@ impl AuthGate {
     }
 
     fn digest(&self, bytes: &[u8]) -> [u8; 32] {
-        let mut mac = self.keyed.clone();
-        mac.update(bytes);
-        mac.finalize().into_bytes().into()
+        self.key.digest(&[bytes])
     }
 
     /// Whether `ip` is locked out at `now`.

@@ -194,10 +194,7 @@ impl A2sResponder {
         };
         let whole = encoded.reply(wanted);
         if whole.len() <= limit {
-            return match replies.push(whole) {
-                Ok(()) => Verdict::Answered,
-                Err(_) => Verdict::Dropped(DropReason::Unsupported),
-            };
+            return Verdict::pushed(replies.push(whole));
         }
         let verdict = push_parts(whole, id, limit, replies);
         self.next_id = id.wrapping_add(1) & !COMPRESSED_ID;
@@ -237,10 +234,7 @@ impl Responder for A2sResponder {
         let challenge = Reply::Challenge(Challenge {
             challenge: self.challenge(from, now.wall),
         });
-        match replies.push_encoded(&challenge, 0) {
-            Ok(()) => Verdict::Answered,
-            Err(_) => Verdict::Dropped(DropReason::Unsupported),
-        }
+        Verdict::pushed(replies.push_encoded(&challenge, 0))
     }
 }
 

@@ -121,10 +121,7 @@ impl Responder for AseResponder {
             buf[..bytes.len()].copy_from_slice(bytes);
             Ok::<usize, query_wire::Error>(bytes.len())
         });
-        match pushed {
-            Ok(()) => Verdict::Answered,
-            Err(_) => Verdict::Dropped(DropReason::Unsupported),
-        }
+        Verdict::pushed(pushed)
     }
 }
 

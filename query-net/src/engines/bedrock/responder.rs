@@ -14,7 +14,6 @@
 //! once per state snapshot; answering then allocates nothing.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use query_specs::bedrock::{OfflineMagic, ServerId, UnconnectedPing, UnconnectedPong};
 use query_wire::{Decode, Text};
@@ -22,6 +21,7 @@ use query_wire::{Decode, Text};
 use crate::clock::Now;
 use crate::engine::{DropReason, ReplySink, Responder, Verdict};
 use crate::engines::fit::cut_utf8;
+use crate::snapshot::SnapshotCache;
 use crate::state::{ServerState, SharedState};
 
 /// The longest server string a responder sends.
@@ -72,7 +72,8 @@ impl Default for BedrockConfig {
 pub struct BedrockResponder {
     state: SharedState,
     config: BedrockConfig,
-    cached: Option<(Arc<ServerState>, String)>,
+    /// The server string of the current snapshot.
+    server_string: SnapshotCache<String>,
 }
 
 impl BedrockResponder {
@@ -81,18 +82,16 @@ impl BedrockResponder {
         BedrockResponder {
             state,
             config,
-            cached: None,
+            server_string: SnapshotCache::new(),
         }
     }
 
     fn server_string(&mut self) -> &str {
-        let current = self.state.load();
-        let stale = !matches!(&self.cached, Some((snapshot, _)) if Arc::ptr_eq(snapshot, &current));
-        if stale {
-            let text = server_string(&current, &self.config);
-            self.cached = Some((Arc::clone(&current), text));
-        }
-        self.cached.as_ref().map_or("", |(_, text)| text.as_str())
+        let config = &self.config;
+        let (_, text) = self
+            .server_string
+            .get_infallible(&self.state, (), |state, _| server_string(state, config));
+        text
     }
 }
 
@@ -157,9 +156,6 @@ impl Responder for BedrockResponder {
             magic: OfflineMagic {},
             server_id: Text::from_bytes(text.as_bytes()),
         };
-        match replies.push_encoded(&pong, ()) {
-            Ok(()) => Verdict::Answered,
-            Err(_) => Verdict::Dropped(DropReason::Unsupported),
-        }
+        Verdict::pushed(replies.push_encoded(&pong, ()))
     }
 }

@@ -20,7 +20,7 @@ use std::time::Instant;
 use query_specs::fivem::{PlayerEntry, GAME_NAME};
 use serde_json::{json, Map, Value};
 
-use crate::state::{RuleValue, ServerState, SharedState};
+use crate::state::{ServerState, SharedState};
 use crate::stream::StreamResponder;
 
 /// The most bytes a request's head may take.
@@ -98,13 +98,6 @@ impl StreamResponder for FivemHttpResponder {
     fn poll_transmit(&mut self) -> Option<Vec<u8>> {
         self.answer.take()
     }
-
-    /// None of its own: the listener's idle and session timeouts cut a slow request.
-    fn poll_timeout(&self) -> Option<Instant> {
-        None
-    }
-
-    fn handle_timeout(&mut self, _now: Instant) {}
 
     fn is_closed(&self) -> bool {
         self.answered && self.answer.is_none()
@@ -199,11 +192,7 @@ fn dynamic_json(state: &ServerState) -> Value {
 fn info_json(state: &ServerState) -> Value {
     let mut vars = Map::new();
     for (key, value) in &state.rules {
-        let value = match value {
-            RuleValue::Text(t) => t.clone(),
-            other => other.to_string(),
-        };
-        vars.insert(key.clone(), Value::String(value));
+        vars.insert(key.clone(), Value::String(value.as_text().into_owned()));
     }
     vars.insert(
         "sv_maxClients".to_owned(),

@@ -96,10 +96,7 @@ impl Responder for FivemResponder {
             line.encode(&mut w, TextEncoding::Utf8)?;
             Ok::<_, query_wire::Error>(w.position())
         });
-        match sent {
-            Ok(()) => Verdict::Answered,
-            Err(_) => Verdict::Dropped(DropReason::Unsupported),
-        }
+        Verdict::pushed(sent)
     }
 }
 

@@ -201,12 +201,6 @@ impl StreamResponder for FrostbiteResponder {
         }
     }
 
-    fn poll_timeout(&self) -> Option<Instant> {
-        None
-    }
-
-    fn handle_timeout(&mut self, _now: Instant) {}
-
     fn is_closed(&self) -> bool {
         self.closed && self.outbox.is_empty()
     }

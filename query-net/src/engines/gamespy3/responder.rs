@@ -42,7 +42,7 @@ use crate::clock::Now;
 use crate::engine::{DropReason, ReplySink, Responder, Verdict};
 use crate::engines::fit;
 use crate::snapshot::SnapshotCache;
-use crate::state::{RuleValue, ServerState, SharedState};
+use crate::state::{ServerState, SharedState};
 
 /// Players (and teams) past this many are left out: a continued column counts at most 255.
 pub const MAX_ROWS: usize = 255;
@@ -216,10 +216,7 @@ impl Responder for GameSpy3Responder {
         };
         let query = match request {
             Request::Challenge(c) => {
-                return match self.push_challenge(from, c.session_id, now.wall, replies) {
-                    Ok(_) => Verdict::Answered,
-                    Err(_) => Verdict::Dropped(DropReason::Unsupported),
-                };
+                return Verdict::pushed(self.push_challenge(from, c.session_id, now.wall, replies));
             }
             Request::Query(q) => q,
         };
@@ -238,13 +235,11 @@ impl Responder for GameSpy3Responder {
         if !self.config.require_challenge {
             return self.answer(query.session_id, replies);
         }
-        match self.push_challenge(from, query.session_id, now.wall, replies) {
-            Ok(len) => {
-                debug_assert!(len <= MAX_CHALLENGE_REPLY);
-                Verdict::Answered
-            }
-            Err(_) => Verdict::Dropped(DropReason::Unsupported),
-        }
+        let pushed = self.push_challenge(from, query.session_id, now.wall, replies);
+        debug_assert!(pushed
+            .as_ref()
+            .map_or(true, |&len| len <= MAX_CHALLENGE_REPLY));
+        Verdict::pushed(pushed)
     }
 }
 
@@ -406,10 +401,7 @@ fn content(state: &ServerState, config: &GameSpy3Config) -> ReplyContent<'static
         if key.as_bytes().is_empty() || declared.iter().any(|d| d == key.as_bytes()) {
             continue;
         }
-        let rule = match rule {
-            RuleValue::Text(t) => text(t),
-            other => text(&other.to_string()),
-        };
+        let rule = text(&rule.as_text());
         details_bytes += key.as_bytes().len() + rule.as_bytes().len() + 2;
         if details_bytes > MAX_DETAILS_BYTES {
             break;

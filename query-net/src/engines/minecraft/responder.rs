@@ -16,7 +16,6 @@
 //! state has none}, `description` {text: the name}, `enforcesSecureChat: false`. It is built
 //! once per state snapshot.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use query_specs::minecraft_java::{
@@ -27,6 +26,7 @@ use query_specs::minecraft_legacy::{Kick, LegacyStatus, PingHost, PING_1_6_PREFI
 use query_wire::{Decode, Encode, Error};
 use serde_json::json;
 
+use crate::snapshot::SnapshotCache;
 use crate::state::{ServerState, SharedState};
 use crate::stream::{declared_frame_len, FrameBuffer, FrameLen, StreamResponder};
 
@@ -58,7 +58,8 @@ enum Step {
 #[derive(Debug)]
 pub struct JavaResponder {
     state: SharedState,
-    cached: Option<(Arc<ServerState>, String, String)>,
+    /// The status JSON and the legacy status text of the current snapshot.
+    documents: SnapshotCache<(String, String)>,
     step: Step,
     frames: FrameBuffer<Framing>,
     legacy: Vec<u8>,
@@ -71,7 +72,7 @@ impl JavaResponder {
     pub fn new(state: SharedState) -> Self {
         JavaResponder {
             state,
-            cached: None,
+            documents: SnapshotCache::new(),
             step: Step::Handshake,
             frames: FrameBuffer::new(frame_len as Framing, MAX_REQUEST_FRAME),
             legacy: Vec::new(),
@@ -82,15 +83,10 @@ impl JavaResponder {
 
     /// The status JSON and the legacy status text of the current state.
     fn documents(&mut self) -> (&str, &str) {
-        let current = self.state.load();
-        let stale = !matches!(&self.cached, Some((s, _, _)) if Arc::ptr_eq(s, &current));
-        if stale {
-            let (json, legacy) = documents(&current);
-            self.cached = Some((Arc::clone(&current), json, legacy));
-        }
-        self.cached.as_ref().map_or(("", ""), |(_, json, legacy)| {
-            (json.as_str(), legacy.as_str())
-        })
+        let (_, (json, legacy)) = self
+            .documents
+            .get_infallible(&self.state, (), |state, _| documents(state));
+        (json, legacy)
     }
 
     fn close(&mut self) {

@@ -107,10 +107,7 @@ impl Responder for MumbleResponder {
             return Verdict::Dropped(DropReason::Malformed);
         };
         let pong = pong(&self.state.load(), &self.config, ping.ident);
-        match replies.push_encoded(&pong, ()) {
-            Ok(()) => Verdict::Answered,
-            Err(_) => Verdict::Dropped(DropReason::Unsupported),
-        }
+        Verdict::pushed(replies.push_encoded(&pong, ()))
     }
 }
 

@@ -181,7 +181,7 @@ impl Responder for OneQueryResponder {
                     reserved: Reserved,
                 }),
             };
-            return verdict(replies.push_encoded(&reply, ()));
+            return Verdict::pushed(replies.push_encoded(&reply, ()));
         };
         if !self.key.verify(&query.token, from.ip(), now.wall) {
             return Verdict::Dropped(DropReason::BadChallenge);
@@ -196,7 +196,8 @@ impl Responder for OneQueryResponder {
         let allowed = self.access.granted(query.auth_token).contains(needed);
         let state = self.state.load();
         let max = replies.max_datagram().min(MAX_DATAGRAM);
-        verdict(replies.push_with(|buf| {
+        // Only a datagram cap smaller than a BASIC reply fails.
+        Verdict::pushed(replies.push_with(|buf| {
             let end = max.min(buf.len());
             let buf = &mut buf[..end];
             let mut flags = state_flags(&state);
@@ -228,14 +229,6 @@ fn undecodable(datagram: &[u8]) -> DropReason {
 
 /// Where the token of a query ends: magic, type byte, token.
 const TOKEN_END: usize = 8 + 1 + TOKEN_LEN;
-
-fn verdict(pushed: Result<(), query_wire::Error>) -> Verdict {
-    match pushed {
-        Ok(()) => Verdict::Answered,
-        // Only a datagram cap smaller than a BASIC reply gets here.
-        Err(_) => Verdict::Dropped(DropReason::Unsupported),
-    }
-}
 
 fn state_flags(state: &ServerState) -> ReplyFlags {
     let mut flags = ReplyFlags::empty();

@@ -10,9 +10,9 @@
 use std::net::IpAddr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use hmac::{Hmac, KeyInit, Mac};
-use sha2::Sha256;
 use subtle::ConstantTimeEq;
+
+use crate::challenge::MacKey;
 
 /// Length of a token on the wire, as the packet declarations have it.
 pub const TOKEN_LEN: usize = query_specs::onequery::TOKEN_LEN;
@@ -50,24 +50,22 @@ pub fn window_at(wall: SystemTime) -> i32 {
 /// ```
 #[derive(Clone)]
 pub struct TokenKey {
-    /// HMAC state already keyed with the secret, cloned per token instead of re-keying.
-    keyed: Hmac<Sha256>,
+    key: MacKey,
 }
 
 impl TokenKey {
     /// A key with a random secret, as a server makes at start: restarting invalidates tokens.
     pub fn random() -> Self {
-        let mut secret = [0u8; 32];
-        rand::fill(&mut secret);
-        Self::from_secret(&secret)
+        TokenKey {
+            key: MacKey::random(),
+        }
     }
 
     /// A key with a given secret (tests, or several servers that must accept each other's tokens).
     pub fn from_secret(secret: &[u8; 32]) -> Self {
-        // HMAC is defined for keys of any length, so keying cannot fail.
-        let keyed = <Hmac<Sha256> as KeyInit>::new_from_slice(secret)
-            .expect("HMAC accepts keys of any length");
-        TokenKey { keyed }
+        TokenKey {
+            key: MacKey::from_secret(secret),
+        }
     }
 
     /// The token for `client` at the moment `wall`.
@@ -78,13 +76,7 @@ impl TokenKey {
     /// The token for `client` in a given window.
     pub fn token_for_window(&self, window: i32, client: IpAddr) -> Token {
         let window_be = window.to_be_bytes();
-        let mut mac = self.keyed.clone();
-        mac.update(&window_be);
-        match client.to_canonical() {
-            IpAddr::V4(v4) => mac.update(&v4.octets()),
-            IpAddr::V6(v6) => mac.update(&v6.octets()),
-        }
-        let digest = mac.finalize().into_bytes();
+        let digest = self.key.digest_address(&window_be, client, &[]);
 
         let mut token = [0u8; TOKEN_LEN];
         token[..4].copy_from_slice(&window_be);

@@ -13,20 +13,18 @@
 //! The reply is encoded through the specs' declarations once per state snapshot and datagram
 //! cap; each request copies its bytes.
 
-use std::borrow::Cow;
 use std::net::SocketAddr;
 
 use query_specs::quake2::{Dialect, Info, Request, MAX_DATAGRAM};
-use query_specs::quake3::Player;
-use query_wire::kv::{FromKeyValues, KvLine, ToKeyValues};
-use query_wire::{Encode, Text, TextEncoding, Writer};
+use query_wire::kv::KvLine;
+use query_wire::{Encode, TextEncoding, Writer};
 
 use super::DEFAULT_ENCODING;
 use crate::clock::Now;
 use crate::engine::{DropReason, ReplySink, Responder, Verdict};
-use crate::engines::fit;
+use crate::engines::quake_family;
 use crate::snapshot::SnapshotCache;
-use crate::state::{RuleValue, ServerState, SharedState};
+use crate::state::{ServerState, SharedState};
 
 /// Names are cut to this many bytes (Quake 2 allows 15, its mods more).
 pub const MAX_NAME: usize = 32;
@@ -123,10 +121,7 @@ impl Responder for Quake2Responder {
         let Ok((_, reply)) = built else {
             return Verdict::Dropped(DropReason::Unsupported);
         };
-        match replies.push(reply) {
-            Ok(()) => Verdict::Answered,
-            Err(_) => Verdict::Dropped(DropReason::Unsupported),
-        }
+        Verdict::pushed(replies.push(reply))
     }
 }
 
@@ -138,7 +133,7 @@ fn build(
     mut out: Vec<u8>,
 ) -> Result<Vec<u8>, query_wire::Error> {
     let encoding = config.encoding;
-    let text = |s: &str| Cow::Owned(pair_text(s, encoding).into_owned());
+    let text = |s: &str| quake_family::pair_text(s, encoding, MAX_TEXT);
     let non_empty = |s: &str| (!s.is_empty()).then(|| text(s));
     let mut info = Info {
         hostname: Some(text(&state.name)),
@@ -150,26 +145,7 @@ fn build(
         need_pass: Some(u32::from(state.password)),
         ..Info::default()
     };
-    let mut len = info.encoded_len_with(encoding)?;
-    for (key, value) in &state.rules {
-        let key = text(key);
-        if key.is_empty() || <Info<'_> as FromKeyValues<'_>>::declares_key(key.as_bytes()) {
-            continue;
-        }
-        let value = match value {
-            RuleValue::Text(t) => text(t),
-            other => text(&other.to_string()),
-        };
-        let rule = Info {
-            rules: vec![(key, value)],
-            ..Info::default()
-        };
-        len += rule.encoded_len_with(encoding)?;
-        if len > MAX_INFO_BYTES {
-            break;
-        }
-        info.rules.extend(rule.rules);
-    }
+    quake_family::add_rules(&mut info, &state.rules, encoding, MAX_TEXT, MAX_INFO_BYTES)?;
 
     let header = Dialect::Quake2;
     let line = KvLine(info);
@@ -179,13 +155,7 @@ fn build(
     header.encode(&mut w, ())?;
     line.encode(&mut w, encoding)?;
     for p in &state.players {
-        let player = Player {
-            score: p.score,
-            ping: i64::from(p.ping),
-            more: Vec::new(),
-            name: Text(Cow::Owned(name_bytes(&p.name, encoding))),
-            extra: Text::from_bytes(b""),
-        };
+        let player = quake_family::player_line(p, encoding, MAX_NAME);
         let at = out.len();
         let line_len = player.encoded_len(());
         if at + line_len > max {
@@ -204,16 +174,4 @@ fn build(
         ));
     }
     Ok(out)
-}
-
-/// `text` as it can go into a pair in `encoding`: the backslash and the newline, and
-/// characters the encoding cannot represent, become `?`; cut to [`MAX_TEXT`] bytes.
-fn pair_text(text: &str, encoding: TextEncoding) -> Cow<'_, str> {
-    fit::replace_unsendable(fit::cut(text, encoding, MAX_TEXT), encoding, &['\\', '\n'])
-}
-
-/// A player's name in `encoding`, cut to [`MAX_NAME`] bytes, without `"` or newlines.
-fn name_bytes(name: &str, encoding: TextEncoding) -> Vec<u8> {
-    let name = fit::replace_unsendable(fit::cut(name, encoding, MAX_NAME), encoding, &['"', '\n']);
-    encoding.encode_lossy(&name).into_owned()
 }

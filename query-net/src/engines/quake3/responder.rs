@@ -18,21 +18,20 @@
 //! snapshot; each reply encodes them through those declarations (header, settings line with
 //! the challenge first, player lines), sized by their `encoded_len`, and allocates nothing.
 
-use std::borrow::Cow;
 use std::net::SocketAddr;
 
 use query_specs::quake3::{
     Challenge, Info, InfoHeader, Player, Request, StatusHeader, MAX_DATAGRAM,
 };
-use query_wire::kv::{FromKeyValues, KvLine, ToKeyValues};
-use query_wire::{Encode, Text, TextEncoding, Writer};
+use query_wire::kv::KvLine;
+use query_wire::{Encode, TextEncoding, Writer};
 
 use super::DEFAULT_ENCODING;
 use crate::clock::Now;
 use crate::engine::{DropReason, ReplySink, Responder, Verdict};
-use crate::engines::fit;
+use crate::engines::quake_family;
 use crate::snapshot::SnapshotCache;
-use crate::state::{RuleValue, ServerState, SharedState};
+use crate::state::{ServerState, SharedState};
 
 /// Names are cut to this many bytes (Quake 3 allows 36).
 pub const MAX_NAME: usize = 64;
@@ -133,10 +132,7 @@ impl Responder for Quake3Responder {
             Request::Info(_) => sections.info(challenge, max, replies),
             Request::Status(_) => sections.status(challenge, max, replies),
         };
-        match sent {
-            Ok(()) => Verdict::Answered,
-            Err(_) => Verdict::Dropped(DropReason::Unsupported),
-        }
+        Verdict::pushed(sent)
     }
 }
 
@@ -164,7 +160,7 @@ impl Sections {
         players.clear();
         line_lens.clear();
         let encoding = config.encoding;
-        let text = |s: &str| Cow::Owned(pair_text(s, encoding).into_owned());
+        let text = |s: &str| quake_family::pair_text(s, encoding, MAX_TEXT);
         let non_empty = |s: &str| (!s.is_empty()).then(|| text(s));
 
         let server = Info {
@@ -177,32 +173,14 @@ impl Sections {
             need_pass: Some(state.password),
             ..Info::default()
         };
-
-        let mut rules = Vec::with_capacity(state.rules.len());
-        let mut len = server.encoded_len_with(encoding)?;
-        for (key, value) in &state.rules {
-            let key = text(key);
-            if key.is_empty() || <Info<'_> as FromKeyValues<'_>>::declares_key(key.as_bytes()) {
-                continue;
-            }
-            let value = match value {
-                RuleValue::Text(t) => text(t),
-                other => text(&other.to_string()),
-            };
-            let rule = Info {
-                rules: vec![(key, value)],
-                ..Info::default()
-            };
-            len += rule.encoded_len_with(encoding)?;
-            if len > MAX_INFO_BYTES {
-                break;
-            }
-            rules.extend(rule.rules);
-        }
-        let status_info = Info {
-            rules,
-            ..server.clone()
-        };
+        let mut status_info = server.clone();
+        quake_family::add_rules(
+            &mut status_info,
+            &state.rules,
+            encoding,
+            MAX_TEXT,
+            MAX_INFO_BYTES,
+        )?;
         let info_info = Info {
             clients: Some(state.num_players()),
             ..server
@@ -210,13 +188,7 @@ impl Sections {
 
         let mut total = 0;
         for p in &state.players {
-            let player = Player {
-                score: p.score,
-                ping: i64::from(p.ping),
-                more: Vec::new(),
-                name: Text(Cow::Owned(name_bytes(&p.name, encoding))),
-                extra: Text::from_bytes(b""),
-            };
+            let player = quake_family::player_line(p, encoding, MAX_NAME);
             let line_len = player.encoded_len(());
             if total + line_len > MAX_PLAYERS_BYTES {
                 break;
@@ -303,33 +275,5 @@ impl Sections {
             first = false;
         }
         Ok(())
-    }
-}
-
-/// `text` as it can go into a pair in `encoding`: the backslash and the newline, and
-/// characters the encoding cannot represent, become `?`; cut to 255 bytes.
-fn pair_text(text: &str, encoding: TextEncoding) -> Cow<'_, str> {
-    fit::replace_unsendable(fit::cut(text, encoding, MAX_TEXT), encoding, &['\\', '\n'])
-}
-
-/// A player's name in `encoding`, cut to [`MAX_NAME`] bytes, without `"` or newlines.
-fn name_bytes(name: &str, encoding: TextEncoding) -> Vec<u8> {
-    let name = fit::replace_unsendable(fit::cut(name, encoding, MAX_NAME), encoding, &['"', '\n']);
-    encoding.encode_lossy(&name).into_owned()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn text_loses_what_the_format_cannot_carry() {
-        assert_eq!(pair_text("a\\b\nc", DEFAULT_ENCODING), "a?b?c");
-        assert_eq!(name_bytes("\"Ж\"", DEFAULT_ENCODING), b"???");
-        assert_eq!(name_bytes("é", DEFAULT_ENCODING), b"\xe9");
-        assert_eq!(
-            name_bytes(&"x".repeat(100), DEFAULT_ENCODING).len(),
-            MAX_NAME
-        );
     }
 }

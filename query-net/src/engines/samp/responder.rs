@@ -17,7 +17,7 @@ use crate::clock::Now;
 use crate::engine::{DropReason, ReplySink, Responder, Verdict};
 use crate::engines::fit;
 use crate::snapshot::SnapshotCache;
-use crate::state::{RuleValue, ServerState, SharedState};
+use crate::state::{ServerState, SharedState};
 
 use super::{BAD_RCON_PASSWORD, DEFAULT_ENCODING, MAX_LISTED_PLAYERS};
 
@@ -203,10 +203,7 @@ impl SampResponder {
             replies.push_encoded(&Reply { header, body }, ())
         };
         if !bool::from(password.as_bytes().ct_eq(&expected)) {
-            return match line_reply(BAD_RCON_PASSWORD, replies) {
-                Ok(()) => Verdict::Answered,
-                Err(_) => Verdict::Dropped(DropReason::Unsupported),
-            };
+            return Verdict::pushed(line_reply(BAD_RCON_PASSWORD, replies));
         }
         let command = command.decode(encoding);
         let state = self.state.load();
@@ -271,10 +268,7 @@ impl Responder for SampResponder {
                 })
             }
         };
-        match pushed {
-            Ok(()) => Verdict::Answered,
-            Err(_) => Verdict::Dropped(DropReason::Unsupported),
-        }
+        Verdict::pushed(pushed)
     }
 }
 
@@ -428,11 +422,7 @@ fn rule_texts(state: &ServerState) -> Vec<(&str, Cow<'_, str>)> {
         if out[..fields].iter().any(|(field, _)| field == name) {
             continue;
         }
-        let value = match value {
-            RuleValue::Text(text) => Cow::Borrowed(text.as_str()),
-            other => Cow::Owned(other.to_string()),
-        };
-        out.push((name, value));
+        out.push((name, value.as_text()));
     }
     out
 }

@@ -146,10 +146,8 @@ impl Responder for SqpResponder {
                 // Only `from` was given this challenge: the source is not spoofed.
                 replies.mark_proven();
                 let chunks = query.requested & ChunkSet::all();
-                let Ok((snapshot, prepared)) =
-                    self.prepared.get(&self.state, (), |state, stale| {
-                        Ok::<_, std::convert::Infallible>(Prepared::new(state, stale))
-                    });
+                let (snapshot, prepared) =
+                    self.prepared.get_infallible(&self.state, (), Prepared::new);
                 replies.push_with(|buf| {
                     let slot = &mut prepared.fits[usize::from(chunks.bits())];
                     let fit = match *slot {
@@ -167,11 +165,8 @@ impl Responder for SqpResponder {
                 })
             }
         };
-        match pushed {
-            Ok(()) => Verdict::Answered,
-            // Only a datagram cap smaller than the requested chunks' headers gets here.
-            Err(_) => Verdict::Dropped(DropReason::Unsupported),
-        }
+        // Only a datagram cap smaller than the requested chunks' headers gets here.
+        Verdict::pushed(pushed)
     }
 }
 

@@ -302,12 +302,6 @@ impl StreamResponder for Ts3Responder {
         Some(std::mem::take(&mut self.outbox))
     }
 
-    fn poll_timeout(&self) -> Option<Instant> {
-        None
-    }
-
-    fn handle_timeout(&mut self, _now: Instant) {}
-
     fn is_closed(&self) -> bool {
         self.closed && self.outbox.is_empty()
     }

@@ -142,6 +142,16 @@ impl TeeworldsResponder {
         self.tokens.issue(client, wall).cast_unsigned()
     }
 
+    /// The replies of the current snapshot, built for the datagram cap of `replies` and the
+    /// configuration's, whichever is smaller.
+    fn built(&mut self, replies: &ReplySink) -> Result<&Built, query_wire::Error> {
+        let max = self.config.max_datagram.min(replies.max_datagram());
+        let (_, built) = self
+            .built
+            .get(&self.state, max, |state, _| Built::build(state, max))?;
+        Ok(built)
+    }
+
     /// A 0.7 request from `from`: the token reply, or the info reply for a valid token.
     fn handle_seven(
         &mut self,
@@ -157,10 +167,7 @@ impl TeeworldsResponder {
                     server_token: self.token(from, wall),
                     ..spec7::TokenReply::default()
                 });
-                return match replies.push_encoded(&reply, ()) {
-                    Ok(()) => Verdict::Answered,
-                    Err(_) => Verdict::Dropped(DropReason::Unsupported),
-                };
+                return Verdict::pushed(replies.push_encoded(&reply, ()));
             }
             spec7::Request::Info(info) => info,
         };
@@ -173,18 +180,11 @@ impl TeeworldsResponder {
         // Only `from` was given this token: the source is not spoofed.
         replies.mark_proven();
         let server_token = self.token(from, wall);
-        let max = self.config.max_datagram.min(replies.max_datagram());
-        let Ok((_, built)) = self
-            .built
-            .get(&self.state, max, |state, _| Built::build(state, max))
-        else {
+        let Ok(built) = self.built(replies) else {
             return Verdict::Dropped(DropReason::Unsupported);
         };
         let reply = built.seven_reply(info.client_token, server_token, info.token);
-        match replies.push_encoded(&reply, ()) {
-            Ok(()) => Verdict::Answered,
-            Err(_) => Verdict::Dropped(DropReason::Unsupported),
-        }
+        Verdict::pushed(replies.push_encoded(&reply, ()))
     }
 }
 
@@ -416,11 +416,7 @@ impl Responder for TeeworldsResponder {
                 Err(_) => Verdict::Dropped(DropReason::Malformed),
             };
         };
-        let max = self.config.max_datagram.min(replies.max_datagram());
-        let Ok((_, built)) = self
-            .built
-            .get(&self.state, max, |state, _| Built::build(state, max))
-        else {
+        let Ok(built) = self.built(replies) else {
             return Verdict::Dropped(DropReason::Unsupported);
         };
         let token = request.token();
@@ -437,9 +433,6 @@ impl Responder for TeeworldsResponder {
                     })
             }
         };
-        match sent {
-            Ok(()) => Verdict::Answered,
-            Err(_) => Verdict::Dropped(DropReason::Unsupported),
-        }
+        Verdict::pushed(sent)
     }
 }

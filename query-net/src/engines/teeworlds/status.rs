@@ -26,6 +26,24 @@ struct Header<'t> {
     max_clients: u32,
 }
 
+/// The [`Header`] of any reply form: 0.6's `inf3`, DDNet's `iext` and 0.7's info reply declare
+/// these fields under the same names.
+macro_rules! header {
+    ($info:expr) => {
+        Header {
+            version: &$info.version,
+            name: &$info.name,
+            map: &$info.map,
+            game_type: &$info.game_type,
+            flags: $info.flags,
+            num_players: $info.num_players,
+            max_players: $info.max_players,
+            num_clients: $info.num_clients,
+            max_clients: $info.max_clients,
+        }
+    };
+}
+
 /// The status of a 0.6 `inf3` reply, which came back after `rtt`.
 pub(crate) fn from_info(
     target: SocketAddr,
@@ -33,17 +51,7 @@ pub(crate) fn from_info(
     encoding: TextEncoding,
     rtt: Duration,
 ) -> ServerStatus {
-    let header = Header {
-        version: &info.version,
-        name: &info.name,
-        map: &info.map,
-        game_type: &info.game_type,
-        flags: info.flags,
-        num_players: info.num_players,
-        max_players: info.max_players,
-        num_clients: info.num_clients,
-        max_clients: info.max_clients,
-    };
+    let header = header!(info);
     let players = players(&info.clients, encoding);
     let mut status = build(target, &header, players, encoding, rtt, Vec::new());
     status.raw["reply"] = json!("inf3");
@@ -57,17 +65,7 @@ pub(crate) fn from_seven(
     encoding: TextEncoding,
     rtt: Duration,
 ) -> ServerStatus {
-    let header = Header {
-        version: &info.version,
-        name: &info.name,
-        map: &info.map,
-        game_type: &info.game_type,
-        flags: info.flags,
-        num_players: info.num_players,
-        max_players: info.max_players,
-        num_clients: info.num_clients,
-        max_clients: info.max_clients,
-    };
+    let header = header!(info);
     let players = info
         .clients
         .iter()
@@ -124,17 +122,7 @@ pub(crate) fn from_extended(
         .iter()
         .flat_map(|reply| reply.clients().iter().cloned())
         .collect();
-    let header = Header {
-        version: &first.version,
-        name: &first.name,
-        map: &first.map,
-        game_type: &first.game_type,
-        flags: first.flags,
-        num_players: first.num_players,
-        max_players: first.max_players,
-        num_clients: first.num_clients,
-        max_clients: first.max_clients,
-    };
+    let header = header!(first);
     let mut status = build(
         target,
         &header,
