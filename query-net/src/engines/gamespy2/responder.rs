@@ -143,10 +143,7 @@ impl Responder for GameSpy2Responder {
             let cap = max.min(buf.len());
             reply.encode_into_with(&mut buf[..cap], asked)
         });
-        match sent {
-            Ok(()) => Verdict::Answered,
-            Err(_) => Verdict::Dropped(DropReason::Unsupported),
-        }
+        Verdict::pushed(sent)
     }
 }
 
