@@ -71,6 +71,9 @@ printf '\x00\xff\xff\xff\xffTSource Engine Query\x00\x01\x02\x03\x04' \
   >corpus/responders/a2s_info_challenge_request
 printf '\x00\xff\xff\xff\xffU\xff\xff\xff\xff' >corpus/responders/a2s_players_request
 printf '\x00\xff\xff\xff\xffV\x01\x02\x03\x04' >corpus/responders/a2s_rules_request
+# Unreal 2 requests have none either: UT2004's details, UT2003's (and qstat's) everything.
+printf '\x00\x79\x00\x00\x00\x00' >corpus/responders/unreal2_details_request
+printf '\x00\x78\x00\x00\x00\x03' >corpus/responders/unreal2_everything_request
 
 # Quake 3 shapes real and hostile servers send (separator 0x01, then the body or parts, each
 # given the statusResponse header by the target): three numbers before a name, a cut last

@@ -1,6 +1,7 @@
 //! Quake 3 decoders and the client's multi-datagram join on arbitrary bytes. The first byte is
 //! a separator: the rest is read whole as a request (an enum chosen by its variants' magics,
-//! which must re-encode to the same bytes), a `statusResponse` and an
+//! its challenge ended by any of several line ends, which must re-encode to a request that
+//! decodes the same), a `statusResponse` and an
 //! `infoResponse`, then cut at each separator into datagrams, each given the `statusResponse`
 //! header, which the client session joins. Lenient decoding must agree with strict decoding
 //! wherever the latter succeeds, and keep only lines that re-encode; (pair line first or not, duplicates, garbage) with a
@@ -27,13 +28,18 @@ fuzz_target!(|data: &[u8]| {
     let Some((&separator, rest)) = data.split_first() else {
         return;
     };
-    // The request is an enum chosen by its variants' magics: what decodes re-encodes to the
-    // same bytes, starts with the magic it was chosen by, and the router's check agrees.
+    // The request is an enum chosen by its variants' magics, its challenge ended by any of
+    // three line ends or the datagram's end: what decodes re-encodes (a challenge's end as a
+    // newline) to bytes that decode to the same request, the same bytes when it carries no
+    // challenge; it starts with the magic it was chosen by, and the router's check agrees.
     match Request::decode(rest) {
         Ok(request) => {
-            let _ = request.challenge();
+            let bytes = request.to_vec().expect("a decoded request re-encodes");
+            assert_eq!(Request::decode(&bytes).expect("a re-encoded request decodes"), request);
+            if request.challenge().is_none() && !rest.contains(&b' ') {
+                assert_eq!(bytes, rest);
+            }
             assert!(Request::matches_magic(rest));
-            assert_eq!(request.to_vec().expect("a decoded request re-encodes"), rest);
             assert!(rest[PREFIX.len()..].starts_with(request.magic()));
         }
         Err(error) => assert!(error.offset() <= rest.len()),

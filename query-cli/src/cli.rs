@@ -743,7 +743,7 @@ pub struct ServeArgs {
     pub eye: Option<SocketAddr>,
 
     /// Answer Unreal 2 queries (UT2003, UT2004, Killing Floor) on this address: by convention
-    /// the game port + 1.
+    /// the game port + 1. --all answers them too.
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub unreal2: Option<SocketAddr>,
 
@@ -760,7 +760,7 @@ pub struct ServeArgs {
     pub teamspeak3: Option<SocketAddr>,
 
     /// Answer SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 3, Quake 2, Doom 3, GameSpy 2, GameSpy 3/4,
-    /// Teeworlds and Bedrock on this one address (--minecraft-query answers as a Minecraft server, on a port of its own).
+    /// Teeworlds, Bedrock and Unreal 2 on this one address (--minecraft-query answers as a Minecraft server, on a port of its own).
     #[arg(long, value_name = "ADDR", value_parser = parse_listen_arg)]
     pub all: Option<SocketAddr>,
 

@@ -45,7 +45,8 @@ use query_net::service::Service;
 use query_net::state::{RuleValue, ServerState, SharedState};
 use query_specs::a2s::{EDF_GAME_ID, EDF_KEYWORDS, EDF_PORT, EDF_STEAM_ID};
 use query_specs::quake3::STATUS_HEADER;
-use query_wire::TextEncoding;
+use query_specs::unreal2::{Header, Player, Rule, UText, COLOUR_CODE};
+use query_wire::{Encode, TextEncoding};
 use serde_json::Value;
 
 /// How long a client may take for one query before the test gives up on it.
@@ -87,12 +88,17 @@ impl Serve {
 
     /// [`Serve::start`] with more command-line `options`.
     fn start_with(protocols: &[&str], options: &[&str]) -> Serve {
+        Serve::start_from(&state_file(), protocols, options)
+    }
+
+    /// [`Serve::start_with`], serving the state file at `state`.
+    fn start_from(state: &Path, protocols: &[&str], options: &[&str]) -> Serve {
         let mut args = Vec::new();
         for protocol in protocols {
             args.extend([format!("--{protocol}"), "127.0.0.1:0".to_owned()]);
         }
         args.extend(options.iter().map(|o| (*o).to_owned()));
-        Serve::launch(&args, protocols.len())
+        Serve::launch_from(state, &args, protocols.len())
     }
 
     /// `gsq serve --game <game> 127.0.0.1:0`: the responder of `game`'s protocol, answering as
@@ -110,8 +116,13 @@ impl Serve {
 
     /// `gsq serve` with `args`, once it has printed `listening` addresses.
     fn launch(args: &[String], listening: usize) -> Serve {
+        Serve::launch_from(&state_file(), args, listening)
+    }
+
+    /// [`Serve::launch`], serving the state file at `state`.
+    fn launch_from(state: &Path, args: &[String], listening: usize) -> Serve {
         let mut command = Command::new(env!("CARGO_BIN_EXE_gsq"));
-        command.arg("serve").arg(state_file()).args(args);
+        command.arg("serve").arg(state).args(args);
         let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -3008,5 +3019,231 @@ fn gamedig_reads_unreal2() {
         &reported_list("players"),
     );
     c.list("bots (ping 0)", &served(true), &reported_list("bots"));
+    c.finish();
+}
+
+/// What opengsq's Unreal 2 reader makes of the string the responder writes for `text`
+/// (Latin-1 when it can, else UTF-16LE, as [`UText::new`]): the bytes after the length byte,
+/// as many as it counts (`by_length`; for UTF-16, twice the units), or up to the first NUL
+/// byte (how it reads the server name); then its colour stripping, which removes `1B` with the
+/// three bytes after it (any but a newline) and every byte from `00` to `1A`; then UTF-8
+/// decoding that drops what does not decode (see [`as_opengsq_decodes`]: every non-ASCII
+/// Latin-1 byte, and UTF-16's bytes read one by one); then Python's `str.strip`, which also
+/// strips `1C` to `1F`.
+fn as_opengsq_reads_unreal2(text: &str, by_length: bool) -> String {
+    let wire = UText::new(text).to_vec().expect("an Unreal 2 string");
+    let mut body = &wire[1..];
+    if !by_length {
+        body = body.split(|&b| b == 0).next().unwrap_or_default();
+    }
+    let mut kept = Vec::with_capacity(body.len());
+    let mut at = 0;
+    while at < body.len() {
+        let colour = body[at] == COLOUR_CODE
+            && body
+                .get(at + 1..at + 4)
+                .is_some_and(|code| !code.contains(&b'\n'));
+        if colour {
+            at += 4;
+            continue;
+        }
+        if body[at] > 0x1a {
+            kept.push(body[at]);
+        }
+        at += 1;
+    }
+    String::from_utf8_lossy(&kept)
+        .replace('\u{fffd}', "")
+        .trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
+        .to_owned()
+}
+
+/// The entries the responder puts in the first datagram of a list: whole entries while they
+/// fit a 1,400-byte datagram (`gsq serve`'s default `--max-datagram`) after the header.
+/// opengsq reads one datagram per request, so this is all of a list it reports.
+fn in_first_unreal2_datagram<T: Encode<Ctx = ()>>(entries: Vec<T>) -> Vec<T> {
+    let room = 1400 - Header::FIXED_LEN.expect("a fixed-size header");
+    let mut used = 0;
+    entries
+        .into_iter()
+        .take_while(|entry| {
+            used += entry.encoded_len(());
+            used <= room
+        })
+        .collect()
+}
+
+/// The rules and players opengsq reads from `gsq serve --unreal2` serving `state`, compared:
+/// the first datagram of each (see [`in_first_unreal2_datagram`]), every text as opengsq reads
+/// it ([`as_opengsq_reads_unreal2`]). Rules: `ServerVersion`, `GamePassword` (`True` or
+/// `False`), then the state's rules, in a dict (a later key replaces an earlier one), with
+/// opengsq's own `Mutators` list of the values of keys named `mutator`, which it leaves out of
+/// the dict; the state has none.
+fn compare_unreal2_lists(c: &mut Comparison, state: &ServerState, reported: &Value) {
+    let mut rules = vec![
+        Rule {
+            key: UText::new("ServerVersion"),
+            value: UText::new(&state.version),
+        },
+        Rule {
+            key: UText::new("GamePassword"),
+            value: UText::new(if state.password { "True" } else { "False" }),
+        },
+    ];
+    rules.extend(state.rules.iter().map(|(key, value)| Rule {
+        key: UText::new(key),
+        value: UText::new(&value.to_string()),
+    }));
+    let text = |t: &UText| as_opengsq_reads_unreal2(&t.decode(TextEncoding::Latin1), true);
+    let mut expected = serde_json::Map::new();
+    expected.insert("Mutators".to_owned(), Value::Array(Vec::new()));
+    for rule in in_first_unreal2_datagram(rules) {
+        let key = text(&rule.key);
+        if !key.is_empty() {
+            expected.insert(key, Value::String(text(&rule.value)));
+        }
+    }
+    assert!(expected.len() > 10, "the first rules datagram holds a few");
+    c.keys("rules", &["value"], &reported["rules"]);
+    c.object("rules", &expected, &reported["rules"]["value"]);
+
+    let players: Vec<Player> = state
+        .players
+        .iter()
+        .enumerate()
+        .map(|(i, p)| Player {
+            id: p.id.unwrap_or(i as u32 + 1),
+            name: UText::new(&p.name),
+            ping: p.ping,
+            score: i32::try_from(p.score).expect("a score that fits"),
+            stats_id: 0,
+        })
+        .collect();
+    let served: Vec<(i64, String, i64, i64, i64)> = in_first_unreal2_datagram(players)
+        .iter()
+        .map(|p| {
+            (
+                i64::from(p.id),
+                text(&p.name),
+                i64::from(p.ping),
+                i64::from(p.score),
+                i64::from(p.stats_id),
+            )
+        })
+        .collect();
+    assert_eq!(
+        served.len(),
+        state.players.len(),
+        "one datagram holds them all"
+    );
+    c.keys("players", &["value"], &reported["players"]);
+    let listed = reported["players"]["value"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for (i, player) in listed.iter().enumerate() {
+        c.keys(
+            &format!("players[{i}]"),
+            &["id", "name", "ping", "score", "stats_id"],
+            player,
+        );
+    }
+    let number = |v: &Value| v.as_i64().unwrap_or(i64::MIN);
+    let reported_players: Vec<(i64, String, i64, i64, i64)> = listed
+        .iter()
+        .map(|p| {
+            (
+                number(&p["id"]),
+                json_str(&p["name"]).unwrap_or("?").to_owned(),
+                number(&p["ping"]),
+                number(&p["score"]),
+                number(&p["stats_id"]),
+            )
+        })
+        .collect();
+    c.list(
+        "players (id, name, ping, score, stats id)",
+        &served,
+        &reported_players,
+    );
+}
+
+/// opengsq's Unreal 2 reader against `gsq serve --unreal2` serving a state whose every text
+/// has a Latin-1 byte per character (the interop state, its name's em dash made a hyphen), so
+/// every string goes out as Latin-1: the details, rules and players agree with the state,
+/// each text as opengsq decodes it ([`as_opengsq_reads_unreal2`]: it drops non-ASCII Latin-1
+/// bytes, as it does for SA:MP).
+#[test]
+fn opengsq_reads_unreal2_with_a_latin1_name() {
+    let mut table: toml::Table =
+        toml::from_str(&std::fs::read_to_string(state_file()).expect("the interop state"))
+            .expect("the interop state as TOML");
+    table.insert(
+        "name".to_owned(),
+        toml::Value::String("Zoë's Café - Ñandú Arena".to_owned()),
+    );
+    let text = toml::to_string(&table).expect("a TOML state");
+    let state: ServerState = toml::from_str(&text).expect("a state");
+    assert!(
+        !UText::new(&state.name).utf16,
+        "the name goes out as Latin-1"
+    );
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("state.toml");
+    std::fs::write(&path, text).expect("write the state");
+    let serve = Serve::start_from(&path, &["unreal2"], &[]);
+    let Some(reported) = opengsq("unreal2", serve.address("unreal2")) else {
+        return;
+    };
+    let mut c = Comparison::new("opengsq Unreal2 (Latin-1 name)");
+    c.keys("result", &["details", "rules", "players"], &reported);
+    let expected = serde_json::json!({
+        "server_id": 0,
+        "server_ip": "",
+        "game_port": state.port,
+        "query_port": 0,
+        "server_name": as_opengsq_reads_unreal2(&state.name, false),
+        "map_name": as_opengsq_reads_unreal2(&state.map, true),
+        "game_type": as_opengsq_reads_unreal2(&state.game_type, true),
+        "num_players": state.players.len(),
+        "max_players": state.max_players,
+        "ping": 0,
+        "flags": u32::from(state.password),
+        "skill": "",
+    });
+    c.keys("details", &["value"], &reported["details"]);
+    c.object(
+        "details",
+        expected.as_object().expect("an object"),
+        &reported["details"]["value"],
+    );
+    compare_unreal2_lists(&mut c, &state, &reported);
+    c.finish();
+}
+
+/// opengsq's Unreal 2 reader against `gsq serve --unreal2` serving the interop state, whose
+/// name holds an em dash, which Latin-1 lacks: the name goes out as UTF-16, as UT2004 sends it.
+/// opengsq reads the server name (alone of all strings) up to the first NUL byte rather than
+/// by its length byte, so it stops after `Z` (`5A 00` in UTF-16LE), reads the rest of the
+/// name's units as the map, game type and counts, and runs past the end of the datagram:
+/// `get_details` raises an `IndexError`. That is opengsq's bug, modelled here; its rules and
+/// players, read by their length bytes, still agree with the state.
+#[test]
+fn opengsq_reads_unreal2_but_not_a_utf16_name() {
+    let serve = Serve::start(&["unreal2"]);
+    let Some(reported) = opengsq("unreal2", serve.address("unreal2")) else {
+        return;
+    };
+    let state = served_state();
+    assert!(UText::new(&state.name).utf16, "the name goes out as UTF-16");
+    let mut c = Comparison::new("opengsq Unreal2 (UTF-16 name)");
+    c.keys("result", &["details", "rules", "players"], &reported);
+    c.keys("details", &["error"], &reported["details"]);
+    c.field(
+        "details (opengsq reads the UTF-16 name to its first NUL byte, then past the end)",
+        Some("IndexError"),
+        json_str(&reported["details"]["error"]).and_then(|e| e.split(':').next()),
+    );
+    compare_unreal2_lists(&mut c, &state, &reported);
     c.finish();
 }

@@ -11,7 +11,7 @@ use query_net::clock::Now;
 use query_net::driver;
 use query_net::engine::{DropReason, ReplySink, Responder, Verdict};
 use query_net::engines::a2s::{A2sConfig, A2sResponder};
-use query_net::engines::all::{route, AllProtocols};
+use query_net::engines::all::{route, AllProtocols, ROUTED};
 use query_net::engines::bedrock::{BedrockConfig, BedrockResponder};
 use query_net::engines::doom3::{Doom3Config, Doom3Responder};
 use query_net::engines::gamespy1::{GameSpy1Config, GameSpy1Responder};
@@ -23,11 +23,13 @@ use query_net::engines::quake3::{Quake3Config, Quake3Responder};
 use query_net::engines::samp::{SampConfig, SampResponder};
 use query_net::engines::sqp::SqpResponder;
 use query_net::engines::teeworlds::{TeeworldsConfig, TeeworldsResponder};
+use query_net::engines::unreal2::{Unreal2Config, Unreal2Responder};
 use query_net::limit::{Stats, StatsSnapshot};
 use query_net::service::Service;
 use query_net::state::{PlayerState, ServerState, SharedState};
 use query_net::{Options, Protocol};
-use query_wire::Decode;
+use query_specs::unreal2;
+use query_wire::{Decode, Encode};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use tokio::net::UdpSocket;
@@ -125,6 +127,18 @@ fn requests_of_every_protocol() -> Vec<(Protocol, Vec<u8>)> {
         (Protocol::Bedrock, bedrock_ping(0)),
         (Protocol::Bedrock, bedrock_ping(0x0000_0193_5d2b_7c00)),
     ];
+    // UT2003's and qstat's `78`, UT2004's `79`, each query.
+    for version in [unreal2::REQUEST_UT2003, unreal2::REQUEST_UT2004] {
+        for query in [
+            unreal2::Query::Info,
+            unreal2::Query::Rules,
+            unreal2::Query::Players,
+            unreal2::Query::Everything,
+        ] {
+            let request = unreal2::Request { version, query }.to_vec().unwrap();
+            requests.push((Protocol::Unreal2, request));
+        }
+    }
     requests.extend(b"ircd".iter().map(|&op| (Protocol::Samp, samp_request(op))));
     let mut ping = samp_request(b'p');
     ping.extend_from_slice(&[1, 2, 3, 4]);
@@ -132,79 +146,59 @@ fn requests_of_every_protocol() -> Vec<(Protocol, Vec<u8>)> {
     requests
 }
 
+/// The responder `AllProtocols` hands `protocol`'s requests to, alone; `None` for Minecraft's
+/// query, which is GameSpy 4 and answered by the GameSpy 3 responder. Every protocol is named,
+/// so one added to the enum cannot be forgotten here.
+fn responder_of(protocol: Protocol, shared: &SharedState) -> Option<Box<dyn Responder>> {
+    let shared = shared.clone();
+    Some(match protocol {
+        Protocol::Sqp => Box::new(SqpResponder::new(shared)),
+        Protocol::OneQuery => Box::new(OneQueryResponder::new(shared)),
+        Protocol::Samp => Box::new(SampResponder::new(shared, SampConfig::default())),
+        Protocol::GameSpy1 => Box::new(GameSpy1Responder::new(shared, GameSpy1Config::default())),
+        Protocol::A2s => Box::new(A2sResponder::new(shared, A2sConfig::default())),
+        Protocol::Quake3 => Box::new(Quake3Responder::new(shared, Quake3Config::default())),
+        Protocol::Quake2 => Box::new(Quake2Responder::new(shared, Quake2Config::default())),
+        Protocol::GameSpy2 => Box::new(GameSpy2Responder::new(shared, GameSpy2Config::default())),
+        Protocol::GameSpy3 => Box::new(GameSpy3Responder::new(shared, GameSpy3Config::default())),
+        Protocol::MinecraftQuery => return None,
+        Protocol::Teeworlds => {
+            Box::new(TeeworldsResponder::new(shared, TeeworldsConfig::default()))
+        }
+        Protocol::Doom3 => Box::new(Doom3Responder::new(shared, Doom3Config::default())),
+        Protocol::Bedrock => Box::new(BedrockResponder::new(shared, BedrockConfig::default())),
+        Protocol::Unreal2 => Box::new(Unreal2Responder::new(shared, Unreal2Config::default())),
+        Protocol::Mumble
+        | Protocol::Ase
+        | Protocol::Fivem
+        | Protocol::Minecraft
+        | Protocol::Frostbite
+        | Protocol::TeamSpeak3 => panic!("{protocol} is not routed"),
+    })
+}
+
 #[test]
 fn every_request_is_claimed_by_its_own_protocol_and_refused_by_the_others() {
     let shared = state();
-    let mut responders: Vec<(Protocol, Box<dyn Responder>)> = vec![
-        (Protocol::Sqp, Box::new(SqpResponder::new(shared.clone()))),
-        (
-            Protocol::OneQuery,
-            Box::new(OneQueryResponder::new(shared.clone())),
-        ),
-        (
-            Protocol::Samp,
-            Box::new(SampResponder::new(shared.clone(), SampConfig::default())),
-        ),
-        (
-            Protocol::GameSpy1,
-            Box::new(GameSpy1Responder::new(
-                shared.clone(),
-                GameSpy1Config::default(),
-            )),
-        ),
-        (
-            Protocol::A2s,
-            Box::new(A2sResponder::new(shared.clone(), A2sConfig::default())),
-        ),
-        (
-            Protocol::Quake3,
-            Box::new(Quake3Responder::new(
-                shared.clone(),
-                Quake3Config::default(),
-            )),
-        ),
-        (
-            Protocol::Quake2,
-            Box::new(Quake2Responder::new(
-                shared.clone(),
-                Quake2Config::default(),
-            )),
-        ),
-        (
-            Protocol::GameSpy2,
-            Box::new(GameSpy2Responder::new(
-                shared.clone(),
-                GameSpy2Config::default(),
-            )),
-        ),
-        (
-            Protocol::GameSpy3,
-            Box::new(GameSpy3Responder::new(
-                shared.clone(),
-                GameSpy3Config::default(),
-            )),
-        ),
-        (
-            Protocol::Teeworlds,
-            Box::new(TeeworldsResponder::new(
-                shared.clone(),
-                TeeworldsConfig::default(),
-            )),
-        ),
-        (
-            Protocol::Doom3,
-            Box::new(Doom3Responder::new(shared.clone(), Doom3Config::default())),
-        ),
-        (
-            Protocol::Bedrock,
-            Box::new(BedrockResponder::new(shared, BedrockConfig::default())),
-        ),
-    ];
-    // Minecraft is GameSpy 4, answered by the GameSpy 3 responder.
-    assert_eq!(responders.len(), query_net::engines::all::ROUTED.len() - 1);
+    let mut responders: Vec<(Protocol, Box<dyn Responder>)> = ROUTED
+        .into_iter()
+        .filter_map(|protocol| Some((protocol, responder_of(protocol, &shared)?)))
+        .collect();
+    // Every routed protocol's requests are in the list (Minecraft's are GameSpy 3's).
+    let requests = requests_of_every_protocol();
+    for protocol in ROUTED {
+        let owner = match protocol {
+            Protocol::MinecraftQuery => Protocol::GameSpy3,
+            other => other,
+        };
+        assert!(
+            requests.iter().any(|(p, _)| *p == owner),
+            "no {protocol} request"
+        );
+    }
     let from: SocketAddr = "192.0.2.1:5000".parse().unwrap();
     let mut sink = ReplySink::default();
-    for (owner, request) in requests_of_every_protocol() {
+    for (owner, request) in requests {
         assert_eq!(route(&request), Some(owner), "{request:?}");
         for (protocol, responder) in &mut responders {
             sink.clear();
@@ -322,7 +316,7 @@ fn hostile(rng: &mut StdRng, out: &mut Vec<u8>) {
         let keep = rng.random_range(0..=out.len());
         out.truncate(keep);
     };
-    match rng.random_range(0..11u8) {
+    match rng.random_range(0..12u8) {
         0 => {
             out.resize(rng.random_range(0..=64), 0);
             rng.fill(&mut out[..]);
@@ -378,13 +372,25 @@ fn hostile(rng: &mut StdRng, out: &mut Vec<u8>) {
             out.extend_from_slice(&a2s_request(kind, challenge));
             truncate(out, rng);
         }
+        10 => {
+            // An Unreal 2 request of either version, for any query or none, possibly cut.
+            let version = if rng.random_bool(0.5) {
+                unreal2::REQUEST_UT2003
+            } else {
+                unreal2::REQUEST_UT2004
+            };
+            out.extend_from_slice(&version.to_le_bytes());
+            out.push(rng.random_range(0..=4));
+            truncate(out, rng);
+        }
         _ => {
             // A whole request of some protocol with one byte flipped.
-            match rng.random_range(0..5u8) {
+            match rng.random_range(0..6u8) {
                 0 => out.extend_from_slice(&[1, 0, 0, 0, 0, 0, 1, 0x1f]),
                 1 => out.extend_from_slice(&[0u8; 51]),
                 2 => out.extend_from_slice(&samp_request(b'r')),
                 3 => out.extend_from_slice(&a2s_request(b'U', Some(-1))),
+                4 => out.extend_from_slice(b"\x79\x00\x00\x00\x03"),
                 _ => out.extend_from_slice(b"\\players\\"),
             }
             let at = rng.random_range(0..out.len());
@@ -558,7 +564,7 @@ async fn query_all(target: &str) {
         retries: 2,
         ..Options::default()
     };
-    for protocol in query_net::engines::all::ROUTED {
+    for protocol in ROUTED {
         let status = driver::query(protocol, target, &options)
             .await
             .unwrap_or_else(|e| panic!("{protocol}: {e}"));
@@ -575,11 +581,12 @@ async fn a_rate_limited_flood_does_not_keep_valid_clients_from_being_answered() 
     let running = Arc::clone(&flood);
     let flooding = tokio::task::spawn_blocking(move || running.run());
     // Meanwhile, a client on 127.0.0.1 queries every protocol three times, within its own
-    // rate limit (10 per second, bursts of 40; a round of five queries sends about fourteen).
+    // rate limit (10 per second, bursts of 40): a round sends about two requests per routed
+    // protocol (27 for 14), and the pause between rounds refills more than a round takes.
     let address = server.addr.to_string();
     for round in 0..3 {
         if round > 0 {
-            tokio::time::sleep(Duration::from_millis(1200)).await;
+            tokio::time::sleep(Duration::from_millis(1500)).await;
         }
         // The flood is under way before the round starts...
         let before = progress_of(&flood.sent, 0).await;

@@ -229,3 +229,61 @@ fn the_blocking_wrapper_runs_a_session_without_a_runtime() {
     assert_eq!(reply.payload, b"sync");
     echo_thread.join().unwrap();
 }
+
+/// A task woken late finds its timer due and the rest of the reply already waiting: what
+/// arrived counts before the wait for more parts ends. A GameSpy v1 server sends its first
+/// part at once and the final part 30 ms later, while the runtime's only thread is held up
+/// from 10 to 130 ms, past the 50 ms the client waits for a next part.
+#[test]
+fn parts_that_arrived_while_the_task_was_held_up_count_before_its_timeout() {
+    let ms = Duration::from_millis;
+    let options = query_net::Options {
+        timeout: ms(1000),
+        retries: 0,
+        ..query_net::Options::default()
+    };
+    // The old driver chose between a due timer and a waiting datagram at random: six rounds
+    // make a lucky pass unlikely.
+    for round in 0..6 {
+        let server = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let addr = server.local_addr().unwrap();
+        let parts = std::thread::spawn(move || {
+            let mut buf = [0u8; 512];
+            let (_, client) = server.recv_from(&mut buf).unwrap();
+            server
+                .send_to(
+                    b"\\hostname\\held\\mapname\\DM-Deck16\\queryid\\5.1",
+                    client,
+                )
+                .unwrap();
+            std::thread::sleep(ms(30));
+            server
+                .send_to(
+                    b"\\numplayers\\0\\maxplayers\\8\\queryid\\5.2\\final\\",
+                    client,
+                )
+                .unwrap();
+        });
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let status = runtime.block_on(async {
+            let query = driver::query(query_net::Protocol::GameSpy1, addr, &options);
+            let hold_up = async {
+                tokio::time::sleep(ms(10)).await;
+                std::thread::sleep(ms(120));
+                std::future::pending::<()>().await
+            };
+            tokio::select! {
+                status = query => status,
+                () = hold_up => unreachable!(),
+            }
+        });
+        let status = status.unwrap();
+        parts.join().unwrap();
+        assert!(status.complete, "round {round}: {:#}", status.raw);
+        assert_eq!(status.name, "held");
+        assert_eq!(status.max_players, 8);
+    }
+}

@@ -80,6 +80,20 @@ fn without_ping(mut status: ServerStatus) -> ServerStatus {
     status
 }
 
+/// The status with its players in id order where the protocol numbers no part of a list:
+/// Unreal 2's client keeps the players in the order their datagrams arrived (nothing else
+/// orders them), so the same datagrams given in another order list the same players in
+/// another order.
+fn in_id_order(mut status: ServerStatus) -> ServerStatus {
+    if status.protocol == Protocol::Unreal2 {
+        status.players.sort_by_key(|player| player.id);
+        if let Some(serde_json::Value::Array(names)) = status.raw.get_mut("players") {
+            names.sort_by_key(|name| name.as_str().map(str::to_owned));
+        }
+    }
+    status
+}
+
 #[test]
 fn replies_in_reverse_order_make_the_live_status_for_every_routed_protocol() {
     for protocol in all::ROUTED {
@@ -93,7 +107,11 @@ fn replies_in_reverse_order_make_the_live_status_for_every_routed_protocol() {
         replies.reverse();
         let replayed = replay::status_from_replies(protocol, target(), &replies, &options())
             .unwrap_or_else(|e| panic!("{protocol}: {e}"));
-        assert_eq!(without_ping(replayed), without_ping(status), "{protocol}");
+        assert_eq!(
+            in_id_order(without_ping(replayed)),
+            in_id_order(without_ping(status)),
+            "{protocol}"
+        );
     }
 }
 

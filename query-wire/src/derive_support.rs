@@ -310,7 +310,7 @@ pub fn until_ends_list<E: Terminator>(
 /// field's value then reads.
 #[inline]
 pub fn next_is<E: Terminator>(r: &Reader<'_>, marker: E) -> bool {
-    r.peek_rest().starts_with(marker.end_bytes())
+    marker.starts(r.peek_rest()).is_some()
 }
 
 /// Before each element of a `before = ..` repeat: true when the input's next bytes are the
@@ -334,9 +334,9 @@ fn list_ends<E: Terminator>(
     consume: bool,
 ) -> Result<bool, Error> {
     let rest = r.peek_rest();
-    if rest.starts_with(end.end_bytes()) {
+    if let Some(len) = end.starts(rest) {
         if consume {
-            r.skip(end.end_len())?;
+            r.skip(len)?;
         }
         return Ok(true);
     }
@@ -357,10 +357,10 @@ pub fn check_until_element<E: Terminator>(
     end: E,
 ) -> Result<(), Error> {
     let written = w.written().get(start..).unwrap_or_default();
-    let end = end.end_bytes();
     let ends_list = written.is_empty()
-        || written.starts_with(end)
-        || (written.len() < end.len() && end.starts_with(written));
+        || (0..).map_while(|i| end.alternative(i)).any(|end| {
+            written.starts_with(end) || (written.len() < end.len() && end.starts_with(written))
+        });
     if ends_list {
         Err(until_element(start))
     } else {

@@ -16,6 +16,7 @@
 mod codec;
 mod decimal;
 mod derive_support;
+mod encoded;
 mod error;
 mod fill;
 mod int;
@@ -30,13 +31,14 @@ pub mod varint;
 mod writer;
 
 pub use codec::{Decode, Encode};
+pub use encoded::Encoded;
 pub use error::{Error, ErrorKind, PathSegment, Result};
 pub use fill::{Padding, Reserved};
 pub use int::{Endian, Integer, Number};
 pub use items::Items;
 pub use packed_int::PackedIntValue;
 pub use reader::Reader;
-pub use terminator::Terminator;
+pub use terminator::{AnyOf, Terminator};
 pub use text::{Text, TextEncoding};
 pub use varint::{LengthPrefix, VarIntValue};
 pub use writer::{LengthSlot, Writer};

@@ -341,18 +341,18 @@ impl<'a> Reader<'a> {
     /// `\r\n`).
     #[inline]
     pub fn until_bytes<E: Terminator>(&mut self, end: E, max: Option<usize>) -> Result<&'a [u8]> {
-        let len = self.until_position(end, max)?;
+        let (len, skip) = self.until_position(end, max)?;
         let bytes = self.bytes(len)?;
-        self.skip(end.end_len())?;
+        self.skip(skip)?;
         Ok(bytes)
     }
 
     /// [`until_bytes`](Reader::until_bytes) as strict UTF-8.
     #[inline]
     pub fn until_str<E: Terminator>(&mut self, end: E, max: Option<usize>) -> Result<&'a str> {
-        let len = self.until_position(end, max)?;
+        let (len, skip) = self.until_position(end, max)?;
         let text = self.str_utf8(len)?;
-        self.skip(end.end_len())?;
+        self.skip(skip)?;
         Ok(text)
     }
 
@@ -364,9 +364,9 @@ impl<'a> Reader<'a> {
         max: Option<usize>,
         encoding: TextEncoding,
     ) -> Result<Cow<'a, str>> {
-        let len = self.until_position(end, max)?;
+        let (len, skip) = self.until_position(end, max)?;
         let text = self.text(len, encoding)?;
-        self.skip(end.end_len())?;
+        self.skip(skip)?;
         Ok(text)
     }
 
@@ -411,6 +411,69 @@ impl<'a> Reader<'a> {
         Ok(text)
     }
 
+    /// Takes the bytes before the next `end` and leaves `end` for what follows: the run of
+    /// `\key\value` pairs before a `\queryid\` marker. A missing terminator is
+    /// [`ErrorKind::UnexpectedEnd`] at the end of the input.
+    #[inline]
+    pub fn before_bytes<E: Terminator>(&mut self, end: E, max: Option<usize>) -> Result<&'a [u8]> {
+        let (len, _) = self.until_position(end, max)?;
+        self.bytes(len)
+    }
+
+    /// [`before_bytes`](Reader::before_bytes) as strict UTF-8.
+    #[inline]
+    pub fn before_str<E: Terminator>(&mut self, end: E, max: Option<usize>) -> Result<&'a str> {
+        let (len, _) = self.until_position(end, max)?;
+        self.str_utf8(len)
+    }
+
+    /// [`before_bytes`](Reader::before_bytes) as text in `encoding`.
+    #[inline]
+    pub fn before_text<E: Terminator>(
+        &mut self,
+        end: E,
+        max: Option<usize>,
+        encoding: TextEncoding,
+    ) -> Result<Cow<'a, str>> {
+        let (len, _) = self.until_position(end, max)?;
+        self.text(len, encoding)
+    }
+
+    /// [`before_bytes`](Reader::before_bytes), except that the end of the input ends the
+    /// bytes too.
+    #[inline]
+    pub fn before_or_end_bytes<E: Terminator>(
+        &mut self,
+        end: E,
+        max: Option<usize>,
+    ) -> Result<&'a [u8]> {
+        let (len, _) = self.until_or_end_position(end, max)?;
+        self.bytes(len)
+    }
+
+    /// [`before_or_end_bytes`](Reader::before_or_end_bytes) as strict UTF-8.
+    #[inline]
+    pub fn before_or_end_str<E: Terminator>(
+        &mut self,
+        end: E,
+        max: Option<usize>,
+    ) -> Result<&'a str> {
+        let (len, _) = self.until_or_end_position(end, max)?;
+        self.str_utf8(len)
+    }
+
+    /// [`before_or_end_bytes`](Reader::before_or_end_bytes) as text in `encoding`.
+    #[inline]
+    pub fn before_or_end_text<E: Terminator>(
+        &mut self,
+        end: E,
+        max: Option<usize>,
+        encoding: TextEncoding,
+    ) -> Result<Cow<'a, str>> {
+        let (len, _) = self.until_or_end_position(end, max)?;
+        self.text(len, encoding)
+    }
+
     /// Takes a `"`, the bytes up to the next `"`, and that `"`, returning the bytes between.
     /// A missing opening quote is [`ErrorKind::BadMagic`] at its offset; a missing closing
     /// one is [`ErrorKind::UnexpectedEnd`] at the end of the input.
@@ -449,10 +512,11 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// How many bytes come before the next `end`, at most `max`.
+    /// How many bytes come before the next `end`, at most `max`, and how many bytes of
+    /// terminator follow them.
     #[inline]
-    fn until_position<E: Terminator>(&self, end: E, max: Option<usize>) -> Result<usize> {
-        let Some(len) = end.find_in(self.rest) else {
+    fn until_position<E: Terminator>(&self, end: E, max: Option<usize>) -> Result<(usize, usize)> {
+        let Some((len, skip)) = end.find_end(self.rest) else {
             let kind = ErrorKind::UnexpectedEnd {
                 need: end.end_len(),
                 have: 0,
@@ -461,7 +525,7 @@ impl<'a> Reader<'a> {
         };
         match max {
             Some(max) if len > max => Err(self.error(ErrorKind::TooLong { len, max })),
-            _ => Ok(len),
+            _ => Ok((len, skip)),
         }
     }
 
@@ -473,10 +537,7 @@ impl<'a> Reader<'a> {
         end: E,
         max: Option<usize>,
     ) -> Result<(usize, usize)> {
-        let (len, skip) = match end.find_in(self.rest) {
-            Some(len) => (len, end.end_len()),
-            None => (self.rest.len(), 0),
-        };
+        let (len, skip) = end.find_end(self.rest).unwrap_or((self.rest.len(), 0));
         match max {
             Some(max) if len > max => Err(self.error(ErrorKind::TooLong { len, max })),
             _ => Ok((len, skip)),

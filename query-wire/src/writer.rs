@@ -319,6 +319,46 @@ impl<'b> Writer<'b> {
         self.put_bytes(end.end_bytes())
     }
 
+    /// Writes `bytes`, which the next field must end by starting with `end`: the value of a
+    /// `before = ..` framing. Bytes that would read back shorter, because they hold `end` or
+    /// end with the start of a terminator that overlaps itself, are [`ErrorKind::Invalid`] at
+    /// that byte.
+    #[inline]
+    pub fn put_before_bytes<E: Terminator>(
+        &mut self,
+        bytes: &[u8],
+        end: E,
+        max: Option<usize>,
+    ) -> Result<()> {
+        check_max(bytes.len(), max).map_err(|kind| self.error(kind))?;
+        if let Some(at) = early_end(bytes, end) {
+            return Err(Error::new(ErrorKind::Invalid(END_INSIDE), self.pos + at));
+        }
+        self.put_bytes(bytes)
+    }
+
+    /// Writes `text` in `encoding`, leaving `end` to the next field; see
+    /// [`put_before_bytes`](Writer::put_before_bytes). `end` must be ASCII.
+    #[inline]
+    pub fn put_before_text<E: Terminator>(
+        &mut self,
+        text: &str,
+        end: E,
+        max: Option<usize>,
+        encoding: TextEncoding,
+    ) -> Result<()> {
+        if encoding == TextEncoding::Utf8 {
+            return self.put_before_bytes(text.as_bytes(), end, max);
+        }
+        if let Some(at) = early_end(text.as_bytes(), end) {
+            let at = self.pos + encoding.encoded_len(&text[..floor_char(text, at)]);
+            return Err(Error::new(ErrorKind::Invalid(END_INSIDE), at));
+        }
+        let len = encoding.encoded_len(text);
+        check_max(len, max).map_err(|kind| self.error(kind))?;
+        self.put_encoded(text, len, encoding)
+    }
+
     /// Writes `"`, `bytes` and `"`; bytes holding a `"` are [`ErrorKind::Invalid`].
     #[inline]
     pub fn put_quoted_bytes(&mut self, bytes: &[u8], max: Option<usize>) -> Result<()> {

@@ -33,7 +33,7 @@ use std::str::FromStr;
 
 use query_wire::kv::{self, FromKeyValues, Pair, PairSpan, ToKeyValues};
 use query_wire::parts::{Filed, NumberedParts};
-use query_wire::{Error, ErrorKind, KeyValues, Result, TextEncoding, Writer};
+use query_wire::{Encode, Error, ErrorKind, KeyValues, Result, TextEncoding, Wire};
 use serde::Serialize;
 
 /// The text encoding GameSpy v1 servers use.
@@ -178,6 +178,15 @@ pub struct Team<'a> {
     /// The team's other keys (`teamscore`...), without the `_N`.
     #[kv(rest)]
     pub extra: Vec<(Cow<'a, str>, Cow<'a, str>)>,
+}
+
+/// The pair a responder adds for `\echo\<text>`: the text under `echo`, as the raw bytes it
+/// arrived as, whatever their encoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, KeyValues, Serialize)]
+#[kv(encoding = "windows-1252")]
+pub struct Echo<'a> {
+    /// `echo`.
+    pub echo: Option<&'a [u8]>,
 }
 
 /// The part marker every reply datagram carries: `\queryid\X.Y`, and `\final\` on the last.
@@ -497,8 +506,49 @@ impl Reassembly {
     }
 }
 
-/// A reply split into datagrams of at most a given size, each ending with its
-/// [`Trailer`] (`\queryid\X.Y`, and `\final\` on the last): what a responder sends.
+/// One reply datagram as [`ReplyDatagrams`] writes it: whole pairs of the reply, then the
+/// part marker `\queryid\X.Y`, then `\final\` on the last part (the order UT99 sends).
+///
+/// What a responder writes, strictly; servers put the marker's keys in other orders (BF1942
+/// sends `\final\` first), which [`Reassembly`] reads through [`Trailer`], wherever they are.
+///
+/// ```
+/// use query_specs::gamespy1::{Final, ReplyPart};
+/// use query_wire::{Decode, Encode};
+///
+/// let part = ReplyPart { pairs: b"\\hostname\\Fort", query_id: 7, part: 2, last: Some(Final) };
+/// let bytes = part.to_vec()?;
+/// assert_eq!(bytes, b"\\hostname\\Fort\\queryid\\7.2\\final\\");
+/// assert_eq!(ReplyPart::from_bytes(&bytes)?, part);
+/// // Without `\final\`, the part number ends the datagram.
+/// let first = ReplyPart { part: 1, last: None, ..part };
+/// assert_eq!(first.to_vec()?, b"\\hostname\\Fort\\queryid\\7.1");
+/// # Ok::<(), query_wire::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
+pub struct ReplyPart<'a> {
+    /// The pairs this datagram carries, up to the marker's key.
+    #[wire(bytes(until = b"\\queryid\\"))]
+    #[serde(skip)]
+    pub pairs: &'a [u8],
+    /// `X` of `X.Y`: the query id.
+    #[wire(dec(until = b'.', max = 10))]
+    pub query_id: u32,
+    /// `Y`: this datagram's number, from 1, ended by `\final\` or by the datagram's end.
+    #[wire(dec(before = b'\\', or_end, max = 10))]
+    pub part: u32,
+    /// `\final\` on the last part.
+    #[wire(trailing)]
+    pub last: Option<Final>,
+}
+
+/// `\final\`, which marks the last part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Wire, Serialize)]
+#[wire(magic = b"\\final\\")]
+pub struct Final;
+
+/// A reply split into datagrams of at most a given size, each a [`ReplyPart`] ending with its
+/// marker (`\queryid\X.Y`, and `\final\` on the last): what a responder sends.
 ///
 /// Pairs are never cut; a player's keys may be spread over two datagrams, between pairs.
 /// The plan borrows the encoded reply, and each datagram is written into the caller's buffer.
@@ -553,7 +603,7 @@ impl<'p> ReplyDatagrams<'p> {
             let pair_end = pair.end_offset();
             // Every datagram keeps room for `\final\`, so whichever turns out last fits.
             let part = u32::try_from(bodies.len() + 1).unwrap_or(u32::MAX);
-            let budget = max_datagram.saturating_sub(trailer_len(query_id, part, true)?);
+            let budget = max_datagram.saturating_sub(trailer_len(query_id, part, true));
             if pair_end - start > budget {
                 if end == start {
                     return Err(Error::new(
@@ -567,7 +617,7 @@ impl<'p> ReplyDatagrams<'p> {
                 bodies.push(start..end);
                 start = pair_start;
                 let part = u32::try_from(bodies.len() + 1).unwrap_or(u32::MAX);
-                let budget = max_datagram.saturating_sub(trailer_len(query_id, part, true)?);
+                let budget = max_datagram.saturating_sub(trailer_len(query_id, part, true));
                 if pair_end - start > budget {
                     return Err(Error::new(
                         ErrorKind::TooLong {
@@ -603,20 +653,19 @@ impl<'p> ReplyDatagrams<'p> {
         self.bodies.is_empty()
     }
 
-    fn trailer(&self, i: usize) -> Trailer {
-        Trailer {
-            query_id: Some(QueryId {
-                id: self.query_id,
-                part: u32::try_from(i + 1).unwrap_or(u32::MAX),
-            }),
-            is_final: i + 1 == self.bodies.len(),
-        }
+    /// Datagram `i` (from 0): its pairs and its marker.
+    pub fn part(&self, i: usize) -> Result<ReplyPart<'p>> {
+        Ok(ReplyPart {
+            pairs: self.body(i)?,
+            query_id: self.query_id,
+            part: u32::try_from(i + 1).unwrap_or(u32::MAX),
+            last: (i + 1 == self.bodies.len()).then_some(Final),
+        })
     }
 
     /// The size of datagram `i` (from 0).
     pub fn datagram_len(&self, i: usize) -> Result<usize> {
-        let body = self.body(i)?;
-        Ok(body.len() + self.trailer(i).encoded_len()?)
+        Ok(self.part(i)?.encoded_len(()))
     }
 
     fn body(&self, i: usize) -> Result<&'p [u8]> {
@@ -634,11 +683,7 @@ impl<'p> ReplyDatagrams<'p> {
 
     /// Writes datagram `i` (from 0) into `buf`; returns its length.
     pub fn write(&self, i: usize, buf: &mut [u8]) -> Result<usize> {
-        let body = self.body(i)?;
-        let mut w = Writer::new(buf);
-        w.put_bytes(body)?;
-        self.trailer(i).write_pairs(&mut w, None, ENCODING)?;
-        Ok(w.position())
+        self.part(i)?.encode_into(buf)
     }
 
     /// Every datagram as its own `Vec`.
@@ -654,12 +699,15 @@ impl<'p> ReplyDatagrams<'p> {
     }
 }
 
-fn trailer_len(query_id: u32, part: u32, is_final: bool) -> Result<usize> {
-    Trailer {
-        query_id: Some(QueryId { id: query_id, part }),
-        is_final,
+/// The bytes a datagram's marker takes: [`ReplyPart`] without pairs.
+fn trailer_len(query_id: u32, part: u32, is_final: bool) -> usize {
+    ReplyPart {
+        pairs: b"",
+        query_id,
+        part,
+        last: is_final.then_some(Final),
     }
-    .encoded_len()
+    .encoded_len(())
 }
 
 /// Encodes `reply` and splits it into datagrams of at most `max_datagram` bytes.
@@ -675,6 +723,7 @@ pub fn reply_datagrams(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use query_wire::Decode;
 
     #[test]
     fn requests_round_trip() {
@@ -808,6 +857,48 @@ mod tests {
         }
         assert!(parts.is_complete());
         assert_eq!(parts.reply().unwrap().reply, reply);
+    }
+
+    #[test]
+    fn each_datagram_is_a_declared_part_and_their_pairs_are_the_reply() {
+        let reply = Reply {
+            hostname: Some("x".repeat(50).into()),
+            rules: (0..40)
+                .map(|i| (format!("rule{i}").into(), "v".repeat(i).into()))
+                .collect(),
+            ..Reply::default()
+        };
+        let payload = reply.to_vec().unwrap();
+        let plan = ReplyDatagrams::new(&payload, 4_000_000_000, 200).unwrap();
+        let mut pairs = Vec::new();
+        for (i, datagram) in plan.to_vecs().unwrap().iter().enumerate() {
+            let part = ReplyPart::from_bytes(datagram).unwrap();
+            assert_eq!(part, plan.part(i).unwrap());
+            assert_eq!((part.query_id, part.part as usize), (4_000_000_000, i + 1));
+            assert_eq!(part.last.is_some(), i + 1 == plan.len());
+            pairs.extend_from_slice(part.pairs);
+        }
+        assert_eq!(pairs, payload);
+        // The layout it writes: BF1942's `\final\` before the marker is one of the pairs here
+        // (`Reassembly` finds it). A number cut short or a stray byte after the part number is
+        // refused where it is.
+        let bf1942 = ReplyPart::from_bytes(b"\\a\\b\\final\\queryid\\1.1").unwrap();
+        assert_eq!((bf1942.pairs, bf1942.last), (&b"\\a\\b\\final"[..], None));
+        let err = ReplyPart::from_bytes(b"\\a\\b\\queryid\\1.1\\x").unwrap_err();
+        assert_eq!(
+            (err.offset(), err.path_string()),
+            (16, "ReplyPart.last".to_owned())
+        );
+        let err = ReplyPart::from_bytes(b"\\queryid\\1.").unwrap_err();
+        assert_eq!(err.path_string(), "ReplyPart.part");
+        // A run of pairs holding the marker cannot be written.
+        let forged = ReplyPart {
+            pairs: b"\\queryid\\2",
+            query_id: 1,
+            part: 1,
+            last: None,
+        };
+        assert!(forged.to_vec().is_err());
     }
 
     #[test]

@@ -125,20 +125,23 @@ impl Requested {
 }
 
 /// A reply: `00`, the request id, then the sections the request asked for.
+///
+/// A responder encodes it through [`ReplyView`], whose sections may be any values that encode
+/// like them: the sections of a state encoded once ([`Encoded`](query_wire::Encoded)).
 #[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
-#[wire(endian = "big", magic = b"\x00", ctx(requested: Requested))]
+#[wire(endian = "big", magic = b"\x00", ctx(requested: Requested), view = ReplyView)]
 pub struct Reply<'a> {
     /// The request's id, echoed.
     #[wire(range)]
     pub request_id: u32,
     /// The server details, ended on the wire by an empty key.
-    #[wire(when = requested.details)]
+    #[wire(when = requested.details, view)]
     pub details: Option<KvBlock<Details<'a>>>,
     /// The player table.
-    #[wire(when = requested.players)]
+    #[wire(when = requested.players, view)]
     pub players: Option<PlayerTable<'a>>,
     /// The team table.
-    #[wire(when = requested.teams)]
+    #[wire(when = requested.teams, view)]
     pub teams: Option<TeamTable<'a>>,
 }
 

@@ -32,7 +32,9 @@
 use std::borrow::Cow;
 
 use query_wire::kv::KvLine;
-use query_wire::{Decode, Error, ErrorKind, KeyValues, Reader, Result, Text, TextEncoding, Wire};
+#[cfg(any(doc, test))]
+use query_wire::ErrorKind;
+use query_wire::{Decode, Error, KeyValues, Reader, Result, Text, TextEncoding, Wire};
 use serde::Serialize;
 
 /// The text encoding of most servers.
@@ -92,13 +94,44 @@ pub const GETSTATUS_COMMAND: &[u8] = b"getstatus";
 /// The command of a `getinfo` request, after [`PREFIX`].
 pub const GETINFO_COMMAND: &[u8] = b"getinfo";
 
-/// What follows a request's command: nothing, a newline, or a space and a challenge the
-/// server echoes back as `\challenge\`. Lenient: some clients leave out the newline.
+/// What follows a request's command: nothing, or a space and a challenge the server echoes
+/// back as `\challenge\`, then the line's end.
+///
+/// Lenient about the line's end: a newline, a NUL, a newline and a NUL, or the datagram's end,
+/// as gamedig and opengsq send `getstatus\0` and the servers read the command as a C string.
+/// Strict about the rest: `getstatusX` is no request of this protocol
+/// ([`ErrorKind::UnknownMagic`] after the command), nor is a second line
+/// ([`ErrorKind::TrailingBytes`] after the first).
 #[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
 pub struct CommandTail<'a> {
-    /// The rest of the datagram.
-    #[wire(str(rest, max = MAX_CHALLENGE + 2))]
-    pub tail: Text<'a>,
+    /// Absent when the datagram ends with the command.
+    #[wire(trailing)]
+    pub tail: Option<Tail<'a>>,
+}
+
+/// The bytes after a request's command, told apart by the first.
+#[derive(Debug, Clone, PartialEq, Eq, Wire, Serialize)]
+pub enum Tail<'a> {
+    /// A space and the challenge (empty when the client sends none after the space), ended by
+    /// a newline, a NUL, both, or the datagram's end; written with a newline.
+    #[wire(magic = b" ")]
+    Challenge(#[wire(str(until = [b"\n", b"\n\0", b"\0"], or_end, max = MAX_CHALLENGE))] Text<'a>),
+    /// `\n\0`.
+    #[wire(magic = b"\n\0")]
+    NewlineNul,
+    /// `\n`, as the engines send it.
+    #[wire(magic = b"\n")]
+    Newline,
+    /// `\0`, as gamedig and opengsq send it.
+    #[wire(magic = b"\0")]
+    Nul,
+}
+
+impl CommandTail<'_> {
+    /// A request's tail as clients send it: a newline.
+    pub const NEWLINE: CommandTail<'static> = CommandTail {
+        tail: Some(Tail::Newline),
+    };
 }
 
 /// A request, as a responder reads it: [`PREFIX`], then the command that selects the
@@ -115,51 +148,23 @@ pub enum Request<'a> {
 }
 
 impl<'a> Request<'a> {
-    /// The request in `datagram`: `getstatus` or `getinfo`, then nothing, a newline, or a
-    /// space and a challenge and a newline. Lenient about the line's end: a NUL may end it
-    /// instead of the newline, or follow it, as gamedig and opengsq send `getstatus\0` and
-    /// the servers read the command as a C string. Strict about the rest: `getstatusX` or a
-    /// second line is no request of this protocol ([`ErrorKind::Invalid`] after the command),
-    /// and another command is [`ErrorKind::UnknownMagic`] at its first byte that differs.
+    /// The request in `datagram`, the whole of it: see [`CommandTail`]. Another command is
+    /// [`ErrorKind::UnknownMagic`] at its first byte that differs.
     pub fn decode(datagram: &'a [u8]) -> Result<Request<'a>> {
-        let request = Request::decode_exact(&mut Reader::new(datagram), ())?;
-        let tail = request.tail();
-        let body = line(tail);
-        let well_formed = match body.split_first() {
-            None => true,
-            Some((b' ', challenge)) => !challenge.iter().any(|&b| b == b'\n' || b == 0),
-            Some(_) => false,
-        };
-        if !well_formed {
-            let at = datagram.len() - tail.len();
-            return Err(Error::new(ErrorKind::Invalid(NOT_A_COMMAND), at).in_field("tail"));
-        }
-        Ok(request)
-    }
-
-    fn tail(&self) -> &[u8] {
-        match self {
-            Request::Status(r) | Request::Info(r) => r.tail.as_bytes(),
-        }
+        Request::decode_exact(&mut Reader::new(datagram), ())
     }
 
     /// The challenge, when the request carries one (`getstatus 12345`).
     pub fn challenge(&self) -> Option<&[u8]> {
-        let tail = self.tail();
-        let tail = line(tail);
-        let challenge = tail.strip_prefix(b" ").unwrap_or(tail);
-        (!challenge.is_empty()).then_some(challenge)
+        let (Request::Status(tail) | Request::Info(tail)) = self;
+        match &tail.tail {
+            Some(Tail::Challenge(challenge)) if !challenge.as_bytes().is_empty() => {
+                Some(challenge.as_bytes())
+            }
+            _ => None,
+        }
     }
 }
-
-/// The command line without its end: a NUL, a newline, or a newline and a NUL.
-fn line(tail: &[u8]) -> &[u8] {
-    let tail = tail.strip_suffix(b"\0").unwrap_or(tail);
-    tail.strip_suffix(b"\n").unwrap_or(tail)
-}
-
-const NOT_A_COMMAND: &str =
-    "getstatus and getinfo end with a newline or a NUL, or a space and a challenge before it";
 
 /// The server's settings: the `\key\value` line. The fields are the keys clients read; every
 /// other key is a rule, in order.
@@ -509,9 +514,7 @@ mod tests {
     fn requests_are_chosen_by_their_declared_command() {
         use query_wire::Encode;
 
-        let newline = || CommandTail {
-            tail: Text::from_bytes(b"\n"),
-        };
+        let newline = || CommandTail::NEWLINE;
         let status = Request::Status(newline());
         assert_eq!(status.to_vec().unwrap(), GETSTATUS);
         assert_eq!(status.magic(), GETSTATUS_COMMAND);
@@ -544,9 +547,70 @@ mod tests {
         let r = Request::decode(b"\xff\xff\xff\xffgetinfo opengsq\0").unwrap();
         assert_eq!(r.challenge(), Some(&b"opengsq"[..]));
         assert!(Request::decode(b"\xff\xff\xff\xffgetstatus\n\0").is_ok());
-        assert!(Request::decode(b"\xff\xff\xff\xffgetstatus\0\0").is_err());
-        assert!(Request::decode(b"\xff\xff\xff\xffgetstatus\nX").is_err());
-        assert!(Request::decode(b"\xff\xff\xff\xffgetstatusX\n").is_err());
+        let r = Request::decode(b"\xff\xff\xff\xffgetinfo 7\n\0").unwrap();
+        assert_eq!(r.challenge(), Some(&b"7"[..]));
+        let r = Request::decode(b"\xff\xff\xff\xffgetinfo 7").unwrap();
+        assert_eq!(r.challenge(), Some(&b"7"[..]));
+        // A space and nothing: no challenge.
+        let r = Request::decode(b"\xff\xff\xff\xffgetinfo \n").unwrap();
+        assert_eq!(r.challenge(), None);
         assert!(Request::decode(b"\xff\xff\xff\xffTSource Engine Query\0").is_err());
+    }
+
+    #[test]
+    fn a_request_with_more_than_one_line_or_a_longer_command_is_refused_where_it_goes_wrong() {
+        let cases: [(&[u8], usize, &str); 5] = [
+            (b"\xff\xff\xff\xffgetstatusX\n", 13, "UnknownMagic"),
+            (b"\xff\xff\xff\xffgetstatus\nX", 14, "TrailingBytes"),
+            (b"\xff\xff\xff\xffgetstatus\0\0", 14, "TrailingBytes"),
+            (
+                b"\xff\xff\xff\xffgetinfo 12\nsecond line",
+                15,
+                "TrailingBytes",
+            ),
+            (b"\xff\xff\xff\xffgetinfo 12\0\n", 15, "TrailingBytes"),
+        ];
+        for (bytes, offset, kind) in cases {
+            let err = Request::decode(bytes).unwrap_err();
+            assert_eq!(err.offset(), offset, "{err}");
+            assert!(format!("{:?}", err.kind()).starts_with(kind), "{err}");
+            if kind == "UnknownMagic" {
+                assert_eq!(err.path_string(), "tail");
+            }
+        }
+        let long = [&b"\xff\xff\xff\xffgetinfo "[..], &[b'1'; MAX_CHALLENGE + 1]].concat();
+        let err = Request::decode(&long).unwrap_err();
+        assert_eq!(err.offset(), 12);
+        assert_eq!(err.path_string(), "tail");
+    }
+
+    #[test]
+    fn a_request_re_encodes_with_a_newline() {
+        use query_wire::Encode;
+
+        for (sent, written) in [
+            (
+                &b"\xff\xff\xff\xffgetinfo 42\0"[..],
+                &b"\xff\xff\xff\xffgetinfo 42\n"[..],
+            ),
+            (
+                b"\xff\xff\xff\xffgetinfo 42",
+                b"\xff\xff\xff\xffgetinfo 42\n",
+            ),
+            (
+                b"\xff\xff\xff\xffgetstatus\0",
+                b"\xff\xff\xff\xffgetstatus\0",
+            ),
+            (b"\xff\xff\xff\xffgetstatus", b"\xff\xff\xff\xffgetstatus"),
+        ] {
+            let request = Request::decode(sent).unwrap();
+            assert_eq!(request.to_vec().unwrap(), written);
+            assert_eq!(Request::decode(written).unwrap(), request);
+        }
+        // A challenge that would end early is not written.
+        let forged = Request::Info(CommandTail {
+            tail: Some(Tail::Challenge(Text::from_bytes(b"1\x002"))),
+        });
+        assert!(forged.to_vec().is_err());
     }
 }

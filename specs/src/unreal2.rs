@@ -120,6 +120,13 @@ impl Request {
             query: kind.into(),
         }
     }
+
+    /// Whether the version number is one a client sends ([`REQUEST_UT2004`] or
+    /// [`REQUEST_UT2003`]): what a responder answers, and what tells the request apart from
+    /// other protocols' 5-byte datagrams.
+    pub fn is_known_version(&self) -> bool {
+        self.version == REQUEST_UT2004 || self.version == REQUEST_UT2003
+    }
 }
 
 /// The start of every reply datagram.

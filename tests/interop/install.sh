@@ -48,7 +48,7 @@ if ! .venv/bin/python -c 'import sys' 2>/dev/null; then
     python3 -m venv .venv
 fi
 .venv/bin/python -m pip install --disable-pip-version-check --quiet -r requirements.txt
-.venv/bin/python -c "import opengsq.protocols, ts3.query; from opengsq.protocols import Battlefield, GameSpy1, Samp, Source, TeamSpeak3"
+.venv/bin/python -c "import opengsq.protocols, ts3.query; from opengsq.protocols import Battlefield, GameSpy1, Samp, Source, TeamSpeak3, Unreal2"
 .venv/bin/python -c 'from mcstatus import BedrockServer, JavaServer, LegacyServer'
 .venv/bin/python -c 'from rcon.source import Client; from rcon.battleye import Client'
 .venv/bin/python -c 'from mcrcon import MCRcon, MCRconException'

@@ -1,6 +1,6 @@
 """Queries one server with opengsq and prints what opengsq reports, as JSON, on stdout.
 
-    python opengsq_query.py samp|gamespy1|a2s|quake3|gamespy2|gamespy3|gamespy4|ase|doom3|battlefield|teamspeak3 <host> <port>
+    python opengsq_query.py samp|gamespy1|a2s|quake3|gamespy2|gamespy3|gamespy4|ase|doom3|unreal2|battlefield|teamspeak3 <host> <port>
 
 The output holds opengsq's own results, converted to JSON without interpretation:
 - samp: {"status": Status, "rules": ..., "players": [Player]} from get_status, get_rules and
@@ -29,6 +29,10 @@ The output holds opengsq's own results, converted to JSON without interpretation
 - doom3: {"info": ..., "players": [...]} from Doom3's get_status (colour codes stripped, its
   default): the pairs plus its "version", and each player's fields in the first layout
   opengsq manages to read (Doom 3's, Quake 4's, then ETQW's).
+- unreal2: {"details": ..., "rules": ..., "players": ...} from Unreal2's get_details (the
+  Status dataclass), get_rules and get_players, each with opengsq's default colour stripping.
+  Each is {"value": what opengsq returned} or, where opengsq raised, {"error": "Type: message"}:
+  opengsq misreads some replies (a UTF-16 server name), and the test says which.
 - battlefield: {"info": Info, "version": VersionInfo, "players": [...]} from Battlefield's
   get_info, get_version and get_players (Frostbite over TCP).
 - teamspeak3: {"info": ..., "clients": [...], "channels": [...]} from TeamSpeak3's get_info,
@@ -59,6 +63,7 @@ from opengsq.protocols import (
     Samp,
     Source,
     TeamSpeak3,
+    Unreal2,
 )
 
 TIMEOUT_SECONDS = 5.0
@@ -147,6 +152,25 @@ async def query_doom3(host: str, port: int) -> dict:
     return {"info": status.info, "players": status.players}
 
 
+async def query_unreal2(host: str, port: int) -> dict:
+    unreal2 = Unreal2(host=host, port=port, timeout=TIMEOUT_SECONDS)
+
+    async def outcome(call, convert):
+        try:
+            return {"value": convert(await call())}
+        except Exception as error:  # noqa: BLE001 - the test checks what opengsq raised
+            return {"error": f"{type(error).__name__}: {error}"}
+
+    return {
+        "details": await outcome(unreal2.get_details, dataclasses.asdict),
+        "rules": await outcome(unreal2.get_rules, lambda rules: rules),
+        "players": await outcome(
+            unreal2.get_players,
+            lambda players: [dataclasses.asdict(player) for player in players],
+        ),
+    }
+
+
 async def query_battlefield(host: str, port: int) -> dict:
     battlefield = Battlefield(host=host, port=port, timeout=TIMEOUT_SECONDS)
     info = await battlefield.get_info()
@@ -178,6 +202,7 @@ QUERIES = {
     "gamespy4": query_gamespy4,
     "ase": query_ase,
     "doom3": query_doom3,
+    "unreal2": query_unreal2,
     "battlefield": query_battlefield,
     "teamspeak3": query_teamspeak3,
 }

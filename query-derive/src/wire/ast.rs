@@ -263,11 +263,15 @@ pub enum Framing {
         max: Option<Expr>,
     },
     /// `until = b' '` or `until = b"\r\n"`: ended by the given byte or byte string, which
-    /// is not part of the value; with `or_end`, the end of the input ends it too.
+    /// is not part of the value; with `or_end`, the end of the input ends it too. `before = ..`
+    /// is the same except that the terminator stays for the next field.
     Until {
         end: Expr,
         or_end: bool,
         max: Option<Expr>,
+        /// False for `before = ..`: the terminator is left for the next field, and not
+        /// written with the value.
+        consume: bool,
     },
     /// `quoted`: between two `"`, which are not part of the value.
     Quoted {
@@ -1120,14 +1124,16 @@ fn framing(text: &TextAttr, endian: Endian) -> Framing {
         },
         None if text.nul.is_some() => Framing::Nul { max },
         None if text.quoted.is_some() => Framing::Quoted { max },
-        None if text.until.is_some() => Framing::Until {
+        None if text.until.is_some() || text.before.is_some() => Framing::Until {
             end: text
                 .until
                 .as_ref()
+                .or(text.before.as_ref())
                 .map(|u| u.value.clone())
                 .expect("checked"),
             or_end: text.or_end.is_some(),
             max,
+            consume: text.until.is_some(),
         },
         None => Framing::Rest { max },
     }

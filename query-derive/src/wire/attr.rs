@@ -110,7 +110,7 @@ choice! {
     /// An option inside `str(...)` or `bytes(...)`.
     TextKey {
         Prefix = "prefix", Max = "max", Encoding = "encoding", Rest = "rest", Nul = "nul",
-        Until = "until", Quoted = "quoted", OrEnd = "or_end",
+        Until = "until", Before = "before", Quoted = "quoted", OrEnd = "or_end",
     }
     |found| format!("unknown option `{found}`, expected one of: {}", TextKey::listed())
 }
@@ -248,9 +248,12 @@ pub struct TextAttr {
     pub nul: Option<Spanned<()>>,
     /// `until = b' '`: the text ends at the given byte.
     pub until: Option<Spanned<Expr>>,
+    /// `before = b"\\x"`: the text ends where the given bytes start, which are left for the
+    /// next field.
+    pub before: Option<Spanned<Expr>>,
     /// `quoted`: the text is between two `"`.
     pub quoted: Option<Spanned<()>>,
-    /// `or_end` with `until`: the end of the input ends the text too.
+    /// `or_end` with `until` or `before`: the end of the input ends the text too.
     pub or_end: Option<Spanned<()>>,
     pub max: Option<Spanned<Expr>>,
     pub encoding: Option<Spanned<Encoding>>,
@@ -511,6 +514,7 @@ pub fn field(attrs: &[Attribute], errors: &mut Errors) -> FieldAttrs {
             }
             FieldKey::Until | FieldKey::Before => {
                 let (end, or_end) = end_options(input, key)?;
+                let end = terminator(end, errors);
                 let consume = key == "until";
                 set_repeat(
                     &mut out.repeat,
@@ -566,7 +570,7 @@ pub fn field(attrs: &[Attribute], errors: &mut Errors) -> FieldAttrs {
             }
             FieldKey::IfNext => {
                 input.parse::<Token![=]>()?;
-                let value: Expr = input.parse()?;
+                let value = terminator(input.parse()?, errors);
                 set(&mut out.if_next, key, value, errors);
             }
             FieldKey::Bits => {
@@ -766,6 +770,55 @@ fn end_options(input: ParseStream<'_>, key: &Ident) -> syn::Result<(Expr, bool)>
     Ok((end, true))
 }
 
+/// A terminator as written: a byte, a byte string or a constant, kept; or a list of byte
+/// strings (`[b"\n", b"\n\0", b"\0"]`), any of which ends the value, made into an
+/// `AnyOf` that writes the first.
+fn terminator(expr: Expr, errors: &mut Errors) -> Expr {
+    let Expr::Array(list) = &expr else {
+        return expr;
+    };
+    if list.elems.len() < 2 {
+        errors.spanning(
+            &expr,
+            "a list of terminators takes two or more, any of which ends the value: \
+             `[b\"\\n\", b\"\\0\"]`; a single one is written without brackets",
+        );
+    }
+    let mut seen: Vec<Vec<u8>> = Vec::new();
+    let mut alternatives = Vec::new();
+    for element in &list.elems {
+        let literal = match element {
+            Expr::Lit(lit) => match &lit.lit {
+                syn::Lit::ByteStr(bytes) => Some(bytes.clone()),
+                syn::Lit::Byte(byte) => Some(syn::LitByteStr::new(&[byte.value()], byte.span())),
+                _ => None,
+            },
+            _ => None,
+        };
+        match &literal {
+            Some(bytes) if bytes.value().is_empty() => errors.spanning(
+                element,
+                "an empty terminator would end the value before its first byte",
+            ),
+            Some(bytes) if seen.contains(&bytes.value()) => {
+                errors.spanning(element, "this terminator is already in the list")
+            }
+            Some(bytes) => seen.push(bytes.value()),
+            None if matches!(element, Expr::Path(_)) => {}
+            None => errors.spanning(
+                element,
+                "a terminator in a list is a byte (`b'\\n'`), a byte string (`b\"\\r\\n\"`) \
+                 or the path of a `&[u8]` constant",
+            ),
+        }
+        alternatives.push(match literal {
+            Some(bytes) => quote::quote!(#bytes as &[u8]),
+            None => quote::quote!(#element as &[u8]),
+        });
+    }
+    syn::parse_quote!(::query_wire::AnyOf([#(#alternatives),*]))
+}
+
 /// A directive that is a bare word.
 /// The options of `until_nul`: none, or `(or_end)`, which lets the end of the input end the
 /// list as the NUL would.
@@ -954,8 +1007,13 @@ fn text_options(
             }
             TextKey::Until => {
                 content.parse::<Token![=]>()?;
-                let value: Expr = content.parse()?;
+                let value = terminator(content.parse()?, errors);
                 set(&mut out.until, &option, value, errors);
+            }
+            TextKey::Before => {
+                content.parse::<Token![=]>()?;
+                let value = terminator(content.parse()?, errors);
+                set(&mut out.before, &option, value, errors);
             }
             TextKey::Quoted => {
                 flag(&content, &option)?;
@@ -976,27 +1034,28 @@ fn text_options(
         out.rest.as_ref().map(|r| r.span),
         out.nul.as_ref().map(|n| n.span),
         out.until.as_ref().map(|u| u.span),
+        out.before.as_ref().map(|b| b.span),
         out.quoted.as_ref().map(|q| q.span),
     ]
     .into_iter()
     .flatten()
     .collect();
-    if let (Some(or_end), None) = (&out.or_end, &out.until) {
+    if let (Some(or_end), None, None) = (&out.or_end, &out.until, &out.before) {
         errors.at(
             or_end.span,
-            "`or_end` applies to `until = ..`: the text ends at its terminator or at the end of \
-             the input",
+            "`or_end` applies to `until = ..` and `before = ..`: the text ends at its terminator \
+             or at the end of the input",
         );
     }
     match ends[..] {
         [] => errors.at(
             key.span(),
-            format!("`{key}` needs `prefix = u8|u16|u32|u64`, `rest`, `nul`, `until = b'..'` or `quoted`"),
+            format!("`{key}` needs `prefix = u8|u16|u32|u64`, `rest`, `nul`, `until = b'..'`, `before = b'..'` or `quoted`"),
         ),
         [_] => {}
         [_, second, ..] => errors.at(
             second,
-            format!("`{key}` takes one of `prefix = ..`, `rest`, `nul`, `until = ..` and `quoted`"),
+            format!("`{key}` takes one of `prefix = ..`, `rest`, `nul`, `until = ..`, `before = ..` and `quoted`"),
         ),
     }
     Ok(out)

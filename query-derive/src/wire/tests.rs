@@ -298,6 +298,42 @@ fn lists_and_text_ended_by_a_byte_string_or_before_a_byte() {
 }
 
 #[test]
+fn text_and_lists_ended_by_any_of_several_byte_strings() {
+    insta::assert_snapshot!(expand(
+        r#"
+        pub struct Request<'a> {
+            #[wire(if_next = [b' ', b'\t'])]
+            pub spaced: Option<Spaced>,
+            #[wire(until([b"\r\n", b'\n'], or_end), bytes(until = [b';', LIST_END]))]
+            pub words: Vec<&'a [u8]>,
+            #[wire(str(until = [b"\n", b"\n\0", b"\0"], or_end, max = 64))]
+            pub challenge: Text<'a>,
+        }
+        "#
+    ));
+}
+
+#[test]
+fn text_and_numbers_that_leave_their_terminator_to_the_next_field() {
+    insta::assert_snapshot!(expand(
+        r#"
+        pub struct Part<'a> {
+            #[wire(bytes(until = b"\\queryid\\"))]
+            pub pairs: &'a [u8],
+            #[wire(dec(until = b'.'))]
+            pub query_id: u32,
+            #[wire(dec(before = b'\\', or_end, max = 10))]
+            pub part: u32,
+            #[wire(str(before = [b"\r\n", b'\n']))]
+            pub line: &'a str,
+            #[wire(trailing)]
+            pub last: Option<Final>,
+        }
+        "#
+    ));
+}
+
+#[test]
 fn bit_fields_flag_byte_and_ranges() {
     insta::assert_snapshot!(expand(
         r#"

@@ -6,7 +6,9 @@
 //! Doom 3's by its `FF FF` followed by `getInfo` (Quake 3's `getinfo` has four `FF`), the GameSpy 2 and 3
 //! requests that start with `FE FD` by their exact lengths (GameSpy 2's is 10 bytes), and
 //! the two that start with `01` by theirs and RakNet's 16-byte offline magic (SQP's query is
-//! 8 bytes, Bedrock's ping 33 with the magic at byte 9).
+//! 8 bytes, Bedrock's ping 33 with the magic at byte 9). Unreal 2's requests are exactly 5
+//! bytes, a known version number then a query; DDNet's extended `gie3`, which also starts
+//! with `x` (UT2003's `78`), is 15.
 //!
 //! | first bytes | length | protocol |
 //! |---|---|---|
@@ -25,6 +27,7 @@
 //! | `FE FD 00` ... `FF FF FF 01` | 11 or 15 | GameSpy 3/4 query (15 with the challenge) |
 //! | `FF` × 10 `gie3`, or `xe` ... `FF FF FF FF gie3` | 15 | Teeworlds / DDNet |
 //! | `04 00 00 FF FF FF FF 05`, or `21` ... `FF FF FF FF gie3` | 520, or 18 to 22 | Teeworlds 0.7 |
+//! | `78 00 00 00` or `79 00 00 00`, then `00` to `03` | 5 | Unreal 2 (UT2003, UT2004) |
 //!
 //! Anything else is dropped as malformed without reaching any protocol's responder; each
 //! responder then checks the rest (A2S its exact sizes).
@@ -33,6 +36,7 @@ use std::net::SocketAddr;
 
 use query_specs::{
     a2s, bedrock, doom3, gamespy2, gamespy3, onequery, quake2, quake3, samp, sqp, teeworlds,
+    unreal2,
 };
 use query_wire::{kv, Decode, Encode};
 
@@ -48,6 +52,7 @@ use super::quake3::{Quake3Config, Quake3Responder};
 use super::samp::{SampConfig, SampResponder};
 use super::sqp::SqpResponder;
 use super::teeworlds::{TeeworldsConfig, TeeworldsResponder};
+use super::unreal2::{Unreal2Config, Unreal2Responder};
 use crate::clock::Now;
 use crate::engine::{DropReason, ReplySink, Responder, Verdict};
 use crate::protocol::Protocol;
@@ -57,7 +62,7 @@ use crate::state::SharedState;
 /// All-Seeing Eye, whose servers answer on a port of their own (Mumble's ping shares the voice
 /// port, and carries no server name; ASE's is the game port + 123), and FiveM, whose `getinfo`
 /// is Quake 3's.
-pub const ROUTED: [Protocol; 13] = [
+pub const ROUTED: [Protocol; 14] = [
     Protocol::Sqp,
     Protocol::OneQuery,
     Protocol::Samp,
@@ -71,6 +76,7 @@ pub const ROUTED: [Protocol; 13] = [
     Protocol::Teeworlds,
     Protocol::Doom3,
     Protocol::Bedrock,
+    Protocol::Unreal2,
 ];
 
 /// Which protocol a request is in, from its first bytes and length (see the module table);
@@ -111,6 +117,8 @@ pub fn route(datagram: &[u8]) -> Option<Protocol> {
         Some(Protocol::GameSpy3)
     } else if is_teeworlds_request(datagram) {
         Some(Protocol::Teeworlds)
+    } else if is_unreal2_request(datagram) {
+        Some(Protocol::Unreal2)
     } else if is_bedrock_ping(datagram) {
         Some(Protocol::Bedrock)
     } else if sqp::Request::from_bytes(datagram).is_ok() {
@@ -164,6 +172,14 @@ fn is_teeworlds_request(datagram: &[u8]) -> bool {
     }
 }
 
+/// Whether `datagram` is an Unreal 2 request as declared: exactly 5 bytes, the version number
+/// of UT2003 or UT2004 and a query. Decoded only when the length matches, so other datagrams
+/// build no error.
+fn is_unreal2_request(datagram: &[u8]) -> bool {
+    Some(datagram.len()) == <unreal2::Request as Encode>::FIXED_LEN
+        && unreal2::Request::from_bytes(datagram).is_ok_and(|request| request.is_known_version())
+}
+
 /// Whether `datagram` is a Bedrock unconnected ping as declared: `01`, the time, RakNet's
 /// offline magic and the GUID, 33 bytes. Decoded only when the length matches, so other
 /// datagrams (SQP's 8-byte query starts with `01` too) build no error.
@@ -188,8 +204,8 @@ fn is_gamespy3_request(datagram: &[u8]) -> bool {
 }
 
 /// Answers SQP, OneQuery, SA:MP, GameSpy v1, A2S, Quake 2 and 3, GameSpy 2, GameSpy 3/4
-/// (Minecraft's query), Teeworlds / DDNet and Minecraft Bedrock on one socket, from one
-/// [`SharedState`].
+/// (Minecraft's query), Teeworlds / DDNet, Doom 3, Minecraft Bedrock and Unreal 2 on one
+/// socket, from one [`SharedState`].
 ///
 /// Each protocol keeps its own responder (SQP's challenge table, OneQuery's token key and
 /// A2S's challenge key, the SA:MP, GameSpy and A2S reply caches); this type only routes with [`route`], so a datagram costs
@@ -223,6 +239,7 @@ pub struct AllProtocols {
     teeworlds: TeeworldsResponder,
     doom3: Doom3Responder,
     bedrock: BedrockResponder,
+    unreal2: Unreal2Responder,
 }
 
 impl AllProtocols {
@@ -240,7 +257,8 @@ impl AllProtocols {
             quake2: Quake2Responder::new(state.clone(), Quake2Config::default()),
             teeworlds: TeeworldsResponder::new(state.clone(), TeeworldsConfig::default()),
             doom3: Doom3Responder::new(state.clone(), Doom3Config::default()),
-            bedrock: BedrockResponder::new(state, BedrockConfig::default()),
+            bedrock: BedrockResponder::new(state.clone(), BedrockConfig::default()),
+            unreal2: Unreal2Responder::new(state, Unreal2Config::default()),
         }
     }
 
@@ -320,6 +338,13 @@ impl AllProtocols {
         self.bedrock = bedrock;
         self
     }
+
+    /// Replaces the Unreal 2 responder (to set its datagram size).
+    #[must_use]
+    pub fn with_unreal2(mut self, unreal2: Unreal2Responder) -> Self {
+        self.unreal2 = unreal2;
+        self
+    }
 }
 
 impl Responder for AllProtocols {
@@ -349,13 +374,15 @@ impl Responder for AllProtocols {
             // RakNet has no challenge: the service charges every pong to the byte budget of
             // unproven sources, as on a Bedrock port of its own.
             Some(Protocol::Bedrock) => self.bedrock.handle(from, datagram, now, replies),
+            // No challenge either: every reply is charged to the byte budgets, as on an
+            // Unreal 2 port of its own.
+            Some(Protocol::Unreal2) => self.unreal2.handle(from, datagram, now, replies),
             // `route` names none of these: Mumble and ASE servers answer on a port of their
             // own, Minecraft's status ping, Frostbite and TeamSpeak 3 are TCP, and FiveM's
             // `getinfo` is Quake 3's request.
             Some(
                 Protocol::Mumble
                 | Protocol::Ase
-                | Protocol::Unreal2
                 | Protocol::Minecraft
                 | Protocol::Fivem
                 | Protocol::Frostbite
@@ -451,5 +478,26 @@ mod tests {
         let mut longer = ping.clone();
         longer.push(0);
         assert_eq!(route(&longer), None);
+        // Unreal 2: 5 bytes, UT2003's or UT2004's version, then a query. UT2003's first byte
+        // is DDNet's `x`, whose request is 15 bytes; SQP's 5-byte request starts with `00`.
+        for version in [unreal2::REQUEST_UT2003, unreal2::REQUEST_UT2004] {
+            for query in [
+                unreal2::Query::Info,
+                unreal2::Query::Rules,
+                unreal2::Query::Players,
+                unreal2::Query::Everything,
+            ] {
+                let request = unreal2::Request { version, query }.to_vec().unwrap();
+                assert_eq!(route(&request), Some(Protocol::Unreal2), "{request:?}");
+                assert_eq!(route(&request[..4]), None);
+                let mut longer = request.clone();
+                longer.push(0);
+                assert_eq!(route(&longer), None);
+            }
+        }
+        assert_eq!(route(b"\x79\x00\x00\x00\x04"), None);
+        assert_eq!(route(b"\x7a\x00\x00\x00\x00"), None);
+        assert_eq!(route(b"\x79\x00\x00\x01\x00"), None);
+        assert_eq!(route(b"xe\x00\x00\x00"), None);
     }
 }

@@ -768,9 +768,17 @@ fn value(
                     let max = optional(max.as_ref());
                     path.try_(quote!(#r.nul_str(#max)))
                 }
-                (StrKind::Borrowed, Framing::Until { end, or_end, max }) => {
+                (
+                    StrKind::Borrowed,
+                    Framing::Until {
+                        end,
+                        or_end,
+                        max,
+                        consume,
+                    },
+                ) => {
                     let max = optional(max.as_ref());
-                    let read = until_method("str", *or_end);
+                    let read = until_method("str", *or_end, *consume);
                     path.try_(quote!(#r.#read(#end, #max)))
                 }
                 (StrKind::Borrowed, Framing::Quoted { max }) => {
@@ -803,10 +811,18 @@ fn value(
                     let text = path.try_(quote!(#r.nul_text(#max, #encoding)));
                     quote!(#from(#text))
                 }
-                (StrKind::Converted, Framing::Until { end, or_end, max }) => {
+                (
+                    StrKind::Converted,
+                    Framing::Until {
+                        end,
+                        or_end,
+                        max,
+                        consume,
+                    },
+                ) => {
                     let max = optional(max.as_ref());
                     let from = names::from();
-                    let read = until_method("text", *or_end);
+                    let read = until_method("text", *or_end, *consume);
                     let text = path.try_(quote!(#r.#read(#end, #max, #encoding)));
                     quote!(#from(#text))
                 }
@@ -867,9 +883,14 @@ fn bytes(framing: &Framing, r: &Ident, path: &ErrorPath) -> TokenStream {
             let max = optional(max.as_ref());
             path.try_(quote!(#r.nul_bytes(#max)))
         }
-        Framing::Until { end, or_end, max } => {
+        Framing::Until {
+            end,
+            or_end,
+            max,
+            consume,
+        } => {
             let max = optional(max.as_ref());
-            let read = until_method("bytes", *or_end);
+            let read = until_method("bytes", *or_end, *consume);
             path.try_(quote!(#r.#read(#end, #max)))
         }
         Framing::Quoted { max } => {
@@ -880,12 +901,14 @@ fn bytes(framing: &Framing, r: &Ident, path: &ErrorPath) -> TokenStream {
 }
 
 /// The `Reader` method of an `until` framing: `until_bytes`, or `until_or_end_bytes` when
-/// the end of the input may end the value.
-fn until_method(what: &str, or_end: bool) -> Ident {
+/// the end of the input may end the value; `before_bytes` and `before_or_end_bytes` for a
+/// `before` framing, which leaves the terminator.
+fn until_method(what: &str, or_end: bool, consume: bool) -> Ident {
+    let word = if consume { "until" } else { "before" };
     let name = if or_end {
-        format!("until_or_end_{what}")
+        format!("{word}_or_end_{what}")
     } else {
-        format!("until_{what}")
+        format!("{word}_{what}")
     };
     Ident::new(&name, proc_macro2::Span::call_site())
 }

@@ -555,9 +555,12 @@ fn write(
                     let max = optional(max.as_ref());
                     quote!(#w.put_nul_text(#v, #max, #encoding_path))
                 }
-                Framing::Until { end, max, .. } => {
+                Framing::Until {
+                    end, max, consume, ..
+                } => {
                     let max = optional(max.as_ref());
-                    quote!(#w.put_until_text(#v, #end, #max, #encoding_path))
+                    let put = put_until_method("text", *consume);
+                    quote!(#w.#put(#v, #end, #max, #encoding_path))
                 }
                 Framing::Quoted { max } => {
                     let max = optional(max.as_ref());
@@ -585,6 +588,16 @@ fn write(
     quote!(#statement;)
 }
 
+/// The `Writer` method of an `until` framing (`put_until_bytes`, which writes the terminator)
+/// or a `before` one (`put_before_bytes`, which leaves it to the next field).
+fn put_until_method(what: &str, consume: bool) -> Ident {
+    let word = if consume { "until" } else { "before" };
+    Ident::new(
+        &format!("put_{word}_{what}"),
+        proc_macro2::Span::call_site(),
+    )
+}
+
 /// A byte slice expression framed by a prefix or running to the end.
 fn bytes(framing: &Framing, slice: &TokenStream, w: &Ident) -> TokenStream {
     match framing {
@@ -606,9 +619,12 @@ fn bytes(framing: &Framing, slice: &TokenStream, w: &Ident) -> TokenStream {
             let max = optional(max.as_ref());
             quote!(#w.put_nul_bytes(#slice, #max))
         }
-        Framing::Until { end, max, .. } => {
+        Framing::Until {
+            end, max, consume, ..
+        } => {
             let max = optional(max.as_ref());
-            quote!(#w.put_until_bytes(#slice, #end, #max))
+            let put = put_until_method("bytes", *consume);
+            quote!(#w.#put(#slice, #end, #max))
         }
         Framing::Quoted { max } => {
             let max = optional(max.as_ref());

@@ -246,9 +246,12 @@ fn framed_len(framing: &Framing, content: TokenStream) -> TokenStream {
         },
         Framing::Rest { .. } => content,
         Framing::Nul { .. } => quote!(1 + #content),
-        Framing::Until { end, .. } => {
+        Framing::Until {
+            end, consume: true, ..
+        } => {
             quote!(::query_wire::Terminator::end_len(&#end) + #content)
         }
+        Framing::Until { consume: false, .. } => content,
         Framing::Quoted { .. } => quote!(2 + #content),
     }
 }

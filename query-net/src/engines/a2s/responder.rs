@@ -101,19 +101,23 @@ impl Default for A2sConfig {
 /// use query_net::engines::a2s::{A2sConfig, A2sResponder};
 /// use query_net::service::Service;
 /// use query_net::state::{ServerState, SharedState};
+/// use query_specs::a2s::{InfoRequest, Reply, Request, INFO_PAYLOAD};
+/// use query_wire::{Decode, Encode};
 ///
 /// let state = SharedState::new(ServerState { name: "de_dust2 24/7".into(), ..ServerState::default() });
 /// let mut service = Service::new(A2sResponder::new(state, A2sConfig::default())).rate_limit(None);
 /// let from = "192.0.2.1:5000".parse().unwrap();
 /// // Without a challenge, the answer is one: 9 bytes, fewer than the request's 25.
-/// let request = b"\xff\xff\xff\xffTSource Engine Query\0";
-/// let challenge = service.handle(from, request).next().unwrap().to_vec();
-/// assert_eq!(&challenge[..5], b"\xff\xff\xff\xffA");
+/// let mut request = InfoRequest { payload: INFO_PAYLOAD, challenge: None };
+/// let first = Request::Info(request.clone()).to_vec().unwrap();
+/// let reply = service.handle(from, &first).next().unwrap().to_vec();
+/// assert_eq!(reply.len(), 9);
+/// let Ok(Reply::Challenge(challenge)) = Reply::from_bytes_with(&reply, 0) else { panic!() };
 /// // Sent again with it, INFO is answered.
-/// let mut again = request.to_vec();
-/// again.extend_from_slice(&challenge[5..]);
+/// request.challenge = Some(challenge.challenge);
+/// let again = Request::Info(request).to_vec().unwrap();
 /// let info = service.handle(from, &again).next().unwrap();
-/// assert_eq!(&info[..6], b"\xff\xff\xff\xffI\x11");
+/// assert!(matches!(Reply::from_bytes_with(info, 0), Ok(Reply::Info(_))));
 /// ```
 #[derive(Debug)]
 pub struct A2sResponder {

@@ -168,10 +168,7 @@ impl Responder for Doom3Responder {
             out[at..at + 4].copy_from_slice(challenge);
             Ok(reply.len())
         });
-        match sent {
-            Ok(()) => Verdict::Answered,
-            Err(()) => Verdict::Dropped(DropReason::Unsupported),
-        }
+        Verdict::pushed(sent)
     }
 }
 

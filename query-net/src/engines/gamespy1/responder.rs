@@ -6,10 +6,10 @@ use std::net::SocketAddr;
 use std::ops::Range;
 
 use query_specs::gamespy1::{
-    Player as WirePlayer, Reply, ReplyDatagrams, Request, Team as WireTeam,
+    Echo, Player as WirePlayer, Reply, ReplyDatagrams, Request, Team as WireTeam,
     ENCODING as REQUEST_ENCODING, FINAL_KEY, MAX_DATAGRAM, MAX_PARTS, QUERYID_KEY,
 };
-use query_wire::kv::{self, FromKeyValues, KvSink, ToKeyValues};
+use query_wire::kv::{self, FromKeyValues, ToKeyValues};
 use query_wire::TextEncoding;
 
 use super::DEFAULT_ENCODING;
@@ -353,10 +353,7 @@ impl Sections {
                 payload.extend_from_slice(&self.bytes[range.clone()]);
             }
         }
-        if let Some(echo) = wanted.echo {
-            payload.put_pair(b"echo", None, echo)?;
-        }
-        Ok(())
+        Echo { echo: wanted.echo }.write_pairs(payload, None, REQUEST_ENCODING)
     }
 }
 

@@ -19,19 +19,19 @@
 //!   byte, so text in another encoding is handed to them as the Windows-1252 reading of its
 //!   bytes, and goes out as those bytes.
 //!
-//! The sections are encoded through the specs' types once per state snapshot; a reply writes
-//! its header through [`Reply`] and copies the cached sections after it, allocating nothing.
+//! The sections are encoded through the specs' types once per state snapshot; a reply is
+//! encoded through [`ReplyView`], the cached sections in their places, allocating nothing.
 
 use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::ops::Range;
 
 use query_specs::gamespy2::{
-    Details, PlayerRow, PlayerTable, Reply, Request, Requested, TeamRow, TeamTable, ENCODING,
+    Details, PlayerRow, PlayerTable, Reply, ReplyView, Request, TeamRow, TeamTable, ENCODING,
     MAX_DATAGRAM,
 };
 use query_wire::kv::{FromKeyValues, KvBlock, RowTable};
-use query_wire::{Decode, Encode, TextEncoding, Writer};
+use query_wire::{Decode, Encode, Encoded, TextEncoding};
 
 use super::DEFAULT_ENCODING;
 use crate::clock::Now;
@@ -130,32 +130,20 @@ impl Responder for GameSpy2Responder {
             return Verdict::Dropped(DropReason::Unsupported);
         };
         let asked = request.requested();
+        let section = |on: bool, range: &Range<usize>| {
+            on.then(|| Encoded::new(&sections.bytes[range.clone()]))
+        };
+        let reply = ReplyView {
+            request_id: request.request_id,
+            details: section(asked.details, &sections.details),
+            players: section(asked.players, &sections.players),
+            teams: section(asked.teams, &sections.teams),
+        };
         let sent = replies.push_with(|buf| {
             let cap = max.min(buf.len());
-            let header = Reply {
-                request_id: request.request_id,
-                details: None,
-                players: None,
-                teams: None,
-            };
-            let mut at = header.encode_into_with(&mut buf[..cap], Requested::default())?;
-            let mut w = Writer::new(&mut buf[at..cap]);
-            for (on, range) in [
-                (asked.details, &sections.details),
-                (asked.players, &sections.players),
-                (asked.teams, &sections.teams),
-            ] {
-                if on {
-                    w.put_bytes(&sections.bytes[range.clone()])?;
-                }
-            }
-            at += w.position();
-            Ok::<usize, query_wire::Error>(at)
+            reply.encode_into_with(&mut buf[..cap], asked)
         });
-        match sent {
-            Ok(()) => Verdict::Answered,
-            Err(_) => Verdict::Dropped(DropReason::Unsupported),
-        }
+        Verdict::pushed(sent)
     }
 }
 
@@ -319,6 +307,20 @@ fn text(text: &str, encoding: TextEncoding) -> Cow<'_, str> {
 mod tests {
     use super::*;
     use crate::state::{PlayerState, TeamState};
+    use query_specs::gamespy2::Requested;
+
+    /// A reply holding every section of `sections`, to request 1.
+    fn whole_reply(sections: &Sections) -> Vec<u8> {
+        let section = |range: &Range<usize>| Some(Encoded::new(&sections.bytes[range.clone()]));
+        ReplyView {
+            request_id: 1,
+            details: section(&sections.details),
+            players: section(&sections.players),
+            teams: section(&sections.teams),
+        }
+        .to_vec_with(Requested::ALL)
+        .unwrap()
+    }
 
     #[test]
     fn text_loses_what_a_cell_cannot_carry() {
@@ -406,8 +408,7 @@ mod tests {
         state.players[0].team = Some("t5".into());
         state.players[1].team = Some("t299".into());
         let sections = Sections::build(&state, &GameSpy2Config::default(), 4000, None).unwrap();
-        let mut reply = vec![0, 0, 0, 0, 1];
-        reply.extend_from_slice(&sections.bytes);
+        let reply = whole_reply(&sections);
         let decoded = Reply::from_bytes_with(&reply, Requested::ALL).unwrap();
         assert_eq!(decoded.teams.unwrap().table.rows.len(), MAX_ROWS);
         let rows = decoded.players.unwrap().table.rows;
@@ -458,8 +459,7 @@ mod tests {
         let sections =
             Sections::build(&state, &GameSpy2Config::default(), MAX_DATAGRAM, None).unwrap();
         assert!(sections.bytes.len() + HEADER_LEN <= MAX_DATAGRAM);
-        let mut reply = vec![0, 0, 0, 0, 1];
-        reply.extend_from_slice(&sections.bytes);
+        let reply = whole_reply(&sections);
         let decoded = Reply::from_bytes_with(&reply, Requested::ALL).unwrap();
         let details = decoded.details.unwrap().0;
         assert_eq!(details.num_players, Some(400));

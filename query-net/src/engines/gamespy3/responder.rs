@@ -103,6 +103,8 @@ impl Default for GameSpy3Config {
 /// use query_net::engines::gamespy3::{GameSpy3Config, GameSpy3Responder, MAX_CHALLENGE_REPLY};
 /// use query_net::service::Service;
 /// use query_net::state::{ServerState, SharedState};
+/// use query_specs::gamespy3::{ChallengeReply, QueryRequest, Request, FLAGS_SPLIT};
+/// use query_wire::{Decode, Encode};
 ///
 /// let state = SharedState::new(ServerState { name: "Fort".into(), max_players: 8, ..ServerState::default() });
 /// let mut service = Service::new(GameSpy3Responder::new(state, GameSpy3Config::default())).rate_limit(None);
@@ -112,10 +114,8 @@ impl Default for GameSpy3Config {
 /// let challenge = service.handle(from, query).next().unwrap().to_vec();
 /// assert!(challenge.starts_with(b"\x09\x01\x02\x03\x04"));
 /// assert!((12..=MAX_CHALLENGE_REPLY).contains(&challenge.len()));
-/// let digits: i32 = std::str::from_utf8(&challenge[5..challenge.len() - 1]).unwrap().parse().unwrap();
-/// let mut again = query[..7].to_vec();
-/// again.extend_from_slice(&digits.to_be_bytes());
-/// again.extend_from_slice(b"\xff\xff\xff\x01");
+/// let digits = ChallengeReply::from_bytes(&challenge).unwrap().challenge().unwrap();
+/// let again = Request::Query(QueryRequest::new(0x0102_0304, digits, FLAGS_SPLIT)).to_vec().unwrap();
 /// let parts: Vec<Vec<u8>> = service.handle(from, &again).map(<[u8]>::to_vec).collect();
 /// assert_eq!(parts.len(), 1);
 /// assert!(parts[0].starts_with(b"\x00\x01\x02\x03\x04splitnum\x00\x80\x00hostname\x00Fort\x00"));

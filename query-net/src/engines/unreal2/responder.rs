@@ -29,7 +29,7 @@ use std::net::SocketAddr;
 
 use query_specs::unreal2::{
     Header, Info, InfoMore, Kind, Layout, Player, PlayersPart, Query, Request, Rule, RulesPart,
-    UText, MAX_DATAGRAM, REPLY_VERSION, REQUEST_UT2003, REQUEST_UT2004,
+    UText, MAX_DATAGRAM, REPLY_VERSION,
 };
 use query_wire::{Decode, Encode};
 
@@ -123,7 +123,7 @@ impl Responder for Unreal2Responder {
         replies: &mut ReplySink,
     ) -> Verdict {
         let request = match Request::from_bytes(datagram) {
-            Ok(r) if r.version == REQUEST_UT2004 || r.version == REQUEST_UT2003 => r,
+            Ok(r) if r.is_known_version() => r,
             _ => return Verdict::Dropped(DropReason::Malformed),
         };
         let max = replies.max_datagram().min(self.config.max_datagram);
