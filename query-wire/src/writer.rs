@@ -287,11 +287,7 @@ impl<'b> Writer<'b> {
         end: E,
         max: Option<usize>,
     ) -> Result<()> {
-        check_max(bytes.len(), max).map_err(|kind| self.error(kind))?;
-        if let Some(at) = early_end(bytes, end) {
-            return Err(Error::new(ErrorKind::Invalid(END_INSIDE), self.pos + at));
-        }
-        self.put_bytes(bytes)?;
+        self.put_before_bytes(bytes, end, max)?;
         self.put_bytes(end.end_bytes())
     }
 
@@ -305,17 +301,7 @@ impl<'b> Writer<'b> {
         max: Option<usize>,
         encoding: TextEncoding,
     ) -> Result<()> {
-        if encoding == TextEncoding::Utf8 {
-            return self.put_until_bytes(text.as_bytes(), end, max);
-        }
-        // An ASCII terminator is the same bytes in the text and in its encoding.
-        if let Some(at) = early_end(text.as_bytes(), end) {
-            let at = self.pos + encoding.encoded_len(&text[..floor_char(text, at)]);
-            return Err(Error::new(ErrorKind::Invalid(END_INSIDE), at));
-        }
-        let len = encoding.encoded_len(text);
-        check_max(len, max).map_err(|kind| self.error(kind))?;
-        self.put_encoded(text, len, encoding)?;
+        self.put_before_text(text, end, max, encoding)?;
         self.put_bytes(end.end_bytes())
     }
 
@@ -350,6 +336,7 @@ impl<'b> Writer<'b> {
         if encoding == TextEncoding::Utf8 {
             return self.put_before_bytes(text.as_bytes(), end, max);
         }
+        // An ASCII terminator is the same bytes in the text and in its encoding.
         if let Some(at) = early_end(text.as_bytes(), end) {
             let at = self.pos + encoding.encoded_len(&text[..floor_char(text, at)]);
             return Err(Error::new(ErrorKind::Invalid(END_INSIDE), at));
