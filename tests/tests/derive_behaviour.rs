@@ -6,7 +6,7 @@ mod derive_types;
 use std::borrow::Cow;
 
 use derive_types::*;
-use query_wire::{Decode, Encode, Error, ErrorKind, Padding, Reserved, Text, Uuid};
+use query_wire::{Decode, Encode, Error, ErrorKind, Padding, Reader, Reserved, Text, Uuid};
 
 /// Encodes to exactly `expected`, with an exact `encoded_len`, and decodes back.
 fn roundtrip<'a, T>(value: &T, ctx: <T as Encode>::Ctx, expected: &'a [u8])
@@ -279,6 +279,34 @@ fn a_prefix_too_narrow_for_the_value_is_an_error() {
         0,
         "borrowed",
     );
+}
+
+#[test]
+fn decode_exact_and_decode_whole_read_the_same_and_leave_the_reader_as_documented() {
+    let bytes = scalars_bytes();
+    let whole = Scalars::from_bytes(&bytes).unwrap();
+    assert_eq!(whole, scalars());
+
+    // Inside a longer input: offsets stay absolute, the borrowed reader ends up empty.
+    let mut framed = vec![0xaa, 0xbb];
+    framed.extend(&bytes);
+    let mut r = Reader::new(&framed);
+    r.skip(2).unwrap();
+    assert_eq!(Scalars::decode_whole(r.clone(), ()).unwrap(), whole);
+    assert_eq!(Scalars::decode_exact(&mut r, ()).unwrap(), whole);
+    assert!(r.is_empty());
+    assert_eq!(r.offset(), framed.len());
+
+    // A byte too many: the error is at that byte, and the reader stays where it was.
+    framed.push(0);
+    let mut r = Reader::new(&framed);
+    r.skip(2).unwrap();
+    let err = Scalars::decode_exact(&mut r, ()).unwrap_err();
+    assert_eq!(err.kind(), &ErrorKind::TrailingBytes { count: 1 }, "{err}");
+    assert_eq!(err.offset(), framed.len() - 1);
+    assert_eq!(r.offset(), 2);
+    let err = Scalars::decode_whole(r.clone(), ()).unwrap_err();
+    assert_eq!(err.offset(), framed.len() - 1);
 }
 
 #[test]

@@ -21,7 +21,6 @@ pub fn reader() -> Ident {
     local("__r")
 }
 
-/// The `&mut Writer` parameter of `encode`.
 /// The array a run of fixed-width fields is written into.
 pub fn fixed_run() -> Ident {
     local("__run")
@@ -53,6 +52,17 @@ pub fn local_bytes() -> Ident {
     local("__bytes")
 }
 
+/// The reader `decode_whole` owns; `__r` borrows it.
+pub fn owned_reader() -> Ident {
+    local("__whole")
+}
+
+/// The context parameter of `decode_exact`, handed on to `decode_whole` as it came.
+pub fn ctx_arg() -> Ident {
+    local("__ctx")
+}
+
+/// The `&mut Writer` parameter of `encode`.
 pub fn writer() -> Ident {
     local("__w")
 }

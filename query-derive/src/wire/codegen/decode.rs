@@ -1,4 +1,4 @@
-//! The bodies of `Decode::decode` and `Decode::decode_exact`.
+//! The bodies of `Decode::decode` and `Decode::decode_whole` (which `decode_exact` calls).
 
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::quote;
@@ -13,12 +13,12 @@ use crate::wire::attr::{ChecksumSpan, Endian, IntFraming, Surplus};
 use crate::wire::names;
 use crate::wire::types::{BytesKind, StrKind};
 
-/// Whether the generated function is `decode` or `decode_exact`.
+/// Whether the generated function is `decode` or `decode_whole`.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Until {
     /// `decode`: the value may end anywhere.
     Value,
-    /// `decode_exact`: the reader must be empty after the value. The check comes after the
+    /// `decode_whole`: the reader must be empty after the value. The check comes after the
     /// last field is read and before the value is assembled (see [`construct`]).
     End,
 }
@@ -58,7 +58,7 @@ pub fn container(container: &Container, lifetime: &Lifetime, until: Until) -> To
     }
 }
 
-/// The reader that must be empty after the fields: the input in `decode_exact`.
+/// The reader that must be empty after the fields: the input in `decode_whole`.
 fn must_end(until: Until, reader: &Ident) -> Vec<Ident> {
     match until {
         Until::Value => Vec::new(),

@@ -44,6 +44,8 @@ pub fn expand(container: &Container) -> TokenStream {
     let decode_trait = names::decode_trait();
     let encode_trait = names::encode_trait();
     let reader = names::reader();
+    let whole = names::owned_reader();
+    let ctx_arg = names::ctx_arg();
     let reader_type = names::reader_type();
     let writer = names::writer();
     let writer_type = names::writer_type();
@@ -155,7 +157,18 @@ pub fn expand(container: &Container) -> TokenStream {
                 }
 
                 #[inline]
-                fn decode_exact(#reader: &mut #reader_type<#lifetime>, #ctx_param) -> #result<Self> {
+                fn decode_exact(#reader: &mut #reader_type<#lifetime>, #ctx_arg: Self::Ctx) -> #result<Self> {
+                    let __value = Self::decode_whole(::core::clone::Clone::clone(#reader), #ctx_arg)?;
+                    #reader.rest();
+                    ::core::result::Result::Ok(__value)
+                }
+
+                #[inline]
+                fn decode_whole(#whole: #reader_type<#lifetime>, #ctx_param) -> #result<Self> {
+                    // A local of its own: passed by value, the reader is still memory the
+                    // caller made, and stores to it are not the decoder's to drop.
+                    let mut #whole = ::core::clone::Clone::clone(&#whole);
+                    let #reader = &mut #whole;
                     #decode_exact_body
                 }
             }
