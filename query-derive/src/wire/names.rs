@@ -107,7 +107,8 @@ pub fn tag_offset() -> Ident {
     local("__tag_offset")
 }
 
-/// The decoded value before a TLV body's surplus check.
+/// The decoded value before a TLV body's surplus check, or before `decode_exact` empties its
+/// reader.
 pub fn value() -> Ident {
     local("__value")
 }

@@ -46,6 +46,7 @@ pub fn expand(container: &Container) -> TokenStream {
     let reader = names::reader();
     let whole = names::owned_reader();
     let ctx_arg = names::ctx_arg();
+    let value = names::value();
     let reader_type = names::reader_type();
     let writer = names::writer();
     let writer_type = names::writer_type();
@@ -158,9 +159,9 @@ pub fn expand(container: &Container) -> TokenStream {
 
                 #[inline]
                 fn decode_exact(#reader: &mut #reader_type<#lifetime>, #ctx_arg: Self::Ctx) -> #result<Self> {
-                    let __value = Self::decode_whole(::core::clone::Clone::clone(#reader), #ctx_arg)?;
+                    let #value = Self::decode_whole(::core::clone::Clone::clone(#reader), #ctx_arg)?;
                     #reader.rest();
-                    ::core::result::Result::Ok(__value)
+                    ::core::result::Result::Ok(#value)
                 }
 
                 #[inline]
