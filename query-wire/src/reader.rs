@@ -122,6 +122,15 @@ impl<'a> Reader<'a> {
         Some(*head)
     }
 
+    /// [`fixed`](Reader::fixed) without the copy: the next `N` bytes where they lie, for runs
+    /// longer than a register, whose fields are each best loaded from the input.
+    #[inline(always)]
+    pub fn fixed_ref<const N: usize>(&mut self) -> Option<&'a [u8; N]> {
+        let (head, tail) = self.rest.split_first_chunk::<N>()?;
+        self.rest = tail;
+        Some(head)
+    }
+
     /// Skips `n` bytes.
     #[inline]
     pub fn skip(&mut self, n: usize) -> Result<()> {
@@ -625,6 +634,18 @@ mod tests {
         assert_eq!(r.fixed::<1>(), Some([3]));
         assert!(r.is_empty());
         assert_eq!(r.offset(), 3);
+    }
+
+    #[test]
+    fn fixed_ref_takes_all_or_nothing_and_borrows_the_input() {
+        let data = [1, 2, 3];
+        let mut r = Reader::new(&data);
+        let head = r.fixed_ref::<2>().unwrap();
+        assert!(std::ptr::eq(head.as_ptr(), data.as_ptr()));
+        assert_eq!(r.fixed_ref::<2>(), None);
+        assert_eq!(r.offset(), 2);
+        assert_eq!(r.fixed_ref::<1>(), Some(&[3]));
+        assert!(r.is_empty());
     }
 
     #[test]

@@ -339,10 +339,21 @@ struct RunSlot {
 }
 
 impl RunSlot {
-    /// `let __run_N: Option<[u8; TOTAL]>;`, before the first field is read.
+    /// Whether the run is read where it lies in the input rather than copied. A run that fits
+    /// a register is copied, and loaded at once; a longer one copied is loaded as a word and
+    /// a remainder that the compiler splits with shifts (A2S INFO's nine bytes from the app id
+    /// to the VAC byte took 8 instructions more that way), where in place each field is one
+    /// load.
+    fn in_place(&self) -> bool {
+        self.total > 8
+    }
+
+    /// `let __run_N: Option<[u8; TOTAL]>;` (`Option<&[u8; TOTAL]>` in place), before the first
+    /// field is read.
     fn declare(&self) -> TokenStream {
         let (bytes, total) = (&self.bytes, size(self.total));
-        quote!(let #bytes: ::core::option::Option<[::core::primitive::u8; #total]>;)
+        let borrow = self.in_place().then(|| quote!(&));
+        quote!(let #bytes: ::core::option::Option<#borrow [::core::primitive::u8; #total]>;)
     }
 
     /// The field's value from the run's bytes, or `one_by_one` without them.
@@ -353,12 +364,16 @@ impl RunSlot {
         let run_bytes = names::private("run_bytes");
         let (some, none) = (names::some(), names::none());
         let taken = names::local_bytes();
-        let take = (self.at == 0).then(|| quote!(#bytes = #reader.fixed::<#total>();));
+        let (fixed, borrow) = match self.in_place() {
+            true => (quote!(fixed_ref), None),
+            false => (quote!(fixed), Some(quote!(&))),
+        };
+        let take = (self.at == 0).then(|| quote!(#bytes = #reader.#fixed::<#total>();));
         quote!({
             #take
             match #bytes {
                 #some(#taken) => <#ty as ::query_wire::Number>::from_bytes(
-                    #run_bytes::<#at, #width, #total>(&#taken),
+                    #run_bytes::<#at, #width, #total>(#borrow #taken),
                     #endian,
                 ),
                 #none => #one_by_one,
