@@ -8,7 +8,7 @@
 # REV is checked out in a temporary worktree with a target directory of its own (set
 # BEFORE_TREE to a checkout of REV to reuse it and its build instead), and the `query-specs`
 # benchmarks are built in both trees (`cargo bench -p query-specs --no-run`, the bench
-# profile). The probes of this tree are copied into the earlier one where it lacks them, so
+# profile). The probes of this tree (and the capture reader they share) are copied into the earlier one where it lacks them, so
 # both count the same functions; the codecs under them are each tree's own. The SA:MP, A2S and
 # GameSpy packets come from the test vectors ($QUERY_VECTORS, by default ../shared/vectors
 # beside the workspace). Needs valgrind and jq.
@@ -46,7 +46,7 @@ if [[ -z $before ]]; then
     before=$work/before
     git -C "$root" worktree add --quiet --detach "$before" "$rev"
 fi
-for probe in sqp_probe.rs codec_probe.rs sqp_full_fixture; do
+for probe in sqp_probe.rs codec_probe.rs sqp_full_fixture capture; do
     [[ -e $before/specs/benches/$probe ]] || cp -r "$root/specs/benches/$probe" "$before/specs/benches/"
 done
 

@@ -40,19 +40,17 @@
 use std::borrow::Cow;
 use std::hint::black_box;
 use std::io::Cursor;
-use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use query_specs::a2s::{Info, PlayerList, Players, Reply};
 use query_wire::{Decode, Text};
 
+mod capture;
 mod handwritten_a2s;
 
 /// The capture both replies come from, relative to the vectors folder.
 const CAPTURE: &str = "captures/gameq/a2s/csgo_1_response.txt";
-/// Between two datagrams in a capture file; not part of the wire data.
-const SEPARATOR: &[u8] = b"\n||\n";
 /// The app id the client passes before it knows the server's (not The Ship's).
 const APP_ID: u16 = 0;
 
@@ -68,22 +66,7 @@ fn replies() -> Option<&'static Replies> {
 }
 
 fn load() -> Option<Replies> {
-    let dir = std::env::var_os("QUERY_VECTORS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/vectors"));
-    let path = dir.join(CAPTURE);
-    let data = match std::fs::read(&path) {
-        Ok(data) => data,
-        Err(e) => {
-            eprintln!(
-                "skipping the A2S codec benchmark: cannot read {} ({e}); set QUERY_VECTORS to \
-                 the test vectors folder",
-                path.display()
-            );
-            return None;
-        }
-    };
-    let datagrams = split(&data, SEPARATOR);
+    let (path, datagrams) = capture::datagrams(CAPTURE, "the A2S codec benchmark")?;
     let find = |kind: u8| {
         let found = datagrams
             .iter()
@@ -95,18 +78,6 @@ fn load() -> Option<Replies> {
         info: find(query_specs::a2s::KIND_INFO),
         players: find(query_specs::a2s::KIND_PLAYERS),
     })
-}
-
-/// A capture file's datagrams.
-fn split<'a>(data: &'a [u8], separator: &[u8]) -> Vec<&'a [u8]> {
-    let mut out = Vec::new();
-    let mut rest = data;
-    while let Some(at) = rest.windows(separator.len()).position(|w| w == separator) {
-        out.push(&rest[..at]);
-        rest = &rest[at + separator.len()..];
-    }
-    out.push(rest);
-    out
 }
 
 /// The derived INFO out of its `Reply`, for the checks (the timing decodes the `Reply` alone).

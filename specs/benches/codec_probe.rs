@@ -27,12 +27,12 @@
 //! tests say so and count nothing.
 
 use std::hint::black_box;
-use std::path::PathBuf;
 
 use query_specs::{a2s, gamespy1, samp, sqp};
 use query_wire::kv::{FromKeyValues, ToKeyValues};
 use query_wire::{Decode, Encode};
 
+mod capture;
 // Its rows with borrowed names are not counted here.
 #[allow(dead_code)]
 mod handwritten_a2s;
@@ -41,8 +41,6 @@ mod handwritten_samp;
 mod handwritten_sqp_full;
 mod sqp_full_fixture;
 
-/// Between two datagrams in a capture file; not part of the wire data.
-const SEPARATOR: &[u8] = b"\n||\n";
 /// The app id the A2S client passes before it knows the server's.
 const APP_ID: u16 = 0;
 /// Big enough for every packet here; the encoders write into its front.
@@ -53,30 +51,8 @@ fn iterations() -> usize {
 }
 
 /// The datagrams of a capture in the test vectors, or `None` (said on stderr) without them.
-fn capture(name: &str) -> Option<Vec<Vec<u8>>> {
-    let dir = std::env::var_os("QUERY_VECTORS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/vectors"));
-    let path = dir.join(name);
-    let data = match std::fs::read(&path) {
-        Ok(data) => data,
-        Err(e) => {
-            eprintln!(
-                "counting nothing: cannot read {} ({e}); set QUERY_VECTORS to the test vectors \
-                 folder",
-                path.display()
-            );
-            return None;
-        }
-    };
-    let mut rest = &data[..];
-    let mut datagrams = Vec::new();
-    while let Some(at) = rest.windows(SEPARATOR.len()).position(|w| w == SEPARATOR) {
-        datagrams.push(rest[..at].to_vec());
-        rest = &rest[at + SEPARATOR.len()..];
-    }
-    datagrams.push(rest.to_vec());
-    Some(datagrams)
+fn read_capture(name: &str) -> Option<Vec<Vec<u8>>> {
+    capture::datagrams(name, "counting this codec").map(|(_, datagrams)| datagrams)
 }
 
 /// Runs `f` `iters` times on inputs the optimiser cannot see through.
@@ -146,7 +122,7 @@ fn samp_encode_derived(value: &samp::Reply<'_>, out: &mut [u8]) -> Option<usize>
 
 #[test]
 fn samp() {
-    let Some(datagrams) = capture("captures/samp_1_response.txt") else {
+    let Some(datagrams) = read_capture("captures/samp_1_response.txt") else {
         return;
     };
     let reply = datagrams
@@ -170,7 +146,7 @@ fn samp() {
 
 /// The CS:GO capture's single-packet reply of `kind`.
 fn a2s_reply(kind: u8) -> Option<Vec<u8>> {
-    let datagrams = capture("captures/gameq/a2s/csgo_1_response.txt")?;
+    let datagrams = read_capture("captures/gameq/a2s/csgo_1_response.txt")?;
     let found = datagrams
         .into_iter()
         .find(|d| d.starts_with(b"\xff\xff\xff\xff") && d.get(4) == Some(&kind))
@@ -287,7 +263,7 @@ fn gamespy1_encode_derived(value: &gamespy1::Reply<'_>, out: &mut [u8]) -> Optio
 
 #[test]
 fn gamespy1() {
-    let Some(parts) = capture("captures/ut_1_response.txt") else {
+    let Some(parts) = read_capture("captures/ut_1_response.txt") else {
         return;
     };
     assert_eq!(parts.len(), 3, "the UT99 reply has 3 parts");

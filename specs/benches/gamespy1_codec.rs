@@ -24,42 +24,19 @@
 //! ```
 
 use std::hint::black_box;
-use std::path::PathBuf;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use query_specs::gamespy1::{Assembled, Reassembly};
 
+mod capture;
 mod handwritten_gamespy1;
 
 /// The capture the reply comes from, relative to the vectors folder.
 const CAPTURE: &str = "captures/ut_1_response.txt";
-/// Between two datagrams in a capture file; not part of the wire data.
-const SEPARATOR: &[u8] = b"\n||\n";
 
 /// The reply's datagrams, or `None` when the vectors are absent.
 fn load() -> Option<Vec<Vec<u8>>> {
-    let dir = std::env::var_os("QUERY_VECTORS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/vectors"));
-    let path = dir.join(CAPTURE);
-    let data = match std::fs::read(&path) {
-        Ok(data) => data,
-        Err(e) => {
-            eprintln!(
-                "skipping the GameSpy v1 codec benchmark: cannot read {} ({e}); set \
-                 QUERY_VECTORS to the test vectors folder",
-                path.display()
-            );
-            return None;
-        }
-    };
-    let mut rest = &data[..];
-    let mut datagrams = Vec::new();
-    while let Some(at) = rest.windows(SEPARATOR.len()).position(|w| w == SEPARATOR) {
-        datagrams.push(rest[..at].to_vec());
-        rest = &rest[at + SEPARATOR.len()..];
-    }
-    datagrams.push(rest.to_vec());
+    let (path, datagrams) = capture::datagrams(CAPTURE, "the GameSpy v1 codec benchmark")?;
     assert_eq!(datagrams.len(), 3, "{} holds 3 datagrams", path.display());
     Some(datagrams)
 }

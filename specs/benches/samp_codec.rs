@@ -16,50 +16,27 @@
 //! ```
 
 use std::hint::black_box;
-use std::path::PathBuf;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use query_specs::samp::{Reply, ReplyBody, OP_PLAYERS};
 use query_wire::Decode;
 
+mod capture;
 mod handwritten_samp;
 
 /// The capture the reply comes from, relative to the vectors folder.
 const CAPTURE: &str = "captures/samp_1_response.txt";
-/// Between two datagrams in a capture file; not part of the wire data.
-const SEPARATOR: &[u8] = b"\n||\n";
 /// Where the row count starts: after the 11-byte header.
 const COUNT_AT: usize = 11;
 
 /// The `d` datagram, or `None` when the vectors are absent.
 fn load() -> Option<Vec<u8>> {
-    let dir = std::env::var_os("QUERY_VECTORS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/vectors"));
-    let path = dir.join(CAPTURE);
-    let data = match std::fs::read(&path) {
-        Ok(data) => data,
-        Err(e) => {
-            eprintln!(
-                "skipping the SA:MP codec benchmark: cannot read {} ({e}); set QUERY_VECTORS to \
-                 the test vectors folder",
-                path.display()
-            );
-            return None;
-        }
-    };
-    let mut rest = &data[..];
-    let mut datagrams = Vec::new();
-    while let Some(at) = rest.windows(SEPARATOR.len()).position(|w| w == SEPARATOR) {
-        datagrams.push(&rest[..at]);
-        rest = &rest[at + SEPARATOR.len()..];
-    }
-    datagrams.push(rest);
+    let (path, datagrams) = capture::datagrams(CAPTURE, "the SA:MP codec benchmark")?;
     let found = datagrams
         .into_iter()
         .find(|d| d.get(10) == Some(&OP_PLAYERS))
         .unwrap_or_else(|| panic!("{} has no `d` reply", path.display()));
-    Some(found.to_vec())
+    Some(found)
 }
 
 fn decode_derived(datagram: &[u8]) -> query_wire::Result<Reply<'_>> {
