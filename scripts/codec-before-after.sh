@@ -8,10 +8,10 @@
 # REV is checked out in a temporary worktree with a target directory of its own (set
 # BEFORE_TREE to a checkout of REV to reuse it and its build instead), and the `query-specs`
 # benchmarks are built in both trees (`cargo bench -p query-specs --no-run`, the bench
-# profile). The probes of this tree (and the capture reader they share) are copied into the earlier one where it lacks them, so
-# both count the same functions; the codecs under them are each tree's own. The SA:MP, A2S and
-# GameSpy packets come from the test vectors ($QUERY_VECTORS, by default ../shared/vectors
-# beside the workspace). Needs valgrind and jq.
+# profile). The probes of this tree, and the capture reader they share, are copied into the
+# earlier one where it lacks them, so both count the same functions; the codecs under them
+# are each tree's own. The SA:MP, A2S and GameSpy packets come from the test vectors
+# ($QUERY_VECTORS, by default ../shared/vectors beside the workspace). Needs valgrind and jq.
 #
 # Prints a markdown table: one row per codec, the instructions per call before and after and
 # their ratio; with --rounds, a second table with criterion's after/before time ratio of every
